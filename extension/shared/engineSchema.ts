@@ -1,0 +1,82 @@
+/**
+ * The JSON that `gpumpi inspect` prints (schema "gpumpi.inspect/1").
+ * This file is the one TypeScript home of that contract; native/engine writes it, `parseEngineInspect` reads it.
+ * Field names are snake_case because they are produced by C++ and documented in docs/engine-schema.md.
+ */
+
+export const ENGINE_INSPECT_SCHEMA = 'gpumpi.inspect/1';
+
+/** One GPU as the CUDA driver API reports it. */
+export interface EngineCudaDevice {
+	ordinal: number;
+	name: string;
+	/** e.g. "0000:19:00.0" from cuDeviceGetPCIBusId. */
+	pci_bus_id: string;
+	/** "GPU-xxxxxxxx-..." from cuDeviceGetUuid, or "" if unavailable. */
+	uuid: string;
+	total_mem_bytes: number;
+	/** "9.0" */
+	compute_capability: string;
+}
+
+/** What the CUDA driver API (loaded with dlopen at run time) reported in one rank. */
+export interface EngineCuda {
+	/** dlopen("libcuda.so.1") succeeded. */
+	driver_loaded: boolean;
+	/** Path dlopen resolved (from dladdr), or the error dlerror() gave. */
+	library: string;
+	/** dlerror() text or CUDA error name/string when something failed, else "". */
+	error: string;
+	/** cuDriverGetVersion, e.g. 13000; 0 when unknown. */
+	driver_version: number;
+	/** cuInit's CUresult (0 = success); -1 when the driver was not loaded. */
+	init_result: number;
+	device_count: number;
+	devices: EngineCudaDevice[];
+	/** p2p[i][j]: cuDeviceCanAccessPeer(i, j); diagonal is true. Empty when < 2 devices. */
+	p2p: boolean[][];
+	/** The device this rank made current before MPI_Init (local rank modulo device count), or -1. */
+	selected_device: number;
+	/** True when a context was current on selected_device before MPI_Init was called. */
+	initialised_before_mpi_init: boolean;
+}
+
+/** CUDA awareness as the MPI library itself states it. null = that query does not exist in this MPI. */
+export interface EngineCudaAwareness {
+	/** Open MPI: MPIX_CUDA_AWARE_SUPPORT from mpi-ext.h; MPICH: null (no compile-time macro). */
+	compile_time: boolean | null;
+	/** Open MPI: MPIX_Query_cuda_support(); MPICH: MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA). */
+	run_time: boolean | null;
+	/** Which call produced run_time, e.g. "MPIX_Query_cuda_support", or "" when none. */
+	query: string;
+}
+
+/** What one rank saw of its MPI. */
+export interface EngineMpi {
+	/** MPI_Get_library_version, trailing NULs and whitespace removed (may be multi-line for MPICH). */
+	library_version: string;
+	/** MPI_Get_version */
+	standard_version: string;
+	/** From compile-time macros: "openmpi", "mpich" or "unknown". */
+	implementation: 'openmpi' | 'mpich' | 'unknown';
+	cuda_aware: EngineCudaAwareness;
+}
+
+/** One rank's record. */
+export interface EngineRank {
+	rank: number;
+	/** OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID / shared-memory split rank. */
+	local_rank: number;
+	host: string;
+	pid: number;
+	mpi: EngineMpi;
+	cuda: EngineCuda;
+}
+
+/** The whole document printed by rank 0 on stdout. */
+export interface EngineInspect {
+	schema: typeof ENGINE_INSPECT_SCHEMA;
+	engine_version: string;
+	world_size: number;
+	ranks: EngineRank[];
+}

@@ -1,0 +1,99 @@
+// CUDA driver API reached at run time through dlopen("libcuda.so.1"), so one build runs with or without a GPU.
+// Only the entry points the project uses are declared; types mirror cuda.h (ABI-stable since CUDA 4).
+// Thread safety: cudaDriver() loads once (std::call_once) and is safe from any thread.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace gpumpi {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+using CUdeviceptr = unsigned long long;  // 64-bit, as cuda.h on x86-64 / aarch64
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+
+struct CUipcMemHandle { char reserved[64]; };
+
+// Attribute / flag values from cuda.h (stable).
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+constexpr int CU_MEMORYTYPE_HOST = 1;
+constexpr int CU_MEMORYTYPE_DEVICE = 2;
+constexpr unsigned CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+
+// Every entry point is a plain function pointer; null when the symbol is missing.
+struct CudaDriver {
+	bool loaded = false;
+	std::string library;  // resolved path (dladdr) or ""
+	std::string error;    // dlerror() text when not loaded
+
+	CUresult (*cuInit)(unsigned) = nullptr;
+	CUresult (*cuDriverGetVersion)(int*) = nullptr;
+	CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
+	CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+	CUresult (*cuDeviceGetCount)(int*) = nullptr;
+	CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+	CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
+	CUresult (*cuDeviceGetPCIBusId)(char*, int, CUdevice) = nullptr;
+	CUresult (*cuDeviceGetUuid)(char* /*CUuuid*, 16 bytes*/, CUdevice) = nullptr;
+	CUresult (*cuDeviceTotalMem)(size_t*, CUdevice) = nullptr;  // resolved as cuDeviceTotalMem_v2
+	CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+	CUresult (*cuDeviceCanAccessPeer)(int*, CUdevice, CUdevice) = nullptr;
+	CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+	CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;  // _v2
+	CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+	CUresult (*cuCtxGetCurrent)(CUcontext*) = nullptr;
+	CUresult (*cuCtxGetDevice)(CUdevice*) = nullptr;
+	CUresult (*cuCtxSynchronize)() = nullptr;
+	CUresult (*cuMemGetInfo)(size_t*, size_t*) = nullptr;  // _v2
+	CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;  // _v2
+	CUresult (*cuMemFree)(CUdeviceptr) = nullptr;  // _v2
+	CUresult (*cuMemAllocHost)(void**, size_t) = nullptr;  // _v2
+	CUresult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;
+	CUresult (*cuMemFreeHost)(void*) = nullptr;
+	CUresult (*cuMemHostRegister)(void*, size_t, unsigned) = nullptr;  // _v2
+	CUresult (*cuMemHostUnregister)(void*) = nullptr;
+	CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;  // _v2
+	CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;  // _v2
+	CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;  // _v2
+	CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;  // _v2
+	CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream) = nullptr;  // _v2
+	CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;  // _v2
+	CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;  // _v2
+	CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t) = nullptr;  // _v2
+	CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr) = nullptr;
+	CUresult (*cuMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr) = nullptr;  // _v2
+	CUresult (*cuIpcGetMemHandle)(CUipcMemHandle*, CUdeviceptr) = nullptr;
+	CUresult (*cuIpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned) = nullptr;  // _v2
+	CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
+	CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
+	CUresult (*cuStreamDestroy)(CUstream) = nullptr;  // _v2
+	CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+	CUresult (*cuStreamQuery)(CUstream) = nullptr;
+	CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
+	CUresult (*cuEventDestroy)(CUevent) = nullptr;  // _v2
+	CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+	CUresult (*cuEventQuery)(CUevent) = nullptr;
+	CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+};
+
+// The process-wide driver table; loads libcuda.so.1 on first call (never unloads). Never throws.
+const CudaDriver& cudaDriver();
+
+// "CUDA_ERROR_INVALID_VALUE: invalid argument" (or "CUresult 1" when the driver cannot name it).
+std::string cudaErrorText(CUresult r);
+
+}  // namespace gpumpi
