@@ -1,0 +1,90 @@
+/**
+ * The one entry point of the knowledge core: raw tool outputs in, facts + findings + header summary out.
+ * Pure (depends only on `raw` and the label) and total: it never throws, whatever the input. The same function
+ * analyses live inspections and offline bundles.
+ */
+import type { Finding, HostSummary, RawOutput, YesNoUnknown } from '../shared/report';
+import { emptyFacts, Facts, ParseIssue } from './facts';
+import { buildFacts } from './parsers/buildFacts';
+import { RULES, runRules } from './rules/index';
+import { visibleGpus } from './rules/helpers';
+import { cudaAwareness } from './rules/mpiRules';
+import { transportNames } from './parsers/ucxInfo';
+
+/** Result of analysing one host. */
+export interface Analysis { facts: Facts; findings: Finding[]; summary: HostSummary }
+
+const IMPL_LABEL: Record<string, string> = { openmpi: 'Open MPI', mpich: 'MPICH', mvapich: 'MVAPICH', intel: 'Intel MPI', cray: 'Cray MPICH', unknown: 'Unknown MPI' };
+
+function issueToFinding(i: ParseIssue): Finding {
+	return {
+		id: 'parse-problem', severity: i.severity, title: `Could not fully read ${i.source}`, message: i.message,
+		evidence: i.evidence, source: 'GPU-MPI Doctor parsers',
+	};
+}
+
+/** Build the panel header from the facts. */
+export function summarize(facts: Facts, hostLabel: string): HostSummary {
+	const impl = facts.mpi.implementation?.value ?? null;
+	const mpiLabel = impl ? `${IMPL_LABEL[impl] ?? impl}${facts.mpi.version ? ' ' + facts.mpi.version.value : ''}` : 'not found';
+	const a = cudaAwareness(facts);
+	const cudaAware: YesNoUnknown = a.aware === null ? 'unknown' : a.aware ? 'yes' : 'no';
+	const u = facts.ucx;
+	let ucxCuda: YesNoUnknown = 'unknown';
+	let ucxDetail = 'ucx_info not available';
+	if (u) {
+		const tls = transportNames(u);
+		const cudaTls = tls.filter((t) => t.startsWith('cuda') || t === 'gdr_copy');
+		if (cudaTls.length > 0) { ucxCuda = 'yes'; ucxDetail = `CUDA transports: ${cudaTls.join(', ')}`; }
+		else if (u.builtWithCuda?.value === false || u.devicesListed) { ucxCuda = 'no'; ucxDetail = u.devicesListed ? `no CUDA transports (${tls.join(', ') || 'none listed'})` : 'built without CUDA'; }
+		else if (u.builtWithCuda?.value === true) { ucxCuda = 'yes'; ucxDetail = 'built with CUDA (transports not listed)'; }
+	}
+	const r0 = facts.engine?.ranks[0];
+	const driver = facts.gpu.driverVersion?.value ?? (r0 && r0.driverVersion > 0 ? `CUDA driver API ${Math.floor(r0.driverVersion / 1000)}.${(r0.driverVersion % 1000) / 10}` : facts.probe?.nvml?.driver_version ?? '');
+	const cudaLabel = facts.gpu.cudaVersion ? `CUDA ${facts.gpu.cudaVersion.value}` : r0 && r0.driverVersion > 0 ? `CUDA ${Math.floor(r0.driverVersion / 1000)}.${(r0.driverVersion % 1000) / 10}` : visibleGpus(facts).count > 0 ? 'CUDA (version unknown)' : gpuChecked(facts) ? 'no GPU visible' : 'unknown (not checked)';
+	let gpus: HostSummary['gpus'] = facts.gpu.gpus.map((g) => ({ index: g.index, name: g.name, pciBusId: g.pciBusId, memoryMiB: g.memoryMiB }));
+	if (gpus.length === 0 && r0) {
+		const devs = facts.engine?.document?.ranks[0]?.cuda.devices ?? [];
+		gpus = devs.map((d) => ({ index: d.ordinal, name: d.name, pciBusId: d.pci_bus_id, memoryMiB: Math.round(d.total_mem_bytes / 1048576) }));
+	}
+	return {
+		hostname: facts.identity.hostname?.value || r0?.host || hostLabel,
+		mpi: { label: mpiLabel, cudaAware, detail: a.detail },
+		ucx: { label: u?.version ? `UCX ${u.version.value}` : u ? 'UCX (version unknown)' : 'not found', cuda: ucxCuda, detail: ucxDetail },
+		cuda: { label: cudaLabel, driverVersion: driver },
+		gpus,
+	};
+}
+
+/** Did any source look for GPUs at all (nvidia-smi run, `which`, engine or probe)? */
+function gpuChecked(facts: Facts): boolean {
+	return facts.raw.some((r) => r.id.startsWith('nvidia_smi') || r.id === 'engine' || r.id === 'probe') || facts.which['nvidia-smi'] !== undefined;
+}
+
+function fallbackSummary(hostLabel: string): HostSummary {
+	return {
+		hostname: hostLabel, mpi: { label: 'unknown', cudaAware: 'unknown', detail: 'analysis failed' },
+		ucx: { label: 'unknown', cuda: 'unknown', detail: '' }, cuda: { label: 'unknown', driverVersion: '' }, gpus: [],
+	};
+}
+
+/** Analyse one host's raw outputs. Never throws. */
+export function analyze(raw: readonly RawOutput[], hostLabel: string): Analysis {
+	let facts: Facts;
+	try {
+		facts = buildFacts(raw, hostLabel);
+	} catch (e) {
+		// Defensive: parsers are written not to throw; if one does, report it rather than lose the host.
+		facts = emptyFacts(hostLabel);
+		facts.issues.push({ source: 'analyze', severity: 'warning', message: `parsing failed: ${e instanceof Error ? e.message : String(e)}`, evidence: [] });
+	}
+	const findings = [...runRules(RULES, facts), ...facts.issues.map(issueToFinding)];
+	let summary: HostSummary;
+	try {
+		summary = summarize(facts, hostLabel);
+	} catch (e) {
+		summary = fallbackSummary(hostLabel);
+		findings.push({ id: 'parse-problem', severity: 'info', title: 'Summary failed', message: `summary failed: ${e instanceof Error ? e.message : String(e)}`, evidence: [] });
+	}
+	return { facts, findings, summary };
+}

@@ -1,0 +1,257 @@
+/**
+ * The typed facts model: everything the parsers extracted from one host's raw tool outputs.
+ * Every fact a rule may quote carries the line it came from (`Located`), so a finding can show its evidence.
+ * Plain data only (JSON-serialisable): the report stores it as `facts` and offline bundles re-create it.
+ */
+import type { Evidence, Severity } from '../shared/report';
+import type { EngineInspect } from '../shared/engineSchema';
+import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
+
+/** A value together with the quoted line that shows it. */
+export interface Located<T> { value: T; evidence: Evidence }
+
+/** Which MPI family a library or launcher belongs to. */
+export type MpiImplementation = 'openmpi' | 'mpich' | 'mvapich' | 'intel' | 'cray' | 'unknown';
+
+/** Something a parser could not read (malformed, truncated, binary, failed run). Turned into a finding. */
+export interface ParseIssue {
+	/** RawOutput id. */
+	source: string;
+	severity: Severity;
+	message: string;
+	evidence: Evidence[];
+}
+
+/** One MCA component as `ompi_info` lists it. */
+export interface McaComponent {
+	framework: string;
+	name: string;
+	/** Component version, e.g. "5.0.7"; "" when the line did not say. */
+	version: string;
+	evidence: Evidence;
+}
+
+/** One MCA parameter from `ompi_info --parsable --all`. */
+export interface McaParam {
+	name: string;
+	framework: string;
+	component: string;
+	value: string;
+	/** Value source as ompi_info prints it: "default", "file (/etc/openmpi/openmpi-mca-params.conf:69)", "environment"... */
+	source: string;
+	evidence: Evidence;
+	sourceEvidence: Evidence | null;
+}
+
+/** One `name = value` line of an MCA parameter file, or one `OMPI_MCA_name=value` environment variable. */
+export interface McaSetting {
+	name: string;
+	value: string;
+	/** File path, "env", or "engine rank N env". */
+	origin: string;
+	evidence: Evidence;
+}
+
+/** One MCA parameter file that was read. */
+export interface McaParamFile {
+	path: string;
+	settings: McaSetting[];
+}
+
+/** What `ompi_info` (parsable or plain) says about one Open MPI installation. */
+export interface OpenMpiFacts {
+	format: 'parsable' | 'plain';
+	version: Located<string> | null;
+	ident: Located<string> | null;
+	prefix: Located<string> | null;
+	/** Where Open MPI's own components live (`path:pkglibdir`), parsable format only. */
+	pkglibdir: Located<string> | null;
+	/** `*_built_with_cuda_support` value, or derived from the CUDA components of a plain listing (see basis). */
+	builtWithCuda: Located<boolean> | null;
+	builtWithCudaBasis: 'parameter' | 'components' | 'configure' | null;
+	configureLine: Located<string> | null;
+	/** `--with-cuda[=dir]` argument of the configure line (value = the argument). */
+	configuredWithCuda: Located<string> | null;
+	configuredWithUcx: Located<string> | null;
+	/** `MPI extensions` / `options:mpi_ext` line. */
+	mpiExtensions: Located<string> | null;
+	components: McaComponent[];
+	/** Parameters by name (parsable format only). */
+	params: Record<string, McaParam>;
+}
+
+/** What `mpichversion` (or MPICH's library version string) says. */
+export interface MpichFacts {
+	version: Located<string> | null;
+	device: Located<string> | null;
+	configure: Located<string> | null;
+	/** The configure line enables a GPU (CUDA) backend (`--with-cuda`, `--enable-gpu`), when known. */
+	configuredWithCuda: Located<boolean> | null;
+	/** "mpichversion" or "engine". */
+	from: string;
+}
+
+/** MPI as a whole, from every source that mentions it. */
+export interface MpiFacts {
+	implementation: Located<MpiImplementation> | null;
+	version: Located<string> | null;
+	/** `mpirun --version` first line. */
+	launcherVersion: Located<string> | null;
+	launcherImplementation: MpiImplementation | null;
+	openmpi: OpenMpiFacts | null;
+	mpich: MpichFacts | null;
+	paramFiles: McaParamFile[];
+	/** `OMPI_MCA_*` variables of the collector's environment. */
+	envParams: McaSetting[];
+}
+
+/** One UCX transport on one device from `ucx_info -d`. */
+export interface UcxTransport { name: string; device: string; memoryDomain: string; evidence: Evidence }
+
+/** UCX as `ucx_info -v/-b/-d` show it. */
+export interface UcxFacts {
+	version: Located<string> | null;
+	configureFlags: Located<string> | null;
+	/** From `--with-cuda` in the configure flags or `#define HAVE_CUDA 1` in -b. */
+	builtWithCuda: Located<boolean> | null;
+	builtWithGdrcopy: Located<boolean> | null;
+	/** Whether `ucx_info -d` was read at all (transports are meaningful only then). */
+	devicesListed: boolean;
+	memoryDomains: Located<string>[];
+	transports: UcxTransport[];
+}
+
+/** One GPU as nvidia-smi shows it. */
+export interface SmiGpu {
+	index: number;
+	name: string;
+	pciBusId: string;
+	uuid: string;
+	memoryMiB: number;
+	evidence: Evidence;
+}
+
+/** One row of `nvidia-smi topo -m`. */
+export interface TopoRow {
+	device: string;
+	/** Connection to each column device, e.g. { GPU1: "NV18", NIC0: "PIX" }. */
+	links: Record<string, string>;
+	cpuAffinity: string;
+	numaAffinity: string;
+	evidence: Evidence;
+}
+
+/** GPU facts from nvidia-smi. */
+export interface GpuFacts {
+	driverVersion: Located<string> | null;
+	cudaVersion: Located<string> | null;
+	gpus: SmiGpu[];
+	topology: TopoRow[];
+	/** `nvidia_peermem` (GPUDirect RDMA) kernel module loaded; null when not checked. */
+	peermemLoaded: Located<boolean> | null;
+}
+
+/** One engine rank, flattened for rules, with evidence lines pointing into the engine JSON. */
+export interface EngineRankFacts {
+	rank: number;
+	localRank: number;
+	host: string;
+	implementation: Located<string>;
+	libraryVersion: Located<string>;
+	compileTime: Located<boolean | null>;
+	runTime: Located<boolean | null>;
+	query: string;
+	driverLoaded: Located<boolean>;
+	cudaError: string;
+	deviceCount: Located<number>;
+	driverVersion: number;
+	selectedDevice: number;
+	initialisedBeforeMpiInit: Located<boolean>;
+	/** The rank's environment (full variable names). */
+	env: EnvEntry[];
+}
+
+/** What the engine (`gpumpi inspect` under mpirun) reported. */
+export interface EngineFacts {
+	document: EngineInspect | null;
+	ranks: EngineRankFacts[];
+	/** The argv the collector launched the engine with. */
+	command: string[];
+}
+
+/** What the native probe reported. */
+export interface ProbeFacts {
+	libraries: ProbedLibrary[];
+	nvml: NvmlProbe | null;
+}
+
+/** Who ran the collection. */
+export interface IdentityFacts {
+	uid: Located<number> | null;
+	user: Located<string> | null;
+	hostname: Located<string> | null;
+}
+
+/** One `NAME=value` line of an output. */
+export interface EnvEntry { name: string; value: string; evidence: Evidence }
+
+/** Message kinds recognised in tool/engine output. */
+export type LogSignatureKind =
+	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
+	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
+	| 'run-as-root-refused' | 'not-enough-slots';
+
+/** One recognised message line. */
+export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }
+
+/** Status of one raw output the analysis saw. */
+export interface RawStatus { id: string; ok: boolean; exitCode: number | null; error: string }
+
+/** The whole model. */
+export interface Facts {
+	hostLabel: string;
+	raw: RawStatus[];
+	mpi: MpiFacts;
+	ucx: UcxFacts | null;
+	gpu: GpuFacts;
+	engine: EngineFacts | null;
+	probe: ProbeFacts | null;
+	identity: IdentityFacts;
+	env: EnvEntry[];
+	/** `which` results: tool name → absolute path, value null when the tool was not found. */
+	which: Record<string, Located<string | null>>;
+	/** Known messages seen in stderr / engine output. */
+	messages: LogSignature[];
+	issues: ParseIssue[];
+}
+
+/** A Facts with nothing known yet. */
+export function emptyFacts(hostLabel: string): Facts {
+	return {
+		hostLabel,
+		raw: [],
+		mpi: {
+			implementation: null, version: null, launcherVersion: null, launcherImplementation: null,
+			openmpi: null, mpich: null, paramFiles: [], envParams: [],
+		},
+		ucx: null,
+		gpu: { driverVersion: null, cudaVersion: null, gpus: [], topology: [], peermemLoaded: null },
+		engine: null,
+		probe: null,
+		identity: { uid: null, user: null, hostname: null },
+		env: [],
+		which: {},
+		messages: [],
+		issues: [],
+	};
+}
+
+/** Shorthand for building a Located value. */
+export function located<T>(value: T, evidence: Evidence): Located<T> {
+	return { value, evidence };
+}
+
+/** Look up an environment variable of the collector's environment. */
+export function envValue(facts: Facts, name: string): EnvEntry | undefined {
+	return facts.env.find((e) => e.name === name);
+}

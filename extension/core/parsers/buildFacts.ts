@@ -1,0 +1,153 @@
+/**
+ * Turn the collector's RawOutput[] into the Facts model by dispatching each output to its parser.
+ * Pure: depends only on `raw`. Failed runs (exitCode null / error) become issues, not exceptions.
+ */
+import type { RawOutput } from '../../shared/report';
+import { emptyFacts, Facts, ParseIssue } from '../facts';
+import { engineRankFacts, parseEngineInspect, parseProbe } from './engineJson';
+import { scanLogSignatures } from './logSignatures';
+import { mcaSettingsFromEnv, parseEnv, parseIdentity, parseMcaParamFile, parseWhich } from './mcaParams';
+import { classifyVersionText, parseMpichVersion, parseMpirunVersion } from './mpiVersion';
+import { parseNvidiaSmiTopo, parseNvidiaSmiXml } from './nvidiaSmi';
+import { parseOmpiInfo } from './ompiInfo';
+import { issue, lineEvidence, looksBinary, splitLines } from './text';
+import { emptyUcx, parseUcxBuild, parseUcxDevices, parseUcxVersion } from './ucxInfo';
+
+/** Ids whose absence is normal (the tool simply is not installed): no issue when they fail with "not found". */
+const OPTIONAL_IDS = new Set(['mpichversion', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'probe', 'sys_module_nvidia']);
+
+function rawFailed(r: RawOutput): boolean {
+	return r.exitCode === null || r.timedOut === true;
+}
+
+function asText(v: unknown): string { return typeof v === 'string' ? v : ''; }
+
+/** Normalise one raw entry that may come from an untrusted bundle. */
+function sane(r: RawOutput): RawOutput {
+	return {
+		id: asText(r.id), command: Array.isArray(r.command) ? r.command.filter((c): c is string => typeof c === 'string') : [],
+		exitCode: typeof r.exitCode === 'number' ? r.exitCode : null, stdout: asText(r.stdout), stderr: asText(r.stderr),
+		durationMs: typeof r.durationMs === 'number' ? r.durationMs : 0, error: typeof r.error === 'string' ? r.error : undefined,
+		timedOut: r.timedOut === true,
+	};
+}
+
+function failureIssue(r: RawOutput): ParseIssue | null {
+	const why = r.timedOut ? (r.error || 'timed out') : (r.error || (r.exitCode === null ? 'did not run' : `exit code ${r.exitCode}`));
+	const optional = OPTIONAL_IDS.has(r.id) || r.id.startsWith('mca_params:');
+	if (r.exitCode === null && optional && /not found|ENOENT|no such file/i.test(why)) { return null; }
+	const firstErr = splitLines(r.stderr.slice(0, 4096)).find((l) => l.text.trim() !== '');
+	return issue(r.id, r.timedOut ? 'warning' : 'info', `${r.command.join(' ') || r.id}: ${why}.`,
+		firstErr ? [lineEvidence(r.id, firstErr)] : []);
+}
+
+/** Build the Facts for one host from its raw outputs. Never throws for any input shape it is typed for. */
+export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Facts {
+	const facts = emptyFacts(hostLabel);
+	const issues = facts.issues;
+	const raw = (Array.isArray(rawIn) ? rawIn : []).filter((r) => typeof r === 'object' && r !== null).map(sane);
+	const ucx = emptyUcx();
+	let ucxSeen = false;
+	let mpirunImpl = null as ReturnType<typeof classifyVersionText> | null;
+
+	for (const r of raw) {
+		facts.raw.push({ id: r.id, ok: !rawFailed(r) && r.exitCode === 0, exitCode: r.exitCode, error: r.error ?? '' });
+		if (rawFailed(r)) { const i = failureIssue(r); if (i) { issues.push(i); } if (r.stdout === '') { continue; } }
+		const out = r.stdout;
+		const id = r.id;
+		if (id === 'ompi_info') {
+			const res = parseOmpiInfo(out, id);
+			issues.push(...res.issues);
+			if (res.facts && !facts.mpi.openmpi) { facts.mpi.openmpi = res.facts; }
+		} else if (id === 'mpirun_version') {
+			const res = parseMpirunVersion(out + (out.trim() === '' ? r.stderr : ''), id);
+			issues.push(...res.issues);
+			mpirunImpl = res.info;
+			facts.mpi.launcherImplementation = res.info.implementation;
+			facts.mpi.launcherVersion = res.info.line;
+		} else if (id === 'mpichversion') {
+			const res = parseMpichVersion(out, id);
+			issues.push(...res.issues);
+			if (res.facts) { facts.mpi.mpich = res.facts; }
+		} else if (id === 'ucx_info_v') { ucxSeen = true; issues.push(...parseUcxVersion(out, ucx, id)); }
+		else if (id === 'ucx_info_b') { ucxSeen = true; issues.push(...parseUcxBuild(out, ucx, id)); }
+		else if (id === 'ucx_info_d') { ucxSeen = true; issues.push(...parseUcxDevices(out, ucx, id)); }
+		else if (id === 'nvidia_smi_topo') {
+			const res = parseNvidiaSmiTopo(out, id);
+			issues.push(...res.issues);
+			facts.gpu.topology = res.rows;
+		} else if (id === 'nvidia_smi_xml') { issues.push(...parseNvidiaSmiXml(out, facts.gpu, id)); }
+		else if (id.startsWith('mca_params:')) {
+			const res = parseMcaParamFile(out, id.slice('mca_params:'.length), id);
+			issues.push(...res.issues);
+			facts.mpi.paramFiles.push(res.file);
+		} else if (id === 'env') {
+			const res = parseEnv(out, id);
+			issues.push(...res.issues);
+			facts.env = res.entries;
+			facts.mpi.envParams = mcaSettingsFromEnv(res.entries, 'env');
+		} else if (id === 'which') {
+			const res = parseWhich(out, id);
+			issues.push(...res.issues);
+			facts.which = res.which;
+		} else if (id === 'identity') {
+			const res = parseIdentity(out, id);
+			issues.push(...res.issues);
+			facts.identity = res.identity;
+		} else if (id === 'engine') {
+			const res = parseEngineInspect(out, id);
+			issues.push(...res.issues);
+			facts.engine = { document: res.doc, ranks: res.doc ? res.doc.ranks.map((rk, i) => engineRankFacts(rk, i, id)) : [], command: r.command };
+		} else if (id === 'probe') {
+			const res = parseProbe(out, id);
+			issues.push(...res.issues);
+			if (res.probe) { facts.probe = { libraries: res.probe.libraries, nvml: res.probe.nvml }; }
+		} else if (id === 'sys_module_nvidia') {
+			if (looksBinary(out)) {
+				issues.push(issue(id, 'warning', 'The kernel module listing looks binary; it was not parsed.', []));
+			} else {
+				const lines = splitLines(out);
+				const hit = lines.find((l) => /^(nvidia_peermem|nv_peer_mem)\b/.test(l.text.trim()));
+				facts.gpu.peermemLoaded = hit ? { value: true, evidence: lineEvidence(id, hit) }
+					: { value: false, evidence: lines.length > 0 ? lineEvidence(id, lines[0]) : { source: id, line: '(no nvidia modules listed)' } };
+			}
+		}
+	}
+	if (ucxSeen) { facts.ucx = ucx; }
+	facts.messages = scanLogSignatures(raw);
+	deriveMpi(facts, mpirunImpl);
+	return facts;
+}
+
+/** Decide implementation and version from every source, most specific first. */
+function deriveMpi(facts: Facts, mpirun: ReturnType<typeof classifyVersionText> | null): void {
+	const m = facts.mpi;
+	const ompi = m.openmpi;
+	const rank0 = facts.engine?.ranks[0];
+	if (rank0 && rank0.libraryVersion.value !== '') {
+		const c = classifyVersionText(rank0.libraryVersion.value, 'engine');
+		if (c.implementation !== 'unknown') {
+			m.implementation = { value: c.implementation, evidence: rank0.libraryVersion.evidence };
+			if (c.version) { m.version = { value: c.version.value, evidence: rank0.libraryVersion.evidence }; }
+			if (c.implementation === 'mpich' && !m.mpich) {
+				const res = parseMpichVersion(rank0.libraryVersion.value, 'engine', 'engine');
+				if (res.facts) { m.mpich = res.facts; }
+			}
+			return;
+		}
+	}
+	if (mpirun && mpirun.implementation !== 'unknown' && mpirun.line) {
+		m.implementation = { value: mpirun.implementation, evidence: mpirun.line.evidence };
+		m.version = mpirun.version;
+		return;
+	}
+	if (ompi?.version) {
+		m.implementation = { value: 'openmpi', evidence: ompi.version.evidence };
+		m.version = ompi.version;
+		return;
+	}
+	if (m.mpich?.version) {
+		m.implementation = { value: 'mpich', evidence: m.mpich.version.evidence };
+		m.version = m.mpich.version;
+	}
+}

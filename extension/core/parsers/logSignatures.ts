@@ -1,0 +1,47 @@
+/**
+ * Known message signatures in tool and engine output (stderr, and the engine's stdout where UCX logs go):
+ * each hit is kept as a fact with its line so rules can explain it (harmless noise included).
+ */
+import type { RawOutput } from '../../shared/report';
+import type { LogSignature, LogSignatureKind } from '../facts';
+import { lineEvidence, looksBinary, splitLines } from './text';
+
+const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
+	{ kind: 'cuMemHostRegister-failed', re: /cuMemHostRegister\(.*failed|call to cuMemHostRegister/ },
+	{ kind: 'pmix-bad-prefix', re: /process_repository_item.*has bad prefix/ },
+	{ kind: 'ucm-memtype-handler', re: /failed to set UCM memtype event handler/ },
+	{ kind: 'cuda-ipc-register-failed', re: /cuIpcGetMemHandle.*failed|failed to register address.*cuda_ipc/ },
+	{ kind: 'pml-none-opened', re: /No components were able to be opened in the pml framework/ },
+	{ kind: 'pml-ucx-transport-mismatch', re: /did not match transport list/ },
+	{ kind: 'cuCtxGetCurrent-failed', re: /cuCtxGetCurrent failed/ },
+	{ kind: 'gtl-not-linked', re: /GTL library is not linked/ },
+	{ kind: 'run-as-root-refused', re: /attempt to run as root|--allow-run-as-root/ },
+	{ kind: 'not-enough-slots', re: /not enough slots available/ },
+];
+
+/** Most lines of one output that are scanned. */
+const MAX_SCAN_LINES = 5000;
+/** Most hits kept per kind and output. */
+const MAX_HITS = 3;
+
+/** Scan raw outputs for known message signatures. */
+export function scanLogSignatures(raw: readonly RawOutput[]): LogSignature[] {
+	const hits: LogSignature[] = [];
+	for (const r of raw) {
+		const texts: { text: string; source: string }[] = [{ text: r.stderr, source: `${r.id} (stderr)` }];
+		if (r.id === 'engine') { texts.push({ text: r.stdout, source: r.id }); }
+		for (const { text, source } of texts) {
+			if (text === '' || looksBinary(text)) { continue; }
+			const counts = new Map<LogSignatureKind, number>();
+			for (const l of splitLines(text).slice(0, MAX_SCAN_LINES)) {
+				for (const s of SIGNATURES) {
+					if (!s.re.test(l.text)) { continue; }
+					const n = counts.get(s.kind) ?? 0;
+					if (n < MAX_HITS) { hits.push({ kind: s.kind, evidence: lineEvidence(source, l) }); }
+					counts.set(s.kind, n + 1);
+				}
+			}
+		}
+	}
+	return hits;
+}

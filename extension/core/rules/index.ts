@@ -1,0 +1,15 @@
+/**
+ * The rule registry: every rule the analysis runs, in report order within each severity.
+ * docs/rules.md is generated from this list (scripts/genRulesDoc.mjs).
+ */
+import { cudaRules } from './cudaRules';
+import { launchRules } from './launchRules';
+import { mpiRules } from './mpiRules';
+import type { Rule } from './rule';
+import { ucxRules } from './ucxRules';
+
+export type { Rule } from './rule';
+export { runRules } from './rule';
+
+/** All rules. */
+export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules];

@@ -1,0 +1,113 @@
+/**
+ * Rules about how ranks are launched: environment that overrides MCA component paths, running as root,
+ * and launcher messages worth explaining.
+ */
+import type { Finding } from '../../shared/report';
+import type { Facts, McaSetting } from '../facts';
+import { mcaParam } from '../parsers/ompiInfo';
+import { isOpenMpi, mcaSettings } from './helpers';
+import { ev, finding, Rule } from './rule';
+
+function componentPathSettings(facts: Facts): McaSetting[] {
+	return mcaSettings(facts).filter((s) => s.name === 'mca_base_component_path' || s.name === 'mca_component_path');
+}
+
+const componentPath: Rule = {
+	id: 'ompi-component-path-overridden', severity: 'error', title: 'MCA component path overridden by the environment',
+	reads: ['env.OMPI_MCA_mca_base_component_path', 'engine.ranks[].env.OMPI_MCA_mca_base_component_path', 'mpi.openmpi.prefix', 'mpi.openmpi.pkglibdir'],
+	source: 'observed.md B (ranks received OMPI_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix → null accelerator, segfault)',
+	fixSummary: '--mca mca_base_component_path <prefix>/lib/openmpi (or unset OMPI_MCA_mca_base_component_path in the job environment).',
+	evaluate(facts) {
+		if (facts.mpi.implementation && facts.mpi.implementation.value !== 'openmpi') { return []; }
+		const o = facts.mpi.openmpi;
+		const prefix = o?.prefix?.value.replace(/\/$/, '') ?? null;
+		const pkglib = o?.pkglibdir?.value ?? (prefix ? `${prefix}/lib/openmpi` : null);
+		const out: Finding[] = [];
+		const seen = new Set<string>();
+		for (const s of componentPathSettings(facts)) {
+			if (s.origin !== 'env' && !s.origin.startsWith('engine')) { continue; }
+			const dirs = s.value.replace(/^"|"$/g, '').split(':').filter((d) => d !== '');
+			const own = pkglib !== null && dirs.some((d) => d.replace(/\/$/, '') === pkglib.replace(/\/$/, ''));
+			if (own || seen.has(s.value)) { continue; }
+			seen.add(s.value);
+			const outside = prefix === null ? dirs : dirs.filter((d) => !d.startsWith(`${prefix}/`));
+			if (outside.length === 0 && prefix !== null) { continue; }
+			out.push(finding(this,
+				`OMPI_MCA_mca_base_component_path=${s.value} (${s.origin === 'env' ? 'collector environment' : s.origin}) replaces Open MPI's own component directory${pkglib ? ` (${pkglib})` : ''}. Components that are loaded as plugins (the CUDA accelerator, smcuda, pml ucx in many builds) are then never found: Open MPI selects the null accelerator, treats device pointers as host memory and crashes.${prefix === null ? ' (The Open MPI prefix is unknown here, so the path could not be compared with it.)' : ''}`,
+				ev(s.evidence, o?.pkglibdir?.evidence ?? o?.prefix?.evidence, mcaParam(o, 'mca_base_component_path')?.evidence),
+				{ text: 'Point the component path back at this Open MPI (command-line MCA settings beat the environment), or find and remove the setting from the job environment.', command: `mpirun --mca mca_base_component_path ${pkglib ?? '<prefix>/lib/openmpi'} ...` },
+				prefix === null ? 'warning' : 'error'));
+		}
+		return out;
+	},
+};
+
+const runAsRoot: Rule = {
+	id: 'running-as-root', severity: 'info', title: 'Running as root: Open MPI\'s mpirun needs --allow-run-as-root',
+	reads: ['identity.uid', 'env.OMPI_ALLOW_RUN_AS_ROOT', 'messages[run-as-root-refused]'],
+	source: 'observed.md A',
+	fixSummary: 'mpirun --allow-run-as-root ... (or OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1); better: run as a normal user.',
+	evaluate(facts) {
+		const uid = facts.identity.uid;
+		const refused = facts.messages.find((m) => m.kind === 'run-as-root-refused');
+		if ((!uid || uid.value !== 0) && !refused) { return []; }
+		if (!isOpenMpi(facts) && !refused) { return []; }
+		const allowed = facts.env.find((e) => e.name === 'OMPI_ALLOW_RUN_AS_ROOT' && e.value === '1') && facts.env.find((e) => e.name === 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM' && e.value === '1');
+		if (allowed && !refused) { return []; }
+		return [finding(this, 'This inspection ran as root (uid 0). Open MPI\'s mpirun refuses to start as root unless told otherwise, so every mpirun here needs --allow-run-as-root (containers often run as root).',
+			ev(uid?.evidence, refused?.evidence), { text: 'Allow it explicitly, or run as an unprivileged user.', command: 'export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # or: mpirun --allow-run-as-root' })];
+	},
+};
+
+const harmlessNoise: Rule = {
+	id: 'known-harmless-messages', severity: 'info', title: 'Known harmless messages in the output',
+	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]'],
+	source: 'shared/testbed/README.md "Pitfalls seen there" (H200 testbed)',
+	fixSummary: 'Nothing to fix; listed so they are not mistaken for the cause of a failure.',
+	evaluate(facts) {
+		const out: Finding[] = [];
+		const prefix = facts.messages.find((m) => m.kind === 'pmix-bad-prefix');
+		if (prefix) {
+			out.push(finding(this, 'PMIx prints "process_repository_item … has bad prefix" while scanning Open MPI\'s component folder when mca_base_component_path points there; it is harmless.', [prefix.evidence]));
+		}
+		const ucm = facts.messages.find((m) => m.kind === 'ucm-memtype-handler');
+		if (ucm) {
+			out.push(finding(this, 'UCX prints "failed to set UCM memtype event handler: Unsupported operation" when it cannot hook CUDA allocation calls; transfers still work (UCX then detects memory types per call, slightly slower).', [ucm.evidence]));
+		}
+		return out;
+	},
+};
+
+/** Settings that change what MPI/UCX do with GPU buffers (launcher bookkeeping such as OMPI_MCA_orte_* is not). */
+const GPU_RELEVANT = /^(UCX_|OMPI_MCA_(pml|btl|osc|mtl|accelerator|smsc|coll|opal_cuda|mpi_cuda)|(OMPI|PMIX)_MCA_mca_base_component_path$|CUDA_VISIBLE_DEVICES$|MPIR_CVAR_|MPICH_GPU|I_MPI_OFFLOAD|MV2_USE_CUDA)/;
+
+/** Names given explicitly on the engine's command line (`--mca name v`, `-x NAME[=v]`). */
+function commandLineNames(argv: readonly string[]): Set<string> {
+	const names = new Set<string>();
+	for (let i = 0; i < argv.length - 1; i++) {
+		if (argv[i] === '--mca' || argv[i] === '-mca' || argv[i] === '--gmca') { names.add(`OMPI_MCA_${argv[i + 1]}`); }
+		if (argv[i] === '-x') { names.add(argv[i + 1].split('=')[0]); }
+	}
+	return names;
+}
+
+const launcherEnv: Rule = {
+	id: 'launcher-env-differs', severity: 'info', title: 'The launcher hands ranks GPU-relevant settings the login shell does not have',
+	reads: ['engine.ranks[].env', 'env', 'engine.command'],
+	source: 'observed.md B (OMPI_MCA_mca_base_component_path reached the ranks from the image\'s MPI/PMIx configuration, not from the login environment)',
+	fixSummary: 'Find where the launcher or job environment sets them (site MCA/PMIx files, module files, Slurm --export) and pass the intended values explicitly with mpirun -x / --mca.',
+	evaluate(facts) {
+		const ranks = facts.engine?.ranks ?? [];
+		if (ranks.length === 0 || !facts.raw.some((r) => r.id === 'env' && r.ok)) { return []; }
+		const given = commandLineNames(facts.engine?.command ?? []);
+		const login = new Map(facts.env.map((e) => [e.name, e.value]));
+		const diffs = ranks[0].env.filter((e) => GPU_RELEVANT.test(e.name) && !given.has(e.name) && login.get(e.name) !== e.value);
+		if (diffs.length === 0) { return []; }
+		return [finding(this, `Rank ${ranks[0].rank} received ${diffs.length} GPU-relevant setting(s) that differ from the environment this inspection started in and were not on the engine's command line: ${diffs.slice(0, 6).map((d) => `${d.name}=${d.value}`).join(', ')}${diffs.length > 6 ? ', …' : ''}. Your own mpirun gets them too, whatever your shell says.`,
+			diffs.slice(0, 6).map((d) => d.evidence),
+			{ text: 'Pass the values you intend explicitly (command-line settings beat the environment and files).', command: `mpirun ${diffs.slice(0, 2).map((d) => d.name.startsWith('OMPI_MCA_') ? `--mca ${d.name.slice(9)} <value>` : `-x ${d.name}=<value>`).join(' ')} ...` })];
+	},
+};
+
+/** Rules about launching. */
+export const launchRules: Rule[] = [componentPath, runAsRoot, launcherEnv, harmlessNoise];

@@ -1,0 +1,182 @@
+/**
+ * Rules about the MPI library itself: is there one, is it CUDA-aware (per implementation, compile vs run time),
+ * do its tools belong together, and which site settings disable its CUDA-capable paths.
+ */
+import type { Evidence, Finding } from '../../shared/report';
+import type { Facts } from '../facts';
+import { componentsOf, mcaParam } from '../parsers/ompiInfo';
+import { dirOf, envSettings, isOpenMpi, ucxTransports, visibleGpus } from './helpers';
+import { ev, finding, Rule } from './rule';
+
+/** The MPI's CUDA-awareness as far as the facts tell, with the lines that show it. */
+export interface CudaAwareness {
+	aware: boolean | null;
+	/** "compile time", "run time" or "build" — where the "no" was seen. */
+	stage: string;
+	detail: string;
+	evidence: Evidence[];
+}
+
+/** Decide CUDA-awareness from the engine (run time, compile time) first, then ompi_info / mpichversion. */
+export function cudaAwareness(facts: Facts): CudaAwareness {
+	const ranks = facts.engine?.ranks ?? [];
+	const r0 = ranks[0];
+	if (r0) {
+		const ct = r0.compileTime.value;
+		const rt = r0.runTime.value;
+		if (ct === false) { return { aware: false, stage: 'compile time', detail: `the MPI headers say no CUDA support (MPIX_CUDA_AWARE_SUPPORT = 0)`, evidence: ev(r0.compileTime.evidence, r0.runTime.evidence) }; }
+		if (rt === false) { return { aware: false, stage: 'run time', detail: `${r0.query || 'the run-time query'} returned false in rank ${r0.rank}`, evidence: ev(r0.runTime.evidence, r0.compileTime.evidence) }; }
+		if (rt === true) { return { aware: true, stage: 'run time', detail: `${r0.query || 'the run-time query'} returned true in rank ${r0.rank}`, evidence: [r0.runTime.evidence] }; }
+	}
+	const impl = facts.mpi.implementation?.value ?? null;
+	const ompi = facts.mpi.openmpi;
+	if ((impl === 'openmpi' || impl === null) && ompi?.builtWithCuda) {
+		const how = ompi.builtWithCudaBasis === 'parameter' ? 'ompi_info built_with_cuda_support' : ompi.builtWithCudaBasis === 'components' ? 'CUDA components in ompi_info' : 'the configure line';
+		return { aware: ompi.builtWithCuda.value, stage: 'build', detail: `${how} says ${ompi.builtWithCuda.value ? 'built with' : 'built without'} CUDA`, evidence: [ompi.builtWithCuda.evidence] };
+	}
+	return { aware: null, stage: '', detail: 'no source said whether the MPI is CUDA-aware', evidence: [] };
+}
+
+const notFound: Rule = {
+	id: 'mpi-not-found', severity: 'error', title: 'No MPI found',
+	reads: ['mpi.implementation', 'mpi.openmpi', 'mpi.mpich', 'which', 'raw'],
+	source: 'GPU-MPI Doctor (collector contract)',
+	fixSummary: 'Load or install an MPI (module load openmpi / spack load openmpi / apt-get install openmpi-bin) so mpirun is on PATH.',
+	evaluate(facts) {
+		if (facts.mpi.implementation || facts.mpi.openmpi || facts.mpi.mpich) { return []; }
+		const w = facts.which;
+		const evidence = ev(w.mpirun?.evidence, w.mpiexec?.evidence, w.ompi_info?.evidence, w.mpicc?.evidence);
+		if (Object.keys(w).length === 0 && facts.raw.length === 0) { return []; }
+		return [finding(this, 'Neither ompi_info, mpirun --version nor mpichversion identified an MPI on this host, and no engine rank reported one.', evidence,
+			{ text: 'Put an MPI on PATH (environment module, Spack, or the distribution package) and inspect again.', command: 'module load openmpi  # or: spack load openmpi / apt-get install openmpi-bin' })];
+	},
+};
+
+const notCudaAware: Rule = {
+	id: 'mpi-not-cuda-aware', severity: 'warning', title: 'MPI is not CUDA-aware',
+	reads: ['engine.ranks[].compileTime', 'engine.ranks[].runTime', 'mpi.openmpi.builtWithCuda', 'mpi.mpich.configure'],
+	source: 'observed.md A; gpu-mpi-sources.md §3 (Open MPI cuda.rst, MPIX_Query_cuda_support, MPIX_GPU_query_support)',
+	fixSummary: 'Use an MPI built with CUDA (Open MPI --with-cuda [--with-ucx on a UCX --with-cuda]; MPICH --with-cuda and MPIR_CVAR_ENABLE_GPU=1) or stage GPU buffers through host memory.',
+	evaluate(facts) {
+		const out: Finding[] = [];
+		const a = cudaAwareness(facts);
+		const impl = facts.mpi.implementation?.value ?? (facts.mpi.openmpi ? 'openmpi' : 'unknown');
+		if (a.aware === false) {
+			const name = `${impl === 'openmpi' ? 'Open MPI' : impl === 'mpich' ? 'MPICH' : 'The MPI'}${facts.mpi.version ? ' ' + facts.mpi.version.value : ''}`;
+			const ompiBuilt = facts.mpi.openmpi?.builtWithCuda?.value;
+			let message = `${name} is not CUDA-aware (${a.stage}): ${a.detail}. Passing device pointers to MPI calls will crash or read garbage.`;
+			let fix = { text: 'Rebuild or load an Open MPI configured with --with-cuda (and --with-ucx on a UCX built --with-cuda), then check again.', command: 'ompi_info --parsable --all | grep built_with_cuda_support:value' };
+			if (impl === 'openmpi' && a.stage === 'run time' && ompiBuilt === true) {
+				message = `${name} was built with CUDA (ompi_info says so) but at run time ${a.detail}: the CUDA accelerator component was not loaded or CUDA was not usable in the rank.`;
+				fix = { text: 'Make sure the ranks find Open MPI\'s own components and initialise CUDA before MPI_Init; see the component-path and CUDA-init findings.', command: `--mca accelerator_base_verbose 100` };
+			} else if (impl === 'mpich') {
+				fix = { text: 'Use an MPICH built with CUDA (--with-cuda, yaksa enabled) and enable GPU support at run time.', command: 'export MPIR_CVAR_ENABLE_GPU=1' };
+			}
+			const o = facts.mpi.openmpi;
+			const extra = impl === 'openmpi' && o ? ev(a.stage !== 'build' && o.builtWithCuda ? o.builtWithCuda.evidence : undefined, o.configuredWithCuda ? undefined : o.configureLine?.evidence) : [];
+			out.push(finding(this, message, [...a.evidence, ...extra], fix));
+		}
+		// MPICH installed next to the MPI in use: say what its configure line shows (Debian ships MPICH --without-yaksa).
+		const mpich = facts.mpi.mpich;
+		if (mpich?.configure && impl !== 'mpich' && mpich.configuredWithCuda?.value === false) {
+			const noYaksa = /--without-yaksa/.test(mpich.configure.value);
+			out.push(finding(this, `MPICH ${mpich.version?.value ?? ''} is also installed; its configure line has no --with-cuda${noYaksa ? ' and --without-yaksa (the GPU datatype engine MPICH needs for device buffers)' : ''}, so it is very likely not CUDA-aware either. MPIX_GPU_query_support() tells for sure at run time.`,
+				ev(mpich.version?.evidence, mpich.configure.evidence),
+				{ text: 'If you use this MPICH with GPU buffers, build it with --with-cuda (yaksa enabled) and set MPIR_CVAR_ENABLE_GPU=1.', command: 'export MPIR_CVAR_ENABLE_GPU=1' }, 'info'));
+		}
+		return out;
+	},
+};
+
+const pmlUcxDisabledByFile: Rule = {
+	id: 'ompi-pml-ucx-disabled-by-param-file', severity: 'warning', title: 'pml ucx is disabled by a site MCA parameter file',
+	reads: ['mpi.paramFiles[].settings', 'mpi.openmpi.params.pml', 'mpi.openmpi.components'],
+	source: 'observed.md A (Debian /etc/openmpi/openmpi-mca-params.conf: pml = ^ucx)',
+	fixSummary: 'Override on the command line (--mca pml ucx) or environment (OMPI_MCA_pml=ucx), or remove the line from the file.',
+	evaluate(facts) {
+		if (!isOpenMpi(facts)) { return []; }
+		const hasUcx = componentsOf(facts.mpi.openmpi, 'pml').some((c) => c.name === 'ucx');
+		const out: Finding[] = [];
+		for (const file of facts.mpi.paramFiles) {
+			for (const s of file.settings) {
+				if (s.name !== 'pml') { continue; }
+				const list = s.value.replace(/^\^/, '').split(',').map((x) => x.trim());
+				const disables = s.value.startsWith('^') ? list.includes('ucx') : !list.includes('ucx');
+				if (!disables) { continue; }
+				const overridden = facts.mpi.envParams.find((e) => e.name === 'pml');
+				const p = mcaParam(facts.mpi.openmpi, 'pml');
+				const gpu = visibleGpus(facts).count > 0;
+				const ucxCuda = ucxTransports(facts).some((t) => t.startsWith('cuda'));
+				const sev = gpu || ucxCuda ? 'warning' : 'info';
+				out.push(finding(this,
+					`${file.path} line ${s.evidence.lineNo ?? '?'} sets "pml = ${s.value}", so Open MPI never selects pml ucx${hasUcx ? ' although the ucx component is installed' : ''}; GPU traffic then goes through ob1 (smcuda / tcp) instead of UCX's cuda_copy / cuda_ipc paths.${overridden ? ` The environment overrides it here (OMPI_MCA_pml=${overridden.value}).` : ''}${sev === 'info' ? ' No GPU or CUDA-capable UCX is visible here, so this matters only once there is one.' : ''}`,
+					ev(s.evidence, p?.sourceEvidence, componentsOf(facts.mpi.openmpi, 'pml').find((c) => c.name === 'ucx')?.evidence),
+					{ text: 'Select UCX explicitly for a run (command line and environment beat parameter files), or delete the line from the file.', command: 'mpirun --mca pml ucx ...   # or: export OMPI_MCA_pml=ucx' }, sev));
+			}
+		}
+		return out;
+	},
+};
+
+const prefixMismatch: Rule = {
+	id: 'mpi-tool-prefix-mismatch', severity: 'warning', title: 'mpicc, mpirun and ompi_info come from different installations',
+	reads: ['which.mpicc', 'which.mpirun', 'which.ompi_info', 'mpi.openmpi.prefix'],
+	source: 'seed ompi-users IPC-pointer thread (H. Pritchard: "double check that the ompi_info you are running is in the same folder as the mpicc")',
+	fixSummary: 'Put one MPI installation first on PATH (module purge; module load ...), so mpicc, mpirun and ompi_info share a bin directory.',
+	evaluate(facts) {
+		const w = facts.which;
+		const tools = ['mpicc', 'mpirun', 'ompi_info'].map((n) => ({ n, l: w[n] })).filter((t) => t.l && t.l.value);
+		const dirs = new Set(tools.map((t) => dirOf(t.l?.value ?? '')));
+		const prefix = facts.mpi.openmpi?.prefix;
+		const out: Finding[] = [];
+		if (dirs.size > 1) {
+			out.push(finding(this, `The MPI tools on PATH live in ${dirs.size} different directories (${tools.map((t) => `${t.n} → ${t.l?.value}`).join(', ')}): a program compiled with one MPI and launched or inspected with another fails in confusing ways.`,
+				tools.map((t) => t.l?.evidence).filter((e): e is Evidence => e !== undefined),
+				{ text: 'Make one installation first on PATH.', command: 'which -a mpicc mpirun ompi_info' }));
+		} else if (prefix && w.ompi_info?.value && isOpenMpi(facts)) {
+			const bin = dirOf(w.ompi_info.value);
+			if (bin !== `${prefix.value.replace(/\/$/, '')}/bin`) {
+				out.push(finding(this, `ompi_info on PATH is in ${bin}, but the Open MPI it describes has prefix ${prefix.value}: the tools on PATH are not the installation being reported (a wrapper, a moved install, or a different MPI).`,
+					ev(w.ompi_info.evidence, prefix.evidence), { text: 'Run the ompi_info of the installation you compile with.', command: `${prefix.value}/bin/ompi_info --parsable --all` }, 'info'));
+			}
+		}
+		return out;
+	},
+};
+
+/** Run-time switches that turn GPU support on, per implementation (gpu-mpi-sources.md §3). */
+const GPU_SWITCHES: Record<string, { name: string; on: RegExp; label: string }> = {
+	cray: { name: 'MPICH_GPU_SUPPORT_ENABLED', on: /^1$/, label: 'Cray MPICH' },
+	intel: { name: 'I_MPI_OFFLOAD', on: /^[1-9]/, label: 'Intel MPI' },
+	mvapich: { name: 'MV2_USE_CUDA', on: /^1$/, label: 'MVAPICH2-GDR' },
+	mpich: { name: 'MPIR_CVAR_ENABLE_GPU', on: /^(1|yes|true)$/i, label: 'MPICH' },
+};
+
+const gpuSwitchOff: Rule = {
+	id: 'mpi-gpu-support-switched-off', severity: 'warning', title: 'The MPI\'s GPU support is switched off at run time',
+	reads: ['mpi.implementation', 'env.MPICH_GPU_SUPPORT_ENABLED', 'env.I_MPI_OFFLOAD', 'env.MV2_USE_CUDA', 'env.MPIR_CVAR_ENABLE_GPU', 'engine.ranks[].env', 'gpu.gpus'],
+	source: 'gpu-mpi-sources.md §3 (Cray MPICH: MPICH_GPU_SUPPORT_ENABLED=1 + GTL, NERSC/CSCS docs; Intel MPI: I_MPI_OFFLOAD=1; MVAPICH2-GDR: MV2_USE_CUDA=1; MPICH: MPIR_CVAR_ENABLE_GPU)',
+	fixSummary: 'Set the implementation\'s switch: MPICH_GPU_SUPPORT_ENABLED=1 (Cray), I_MPI_OFFLOAD=1 I_MPI_OFFLOAD_MODE=cuda (Intel), MV2_USE_CUDA=1 (MVAPICH2-GDR), MPIR_CVAR_ENABLE_GPU=1 (MPICH).',
+	evaluate(facts) {
+		const impl = facts.mpi.implementation;
+		const sw = impl ? GPU_SWITCHES[impl.value] : undefined;
+		if (!impl || !sw) { return []; }
+		const settings = envSettings(facts, sw.name);
+		const set = settings[0];
+		// MPICH enables GPU support by default when built with it: only an explicit "off" is a finding there.
+		if (impl.value === 'mpich') {
+			if (!set || !/^(0|no|false)$/i.test(set.value.trim())) { return []; }
+		} else if (set && sw.on.test(set.value.trim())) {
+			return [];
+		}
+		const gtl = facts.messages.find((m) => m.kind === 'gtl-not-linked');
+		if (!set && visibleGpus(facts).count === 0 && !gtl) { return []; }
+		const value = set ? `${sw.name}=${set.value} (${set.origin})` : `${sw.name} is not set`;
+		return [finding(this, `${sw.label}${facts.mpi.version ? ' ' + facts.mpi.version.value : ''} passes GPU buffers through its GPU path only when ${sw.name} enables it; here ${value}, so device pointers are treated as host memory.${gtl ? ' The launcher also reported that the GPU transfer library (GTL) is not linked: link libmpi_gtl_cuda (Cray: load craype-accel-nvidia*).' : ''}`,
+			ev(impl.evidence, set?.evidence, gtl?.evidence),
+			{ text: `Enable GPU support for the job${impl.value === 'intel' ? ' (and select CUDA)' : ''}.`, command: impl.value === 'intel' ? 'export I_MPI_OFFLOAD=1 I_MPI_OFFLOAD_MODE=cuda' : `export ${sw.name}=1` })];
+	},
+};
+
+/** Rules about the MPI library. */
+export const mpiRules: Rule[] = [notFound, notCudaAware, pmlUcxDisabledByFile, prefixMismatch, gpuSwitchOff];

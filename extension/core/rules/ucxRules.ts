@@ -1,0 +1,162 @@
+/**
+ * Rules about UCX: built with CUDA or not, transports an MPI refuses or an environment excludes, known regressions,
+ * staging-pool growth for large GPU messages, and the cuda_ipc behaviour with IPC-imported pointers (seed A).
+ */
+import type { Finding } from '../../shared/report';
+import type { Facts } from '../facts';
+import { componentsOf, mcaParam } from '../parsers/ompiInfo';
+import { versionParts } from '../parsers/text';
+import { compareVersions, CUDA_TRANSPORTS, envSettings, isIbTransport, isOpenMpi, ucxTransports, visibleGpus } from './helpers';
+import { ev, finding, Rule } from './rule';
+
+/** Does the MPI use UCX at all (Open MPI with pml ucx built, or MPICH ch4:ucx)? */
+function mpiUsesUcx(facts: Facts): boolean {
+	if (componentsOf(facts.mpi.openmpi, 'pml').some((c) => c.name === 'ucx')) { return true; }
+	return /ucx/.test(facts.mpi.mpich?.device?.value ?? '');
+}
+
+const ucxNoCuda: Rule = {
+	id: 'ucx-without-cuda', severity: 'warning', title: 'UCX has no CUDA transports',
+	reads: ['ucx.builtWithCuda', 'ucx.transports', 'ucx.configureFlags', 'ucx.version'],
+	source: 'observed.md A; gpu-mpi-sources.md §3 (UCX FAQ: ucx_info -d | grep cuda; ucx_info -b/-v --with-cuda)',
+	fixSummary: 'Use a UCX configured --with-cuda (and --with-gdrcopy where GDRCopy is installed); ucx_info -d must list cuda_copy and cuda_ipc.',
+	evaluate(facts) {
+		const u = facts.ucx;
+		if (!u) { return []; }
+		const tls = ucxTransports(facts);
+		const cudaTls = tls.filter((t) => CUDA_TRANSPORTS.includes(t));
+		const built = u.builtWithCuda?.value;
+		if (cudaTls.length > 0 || (built !== false && !u.devicesListed)) { return []; }
+		const why = built === false ? 'it was built without CUDA' : u.devicesListed ? 'ucx_info -d lists no cuda_copy / cuda_ipc transport' : '';
+		const uses = mpiUsesUcx(facts);
+		const sev = uses || visibleGpus(facts).count > 0 ? 'warning' : 'info';
+		return [finding(this,
+			`UCX ${u.version?.value ?? ''} cannot move GPU memory: ${why}${u.devicesListed ? ` (transports: ${tls.join(', ') || 'none'})` : ''}. ${uses ? 'The MPI here runs over UCX, so device buffers given to it through UCX fail ("transports … are not available" when UCX_TLS names cuda_copy).' : 'Any MPI that uses this UCX cannot pass GPU buffers through it.'}`,
+			ev(u.version?.evidence, u.builtWithCuda?.evidence ?? u.configureFlags?.evidence, u.transports[0]?.evidence), {
+				text: 'Load or build a UCX configured with CUDA, then rebuild / relink the MPI against it.',
+				command: './configure --with-cuda=$CUDA_HOME [--with-gdrcopy=/usr] && ucx_info -d | grep -i cuda',
+			}, sev)];
+	},
+};
+
+const pmlUcxTls: Rule = {
+	id: 'ompi-pml-ucx-transport-defaults', severity: 'warning', title: 'pml ucx defaults refuse the transports UCX has here',
+	reads: ['mpi.openmpi.params.pml_ucx_tls', 'mpi.openmpi.params.pml_ucx_devices', 'ucx.transports'],
+	source: 'observed.md A (pml_ucx_tls=rc_verbs,…,cuda_ipc and pml_ucx_devices=mlx* → "did not match transport list")',
+	fixSummary: '--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any',
+	evaluate(facts) {
+		const o = facts.mpi.openmpi;
+		const tlsP = mcaParam(o, 'pml_ucx_tls');
+		const devP = mcaParam(o, 'pml_ucx_devices');
+		if (!tlsP || !devP || !facts.ucx?.devicesListed) { return []; }
+		const tlsList = tlsP.value.replace(/^\^/, '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+		const negate = tlsP.value.startsWith('^');
+		const anyTl = tlsP.value.trim() === 'any';
+		const anyDev = devP.value.trim() === 'any';
+		const avail = facts.ucx.transports;
+		const tlMatch = avail.filter((t) => anyTl || (negate ? !tlsList.includes(t.name) : tlsList.includes(t.name)));
+		const devRes = devP.value.split(',').map((p) => new RegExp(`^${p.trim().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`));
+		const devMatch = tlMatch.filter((t) => anyDev || devRes.some((re) => re.test(t.device)));
+		const evidence = ev(tlsP.evidence, devP.evidence, ...avail.slice(0, 6).map((t) => t.evidence));
+		const fix = { text: 'Let pml ucx accept every transport UCX offers (observed to work on Open MPI 4.1.4 / UCX 1.13.1).', command: 'mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any ...' };
+		const names = [...new Set(avail.map((t) => t.name))].join(', ');
+		if (tlMatch.length === 0) {
+			return [finding(this, `pml_ucx_tls = ${tlsP.value} names none of the transports UCX offers here (${names}), so pml ucx disqualifies itself: every transport "did not match transport list", and --mca pml ucx alone fails with "No components were able to be opened in the pml framework".`, evidence, fix)];
+		}
+		if (devMatch.length === 0) {
+			return [finding(this, `UCX offers ${[...new Set(tlMatch.map((t) => t.name))].join(', ')} from pml_ucx_tls, but no device matches pml_ucx_devices = ${devP.value}: Open MPI's UCX support check then lowers pml ucx below ob1, so by default ob1 is used and UCX (with its CUDA transports) only when forced.`, evidence, fix, 'info')];
+		}
+		return [];
+	},
+};
+
+const tlsExcludesCuda: Rule = {
+	id: 'ucx-tls-excludes-cuda', severity: 'warning', title: 'UCX_TLS is set and leaves out the CUDA transports',
+	reads: ['env.UCX_TLS', 'engine.ranks[].env.UCX_TLS', 'ucx.transports'],
+	source: 'gpu-mpi-sources.md §3 ("An explicit UCX_TLS must include cuda"); observed.md A',
+	fixSummary: 'Add cuda_copy (and cuda_ipc, gdr_copy) to UCX_TLS, e.g. UCX_TLS=rc,sm,cuda_copy,cuda_ipc,gdr_copy, or unset it.',
+	evaluate(facts) {
+		const out: Finding[] = [];
+		for (const s of envSettings(facts, 'UCX_TLS')) {
+			const v = s.value.trim();
+			const neg = v.startsWith('^');
+			const list = v.replace(/^\^/, '').split(',').map((x) => x.trim());
+			const names = (t: string): boolean => list.includes(t) || list.includes('cuda') || list.includes('all');
+			const copyOk = neg ? !(list.includes('cuda_copy') || list.includes('cuda')) : names('cuda_copy');
+			if (copyOk) {
+				if (neg && list.includes('cuda_ipc')) {
+					out.push(finding(this, `UCX_TLS=${v} (${s.origin}) turns off cuda_ipc: GPU-to-GPU traffic inside a node is staged through cuda_copy and host memory. This is the documented workaround for IPC-imported pointers (O#14305); elsewhere it costs intra-node bandwidth.`, [s.evidence], undefined, 'info'));
+				}
+				continue;
+			}
+			out.push(finding(this, `UCX_TLS=${v} (${s.origin}) leaves out cuda_copy${neg ? '' : ' and cuda_ipc'}: UCX then treats device buffers as host memory or cannot send them at all.`, [s.evidence],
+				{ text: 'Include the CUDA transports (or unset UCX_TLS to let UCX choose).', command: `export UCX_TLS=${neg ? 'all' : [...list, 'cuda_copy', 'cuda_ipc'].join(',')}` }));
+		}
+		return out;
+	},
+};
+
+const ipcImported: Rule = {
+	id: 'ucx-cuda-ipc-imported-pointers', severity: 'warning', title: 'cudaIpcOpenMemHandle pointers with pml ucx and cuda_ipc',
+	reads: ['mpi.openmpi.components', 'mpi.openmpi.configuredWithUcx', 'ucx.transports'],
+	source: 'seed A (ompi-users "GPU-aware MPI"); O#14305; U#4707; U#3192; src@v1.20.0 uct/cuda/cuda_ipc/cuda_ipc_md.c; U#11754',
+	fixSummary: 'UCX_TLS=^cuda_ipc for runs that pass imported pointers (untested), or receive into a buffer the rank allocated itself and copy (bounce buffer).',
+	evaluate(facts) {
+		if (!isOpenMpi(facts)) { return []; }
+		const pmlUcx = componentsOf(facts.mpi.openmpi, 'pml').find((c) => c.name === 'ucx');
+		if (!pmlUcx) { return []; }
+		const ipc = facts.ucx?.transports.find((t) => t.name === 'cuda_ipc');
+		const inferred = !facts.ucx?.devicesListed && facts.mpi.openmpi?.configuredWithUcx && facts.mpi.openmpi.builtWithCuda?.value === true;
+		if (!ipc && !inferred) { return []; }
+		return [finding(this,
+			'Open MPI here can run over pml ucx with UCX\'s cuda_ipc transport. If a rank passes MPI a device pointer it obtained from cudaIpcOpenMemHandle (memory another process allocated), UCX tries to export that pointer again with cuIpcGetMemHandle when registering it (cuda_ipc_md.c, uct_cuda_ipc_mem_add_reg); if that call fails for the imported mapping, registration fails hard with no fallback to staging, so the transfer fails — the maintainers\' explanation in the thread, not yet confirmed by a reproducer here (log: "cuIpcGetMemHandle(...) is failed", "failed to register address … on md[…]=cuda_ipc"). This is the open question of O#14305; UCX after 1.22 (U#11754) skips cuda_ipc for unexportable memory on inter-node endpoints only.' +
+			(inferred ? ' (ucx_info -d was not available: inferred from Open MPI being built --with-ucx and with CUDA.)' : ''),
+			ev(pmlUcx.evidence, ipc?.evidence, inferred ? facts.mpi.openmpi?.configuredWithUcx?.evidence : undefined, facts.mpi.openmpi?.builtWithCuda?.evidence),
+			{ text: 'Workarounds, untested here unless the reproducer confirmed them: disable cuda_ipc for such runs, or receive into a buffer the receiving rank allocated itself and cudaMemcpy into the imported pointer (bounce buffer); with ob1 use --mca pml ob1.', command: 'export UCX_TLS=^cuda_ipc' })];
+	},
+};
+
+const stagingPool: Rule = {
+	id: 'ucx-staging-pool-growth', severity: 'info', title: 'Large GPU messages are staged through a UCX pool that grows without limit',
+	reads: ['ucx.transports', 'ucx.builtWithGdrcopy'],
+	source: 'gpu-mpi-sources.md §2 (rndv_ppln.c; U#11062; nv-legate/legate#999; rapidsai/rapidsmpf#244); seed B (UCX discussion, persistent fallback buffer); defaults as ucx_info -c prints them for UCX 1.13.1 (h200 testbed)',
+	fixSummary: 'Bound the pool growth with UCX_RNDV_FRAG_ALLOC_COUNT / UCX_RNDV_FRAG_SIZE, split very large messages, or stage manually into persistent pinned buffers.',
+	evaluate(facts) {
+		const u = facts.ucx;
+		if (!u || !u.devicesListed) { return []; }
+		const copy = u.transports.find((t) => t.name === 'cuda_copy');
+		if (!copy) { return []; }
+		const gdr = u.transports.some((t) => t.name === 'gdr_copy');
+		const ib = u.transports.some((t) => isIbTransport(t.name));
+		if (gdr && ib) { return []; }
+		return [finding(this,
+			`UCX has cuda_copy but ${ib ? '' : 'no InfiniBand/RoCE transport'}${!ib && !gdr ? ' and ' : ''}${gdr ? '' : 'no gdr_copy'}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). All fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound, so a multi-GiB message grows it by 64 MiB host / 512 MiB GPU chunks ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). U#11062 (open) adds UCX_RNDV_FRAG_WORKER_MAX_MEM.`,
+			ev(copy.evidence, u.version?.evidence),
+			{ text: 'Smaller pool chunks (untested here), or split messages to a few hundred MiB; for full control stage manually into persistent pinned buffers (seed B measured ~1.5–1.8× over MPI staging).', command: 'export UCX_RNDV_FRAG_ALLOC_COUNT=host:16,cuda:16' })];
+	},
+};
+
+const oldUcx: Rule = {
+	id: 'ucx-version-known-issues', severity: 'info', title: 'UCX version with known GPU limitations or regressions',
+	reads: ['ucx.version'],
+	source: 'U#9287 (1.15.0rc inter-node osu_bw D D 24.7 → 3.8 GB/s); gpu-mpi-sources.md §3 (dmabuf GPUDirect RDMA needs UCX ≥ 1.14)',
+	fixSummary: 'Use a released UCX ≥ 1.14 (and not 1.15.0 release candidates).',
+	evaluate(facts) {
+		const v = facts.ucx?.version;
+		if (!v) { return []; }
+		const parts = versionParts(v.value);
+		if (parts.length === 0) { return []; }
+		if (/^1\.15\.0-?rc/i.test(v.value)) {
+			return [finding(this, `UCX ${v.value} is a 1.15.0 release candidate: inter-node device-to-device bandwidth fell from 24.7 GB/s (1.13.1) to about 3.8 GB/s in 1.15.0rc3 (U#9287).`, [v.evidence],
+				{ text: 'Use a released UCX (1.15.0 final or newer).', command: 'ucx_info -v' }, 'warning')];
+		}
+		if (compareVersions(parts, [1, 14]) < 0) {
+			return [finding(this, `UCX ${v.value} predates 1.14: it has no dmabuf GPUDirect RDMA path, so GPUDirect RDMA over InfiniBand needs the nvidia_peermem kernel module; without it inter-node GPU data is staged through host memory.`, [v.evidence],
+				{ text: 'Use UCX ≥ 1.14 (with kernel ≥ 5.12, CUDA ≥ 11.7 and the open GPU kernel module for dmabuf), or load nvidia_peermem.', command: 'ucx_info -v' })];
+		}
+		return [];
+	},
+};
+
+/** Rules about UCX. */
+export const ucxRules: Rule[] = [ucxNoCuda, pmlUcxTls, tlsExcludesCuda, ipcImported, stagingPool, oldUcx];

@@ -1,0 +1,259 @@
+/**
+ * Every rule fires and stays quiet on real fixture combinations, through the public analyze() entry point.
+ * Where a test adds an input that could not be captured (a GPU rank's engine JSON, a site environment seen on the
+ * H200 device), it says so and quotes where the value comes from.
+ */
+import * as assert from 'node:assert/strict';
+import { analyze } from '../../../extension/core/analyze';
+import type { Finding, RawOutput } from '../../../extension/shared/report';
+import { debianMpichRaw, debianRaw, fixtureText, h200Raw, rawFromFixture, rawText, seedRaw } from './fixtureRaw';
+
+function ids(raw: RawOutput[]): string[] { return analyze(raw, 'test').findings.map((f) => f.id); }
+function find(raw: RawOutput[], id: string): Finding[] { return analyze(raw, 'test').findings.filter((f) => f.id === id); }
+function withOut(raw: RawOutput[], id: string): RawOutput[] { return raw.filter((r) => r.id !== id); }
+
+/**
+ * SYNTHETIC engine document for a GPU rank: the real Debian engine JSON (test-fixtures/tools/debian12-cpu/engine.txt)
+ * with its CUDA section replaced by what a rank on the H200 testbed would report. The engine has not been run on
+ * the GPU device by this helper; the lead's device run will replace this with a captured document.
+ */
+function syntheticGpuEngine(opts: { initialised: boolean; runTime: boolean; env?: Record<string, string> }): RawOutput {
+	const doc = JSON.parse(fixtureText('debian12-cpu', 'engine.txt')) as { ranks: Record<string, unknown>[] };
+	for (const r of doc.ranks) {
+		r.mpi = { library_version: 'Open MPI v5.0.7, package: Open MPI root@vm Distribution, ident: 5.0.7, repo rev: v5.0.7, Feb 14, 2025', standard_version: '3.1', implementation: 'openmpi', cuda_aware: { compile_time: true, run_time: opts.runTime, query: 'MPIX_Query_cuda_support' } };
+		r.cuda = { driver_loaded: true, library: '/usr/lib/x86_64-linux-gnu/libcuda.so.1', error: '', driver_version: 13000, init_result: 0, device_count: 1, devices: [{ ordinal: 0, name: 'NVIDIA H200', pci_bus_id: '0000:00:06.0', uuid: 'GPU-0ddbe2e2-e6b4-8f0b-324b-d29938131116', total_mem_bytes: 150754820096, compute_capability: '9.0' }], p2p: [], selected_device: 0, initialised_before_mpi_init: opts.initialised };
+		r.env = { ...(r.env as Record<string, string>), ...(opts.env ?? {}) };
+	}
+	return rawText('engine', JSON.stringify(doc));
+}
+
+/** The site variable the H200 testbed's mpirun handed every rank (quoted from shared/knowledge/observed.md B). */
+const OBSERVED_COMPONENT_PATH = '/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix';
+
+describe('rules on real fixtures', () => {
+	it('mpi-not-cuda-aware: Debian Open MPI (engine compile/run time false + ompi_info), not on the H200 testbed', () => {
+		const f = find(debianRaw(), 'mpi-not-cuda-aware').find((x) => x.severity === 'warning');
+		assert.ok(f);
+		assert.match(f.message, /Open MPI 4\.1\.4 is not CUDA-aware \(compile time\)/);
+		assert.ok(f.evidence.some((e) => e.line === 'ranks[0].mpi.cuda_aware.compile_time: false'));
+		assert.ok(f.evidence.some((e) => e.line === 'mca:mpi:base:param:mpi_built_with_cuda_support:value:false'));
+		// Without the engine the build-time fact alone still fires.
+		const noEngine = find(withOut(debianRaw(), 'engine'), 'mpi-not-cuda-aware').find((x) => x.severity === 'warning');
+		assert.match(noEngine?.message ?? '', /\(build\)/);
+		assert.equal(find(h200Raw(), 'mpi-not-cuda-aware').length, 0);
+	});
+
+	it('mpi-not-cuda-aware: MPICH run time (MPIX_GPU_query_support false) with the MPICH fix', () => {
+		const f = find(debianMpichRaw(), 'mpi-not-cuda-aware');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /^MPICH 4\.0\.2 is not CUDA-aware \(run time\): MPIX_GPU_query_support returned false/);
+		assert.equal(f[0].fix?.command, 'export MPIR_CVAR_ENABLE_GPU=1');
+		assert.equal(analyze(debianMpichRaw(), 'x').summary.mpi.label, 'MPICH 4.0.2');
+	});
+
+	it('mpi-not-cuda-aware: built with CUDA but run-time query false points at the run-time causes', () => {
+		const raw = [...h200Raw(), syntheticGpuEngine({ initialised: true, runTime: false })];
+		const f = find(raw, 'mpi-not-cuda-aware')[0];
+		assert.match(f.message, /was built with CUDA .* but at run time/);
+	});
+
+	it('ucx-without-cuda: Debian UCX fires, H200 UCX (cuda_copy, cuda_ipc) does not', () => {
+		const f = find(debianRaw(), 'ucx-without-cuda');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /transports: self, tcp, sysv, posix, cma/);
+		assert.equal(f[0].evidence[0].line, '# Version 1.13.1');
+		assert.equal(find(h200Raw(), 'ucx-without-cuda').length, 0);
+	});
+
+	it('ompi-pml-ucx-disabled-by-param-file: quotes "pml = ^ucx" and its file; warning once a GPU is present', () => {
+		const f = find(debianRaw(), 'ompi-pml-ucx-disabled-by-param-file');
+		assert.equal(f.length, 1);
+		assert.equal(f[0].severity, 'info', 'no GPU and no CUDA UCX on the Debian machine');
+		assert.deepEqual(f[0].evidence[0], { source: 'mca_params:/etc/openmpi/openmpi-mca-params.conf', line: 'pml = ^ucx', lineNo: 69 });
+		assert.match(f[0].message, /\/etc\/openmpi\/openmpi-mca-params\.conf line 69/);
+		// Debian's site file next to the H200 stack (GPU + CUDA UCX): same line, now a warning.
+		const combo = [...h200Raw(), rawFromFixture('debian12-cpu', 'mca_params:/etc/openmpi/openmpi-mca-params.conf', 'mca_params.txt')];
+		assert.equal(find(combo, 'ompi-pml-ucx-disabled-by-param-file')[0].severity, 'warning');
+		assert.equal(find(h200Raw(), 'ompi-pml-ucx-disabled-by-param-file').length, 0);
+	});
+
+	it('ompi-component-path-overridden: fires for the path observed on the H200 device, not for the own path', () => {
+		const env = rawText('env', `${fixtureText('h200-testbed', 'env.txt')}OMPI_MCA_mca_base_component_path=${OBSERVED_COMPONENT_PATH}\n`);
+		const f = find([...withOut(h200Raw(), 'env'), env], 'ompi-component-path-overridden');
+		assert.equal(f.length, 1);
+		assert.equal(f[0].severity, 'error');
+		assert.equal(f[0].fix?.command, 'mpirun --mca mca_base_component_path /opt/testbed2/lib/openmpi ...');
+		assert.equal(f[0].evidence[0].line, `OMPI_MCA_mca_base_component_path=${OBSERVED_COMPONENT_PATH}`);
+		// Seen only in an engine rank's environment (how it really happened: not in the login shell).
+		const eng = syntheticGpuEngine({ initialised: true, runTime: false, env: { OMPI_MCA_mca_base_component_path: OBSERVED_COMPONENT_PATH } });
+		const g = find([...h200Raw(), eng], 'ompi-component-path-overridden');
+		assert.equal(g.length, 1);
+		assert.match(g[0].message, /engine rank 0 environment/);
+		const own = rawText('env', 'OMPI_MCA_mca_base_component_path=/opt/testbed2/lib/openmpi\n');
+		assert.equal(find([...withOut(h200Raw(), 'env'), own], 'ompi-component-path-overridden').length, 0);
+		assert.equal(find(debianRaw(), 'ompi-component-path-overridden').length, 0);
+	});
+
+	it('ompi-pml-ucx-transport-defaults: none match on Debian (warning), cuda_ipc but no mlx device on H200 (info)', () => {
+		const d = find(debianRaw(), 'ompi-pml-ucx-transport-defaults');
+		assert.equal(d[0].severity, 'warning');
+		assert.match(d[0].message, /did not match transport list/);
+		assert.equal(d[0].fix?.command, 'mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any ...');
+		const h = find(h200Raw(), 'ompi-pml-ucx-transport-defaults');
+		assert.equal(h[0].severity, 'info');
+		assert.match(h[0].message, /UCX offers cuda_ipc/);
+		assert.equal(find(withOut(debianRaw(), 'ucx_info_d'), 'ompi-pml-ucx-transport-defaults').length, 0);
+	});
+
+	it('ucx-tls-excludes-cuda: UCX_TLS=tcp,self fires; the testbed\'s tcp,cuda_copy,self does not; ^cuda_ipc is info', () => {
+		const base = withOut(h200Raw(), 'env');
+		const bad = find([...base, rawText('env', 'UCX_TLS=tcp,self\n')], 'ucx-tls-excludes-cuda');
+		assert.equal(bad.length, 1);
+		assert.equal(bad[0].severity, 'warning');
+		assert.equal(bad[0].fix?.command, 'export UCX_TLS=tcp,self,cuda_copy,cuda_ipc');
+		assert.equal(find([...base, rawText('env', 'UCX_TLS=tcp,cuda_copy,self\n')], 'ucx-tls-excludes-cuda').length, 0);
+		const ipcOff = find([...base, rawText('env', 'UCX_TLS=^cuda_ipc\n')], 'ucx-tls-excludes-cuda');
+		assert.equal(ipcOff[0].severity, 'info');
+		assert.equal(find(h200Raw(), 'ucx-tls-excludes-cuda').length, 0);
+	});
+
+	it('running-as-root: fires for uid=0 with Open MPI, not for another uid', () => {
+		const f = find(debianRaw(), 'running-as-root');
+		assert.equal(f[0].evidence[0].line, 'uid=0');
+		const user = [...withOut(debianRaw(), 'identity'), rawText('identity', 'uid=1000\nuser=alice\nhostname=vm\n')];
+		assert.equal(find(user, 'running-as-root').length, 0);
+	});
+
+	it('ucx-cuda-ipc-imported-pointers: H200 (pml ucx + cuda_ipc) and the seed report (inferred), not Debian', () => {
+		const h = find(h200Raw(), 'ucx-cuda-ipc-imported-pointers');
+		assert.equal(h.length, 1);
+		assert.equal(h[0].fix?.command, 'export UCX_TLS=^cuda_ipc');
+		assert.match(h[0].fix?.text ?? '', /untested/);
+		assert.match(h[0].source ?? '', /O#14305/);
+		const s = find(seedRaw(), 'ucx-cuda-ipc-imported-pointers');
+		assert.equal(s.length, 1);
+		assert.match(s[0].message, /inferred/);
+		assert.equal(find(debianRaw(), 'ucx-cuda-ipc-imported-pointers').length, 0);
+	});
+
+	it('ucx-staging-pool-growth: H200 (cuda_copy, no gdr_copy, no IB), not Debian', () => {
+		const f = find(h200Raw(), 'ucx-staging-pool-growth');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /U#11062/);
+		assert.equal(find(debianRaw(), 'ucx-staging-pool-growth').length, 0);
+	});
+
+	it('ucx-version-known-issues: UCX 1.13.1 predates dmabuf; no UCX facts → quiet', () => {
+		assert.match(find(debianRaw(), 'ucx-version-known-issues')[0].message, /1\.13\.1 predates 1\.14/);
+		assert.equal(find(seedRaw(), 'ucx-version-known-issues').length, 0);
+		// 1.15.0rc3 is the version U#9287 measured (synthetic -v line in the real format).
+		const rc = [rawText('ucx_info_v', '# Library version: 1.15.0rc3\n')];
+		assert.equal(find(rc, 'ucx-version-known-issues')[0].severity, 'warning');
+	});
+
+	it('no-gpudirect-rdma: H200 without nvidia_peermem; not without a GPU', () => {
+		const f = find(h200Raw(), 'no-gpudirect-rdma');
+		assert.equal(f[0].evidence[0].source, 'sys_module_nvidia');
+		assert.equal(find(withOut(h200Raw(), 'sys_module_nvidia'), 'no-gpudirect-rdma').length, 0);
+		assert.equal(find(debianRaw(), 'no-gpudirect-rdma').length, 0);
+	});
+
+	it('gpu-visible-mpi-not-cuda-aware: H200 GPU with Debian\'s Open MPI; not with the testbed Open MPI', () => {
+		const combo = [...withOut(withOut(h200Raw(), 'ompi_info'), 'mpirun_version'), rawFromFixture('debian12-cpu', 'ompi_info'), rawFromFixture('debian12-cpu', 'mpirun_version')];
+		const f = find(combo, 'gpu-visible-mpi-not-cuda-aware');
+		assert.equal(f.length, 1);
+		assert.equal(f[0].severity, 'error');
+		assert.match(f[0].evidence[0].line, /NVIDIA H200/);
+		assert.equal(find(h200Raw(), 'gpu-visible-mpi-not-cuda-aware').length, 0);
+	});
+
+	it('no-gpu-visible: Debian (nvidia-smi absent, libcuda.so.1 not loadable), not H200', () => {
+		const f = find(debianRaw(), 'no-gpu-visible');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /CUDA driver library could not be loaded \(libcuda\.so\.1: cannot open shared object file/);
+		assert.equal(find(h200Raw(), 'no-gpu-visible').length, 0);
+	});
+
+	it('cuda-not-initialised-before-mpi-init: GPU rank without a context at MPI_Init (synthetic engine JSON)', () => {
+		const f = find([...h200Raw(), syntheticGpuEngine({ initialised: false, runTime: false })], 'cuda-not-initialised-before-mpi-init');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /^2 rank\(s\) had no current CUDA context/);
+		assert.equal(find([...h200Raw(), syntheticGpuEngine({ initialised: true, runTime: true })], 'cuda-not-initialised-before-mpi-init').length, 0);
+		// The real Debian engine has no GPU: initialised_before_mpi_init false must not fire.
+		assert.equal(find(debianRaw(), 'cuda-not-initialised-before-mpi-init').length, 0);
+	});
+
+	it('smcuda-cumemhostregister-warning: explains the smcuda message when seen', () => {
+		// The message text as quoted in shared/knowledge/observed.md B (engine stderr on the H200 testbed).
+		const eng = { ...syntheticGpuEngine({ initialised: true, runTime: true }), stderr: 'The call to cuMemHostRegister(0x7f0000000000, 134217728, 0) failed.\n  return value: 1\n' };
+		const f = find([...h200Raw(), eng], 'smcuda-cumemhostregister-warning');
+		assert.equal(f.length, 1);
+		assert.equal(f[0].evidence[0].source, 'engine (stderr)');
+		assert.ok(f[0].evidence.some((e) => /btl:smcuda/.test(e.line)));
+		assert.equal(find(h200Raw(), 'smcuda-cumemhostregister-warning').length, 0);
+	});
+
+	it('mpi-not-found: nothing identified an MPI; quiet on Debian', () => {
+		const none: RawOutput[] = [
+			rawText('which', 'mpicc=\nmpirun=\nmpiexec=\nompi_info=\nucx_info=\nnvidia-smi=\n'),
+			{ id: 'ompi_info', command: ['ompi_info', '--parsable', '--all'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error: 'not found' },
+		];
+		const f = find(none, 'mpi-not-found');
+		assert.equal(f.length, 1);
+		assert.equal(f[0].evidence[0].line, 'mpirun=');
+		assert.equal(find(debianRaw(), 'mpi-not-found').length, 0);
+	});
+
+	it('mpi-tool-prefix-mismatch: mpirun from the testbed prefix, mpicc from /usr/bin', () => {
+		const mixed = [...withOut(debianRaw(), 'which'), rawText('which', 'mpicc=/usr/bin/mpicc\nmpirun=/opt/testbed2/bin/mpirun\nompi_info=/usr/bin/ompi_info\n')];
+		const f = find(mixed, 'mpi-tool-prefix-mismatch');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /2 different directories/);
+		assert.equal(find(debianRaw(), 'mpi-tool-prefix-mismatch').length, 0);
+	});
+
+	it('known-harmless-messages: PMIx "bad prefix" noise is named harmless', () => {
+		const eng = { ...syntheticGpuEngine({ initialised: true, runTime: true }), stderr: '[vm:01234] process_repository_item: component path /opt/testbed2/lib/openmpi/mca_pml_ucx.so has bad prefix\n' };
+		assert.equal(find([...h200Raw(), eng], 'known-harmless-messages').length, 1);
+		assert.equal(find(h200Raw(), 'known-harmless-messages').length, 0);
+	});
+
+	it('mpi-gpu-support-switched-off: Cray MPICH without MPICH_GPU_SUPPORT_ENABLED on a GPU host; MPICH only when switched off', () => {
+		// SYNTHETIC mpirun --version text in Cray's format (no Cray system to capture from); GPU facts are the real H200 ones.
+		const cray = [rawText('mpirun_version', 'MPI VERSION    : CRAY MPICH version 8.1.28.2 (ANL base 3.4a2)\n'), rawFromFixture('h200-testbed', 'nvidia_smi_xml')];
+		const f = find(cray, 'mpi-gpu-support-switched-off');
+		assert.equal(f.length, 1);
+		assert.equal(f[0].fix?.command, 'export MPICH_GPU_SUPPORT_ENABLED=1');
+		assert.equal(find([...cray, rawText('env', 'MPICH_GPU_SUPPORT_ENABLED=1\n')], 'mpi-gpu-support-switched-off').length, 0);
+		// Real MPICH 4.0.2 engine run: quiet unless MPIR_CVAR_ENABLE_GPU is explicitly 0.
+		assert.equal(find(debianMpichRaw(), 'mpi-gpu-support-switched-off').length, 0);
+		const off = find([...debianMpichRaw(), rawText('env', 'MPIR_CVAR_ENABLE_GPU=0\n')], 'mpi-gpu-support-switched-off');
+		assert.equal(off.length, 1);
+		assert.equal(off[0].evidence[1].line, 'MPIR_CVAR_ENABLE_GPU=0');
+	});
+
+	it('launcher-env-differs: a rank got the component path the login shell lacks; real Debian run is quiet', () => {
+		const eng = syntheticGpuEngine({ initialised: true, runTime: true, env: { OMPI_MCA_mca_base_component_path: OBSERVED_COMPONENT_PATH } });
+		const f = find([...h200Raw(), eng], 'launcher-env-differs');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /OMPI_MCA_mca_base_component_path=\/usr\/lib\/x86_64-linux-gnu\/pmix2\/lib\/pmix/);
+		// The real Debian engine run: OMPI_MCA_btl_tcp_if_include came from --mca on its command line, the rest is launcher bookkeeping.
+		assert.equal(find(debianRaw(), 'launcher-env-differs').length, 0);
+	});
+
+	it('gpu-peer-access-missing: SYS link between two GPUs; single H200 is quiet', () => {
+		// SYNTHETIC 2-GPU matrix in nvidia-smi topo -m's layout (the testbed has one GPU).
+		const topo = rawText('nvidia_smi_topo', '\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tSYS\t0-47\t0\t\tN/A\nGPU1\tSYS\t X \t48-95\t1\t\tN/A\n\nLegend:\n');
+		const f = find([topo], 'gpu-peer-access-missing');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /GPU0↔GPU1 \(SYS/);
+		assert.equal(find(h200Raw(), 'gpu-peer-access-missing').length, 0);
+	});
+
+	it('the real fixture sets give no parse problems and no rule failures', () => {
+		for (const raw of [debianRaw(), h200Raw(), seedRaw(), debianMpichRaw()]) {
+			const bad = ids(raw).filter((i) => i === 'parse-problem' || i.startsWith('rule-failed'));
+			assert.deepEqual(bad, []);
+		}
+	});
+});
