@@ -71,6 +71,12 @@ export interface EngineRank {
 	pid: number;
 	mpi: EngineMpi;
 	cuda: EngineCuda;
+	/**
+	 * The rank's own environment, filtered to names starting with OMPI_MCA_, PMIX_MCA_, OMPI_COMM_WORLD_, UCX_,
+	 * CUDA_, MPICH_, MPIR_CVAR_, I_MPI_, MV2_, FI_, SLURM_ (what the launcher really handed the rank, which can
+	 * differ from the login shell: see shared/knowledge/observed.md B).
+	 */
+	env: Record<string, string>;
 }
 
 /** The whole document printed by rank 0 on stdout. */

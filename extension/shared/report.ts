@@ -22,6 +22,8 @@ export interface RawOutput {
 	/** Why the run failed to produce output: "not found", "timed out after 60 s", "killed by SIGSEGV"... */
 	error?: string;
 	timedOut?: boolean;
+	/** Why the collector shaped the command as it did, e.g. "--allow-run-as-root added: running as uid 0 with Open MPI". */
+	notes?: string[];
 }
 
 /** One quoted line that supports a finding. */

@@ -1,0 +1,201 @@
+/**
+ * Headless CLI: `gpumpi-doctor <subcommand> [options]`. Subcommands live in one table so later ones
+ * (repro, map, collect, analyze) plug in by adding an entry.
+ *
+ * Exit codes: 0 the subcommand ran (an inspection that found problems still exits 0: the findings are the
+ * output), 2 usage error, 3 the inspection or report writing failed, 130 interrupted (Ctrl-C; running tools
+ * are killed with their process groups).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import panelCss from '../../media/panel/panel.css';
+import { version as toolVersion } from '../../package.json';
+import { renderStandaloneReport } from '../shared/render';
+import { LocalHost } from '../core/hosts/localHost';
+import { inspectHost, normalizeSettings } from '../core/inspect';
+import { createLogger, errorText, nullLogger, streamSink } from '../core/logger';
+import { reproMain } from './reproCli';
+import { renderReportText } from './textReport';
+
+/** Exit codes (documented in the header and in `--help`). */
+export const EXIT_OK = 0;
+export const EXIT_USAGE = 2;
+export const EXIT_FAILED = 3;
+export const EXIT_INTERRUPTED = 130;
+
+/** Where a subcommand writes and what it can see (injected so tests and callers can redirect it). */
+export interface CliIo {
+	stdout(text: string): void;
+	stderr(text: string): void;
+	cwd: string;
+	signal: AbortSignal;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | undefined>;
+
+/** A subcommand whose options the table parses (node:util parseArgs, strict). */
+export interface ParsedSubcommand {
+	name: string;
+	summary: string;
+	usage: string;
+	options: Options;
+	run(values: Values, positionals: string[], io: CliIo): Promise<number>;
+}
+
+/** A subcommand that parses its own arguments and prints its own usage (e.g. repro). */
+export interface RawSubcommand {
+	name: string;
+	summary: string;
+	runRaw(args: string[], io: CliIo): Promise<number>;
+}
+
+/** One subcommand of the table. */
+export type Subcommand = ParsedSubcommand | RawSubcommand;
+
+/** Thrown for bad command lines; becomes exit code 2 with the message and usage. */
+export class UsageError extends Error {}
+
+const inspectCommand: ParsedSubcommand = {
+	name: 'inspect',
+	summary: 'Inspect this host\'s MPI / UCX / CUDA stack and explain what GPU buffers will do.',
+	usage: `gpumpi-doctor inspect [--json] [--html FILE] [--ranks N] [--engine PATH] [--mpirun PATH] [--timeout S] [--verbose]
+
+  --json          print the report as JSON on stdout (nothing else; no HTML unless --html)
+  --html FILE     write the standalone HTML report to FILE (default without --json: gpumpi-report.html)
+  --ranks N       engine ranks launched with mpirun -np N (1..1024, default 1)
+  --engine PATH   the gpumpi engine binary (default: the one built in native/build)
+  --mpirun PATH   the mpirun to launch the engine with (default: mpirun on PATH)
+  --timeout S     seconds after which a tool is killed (1..3600, default 60)
+  --verbose       log what is being run to stderr`,
+	options: {
+		json: { type: 'boolean' },
+		html: { type: 'string' },
+		ranks: { type: 'string' },
+		engine: { type: 'string' },
+		mpirun: { type: 'string' },
+		timeout: { type: 'string' },
+		verbose: { type: 'boolean', short: 'v' },
+	},
+	async run(values, positionals, io) {
+		if (positionals.length > 0) { throw new UsageError(`unexpected argument: ${positionals[0]}`); }
+		const numberOf = (flag: string, v: string | boolean | undefined): number | undefined => {
+			if (v === undefined) { return undefined; }
+			if (typeof v !== 'string' || !/^\s*\d+(\.\d+)?\s*$/.test(v)) { throw new UsageError(`--${flag} needs a number, got ${JSON.stringify(v)}`); }
+			return Number(v);
+		};
+		const absolute = (v: string | boolean | undefined): string | undefined =>
+			typeof v === 'string' && v.length > 0 && v.includes('/') ? path.resolve(io.cwd, v) : (typeof v === 'string' ? v : undefined);
+		const { settings, problems } = normalizeSettings({
+			ranks: numberOf('ranks', values.ranks),
+			timeoutSeconds: numberOf('timeout', values.timeout),
+			enginePath: absolute(values.engine),
+			mpirunPath: absolute(values.mpirun),
+		});
+		if (problems.length > 0) { throw new UsageError(problems.join('; ')); }
+		if (typeof values.html === 'string' && values.html.length === 0) { throw new UsageError('--html needs a file name'); }
+
+		const logger = values.verbose ? createLogger(streamSink(io.stderr, 'debug'), 'cli') : nullLogger;
+		const report = await inspectHost(new LocalHost(), {
+			...settings,
+			signal: io.signal,
+			logger,
+			onProgress: m => logger.info(m),
+		});
+		if (io.signal.aborted) { io.stderr('gpumpi-doctor: interrupted; running tools were stopped\n'); return EXIT_INTERRUPTED; }
+
+		const htmlFile = typeof values.html === 'string' ? path.resolve(io.cwd, values.html)
+			: values.json ? undefined : path.join(io.cwd, 'gpumpi-report.html');
+		if (values.json) { io.stdout(JSON.stringify(report, null, 2) + '\n'); } else { io.stdout(renderReportText(report)); }
+		if (htmlFile) {
+			try {
+				fs.writeFileSync(htmlFile, renderStandaloneReport(report, panelCss));
+			} catch (e) {
+				io.stderr(`gpumpi-doctor: cannot write the HTML report to ${htmlFile}: ${errorText(e)}\n`);
+				return EXIT_FAILED;
+			}
+			if (!values.json) { io.stdout(`\nHTML report: ${htmlFile}\n`); } else { io.stderr(`HTML report: ${htmlFile}\n`); }
+		}
+		return EXIT_OK;
+	},
+};
+
+const reproCommand: RawSubcommand = {
+	name: 'repro',
+	summary: 'Run the GPU-buffer reproducers (ipc | fallback) under mpirun; see "repro --help".',
+	runRaw: args => reproMain(args),
+};
+
+/** Every subcommand, in `--help` order. */
+export const SUBCOMMANDS: readonly Subcommand[] = [inspectCommand, reproCommand];
+
+function helpText(): string {
+	return `gpumpi-doctor ${toolVersion} — what your MPI / UCX / CUDA stack really does with GPU buffers
+
+Usage: gpumpi-doctor <command> [options]     (gpumpi-doctor <command> --help for its options)
+
+Commands:
+${SUBCOMMANDS.map(c => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n')}
+
+Exit codes: 0 ran (findings are the output), 2 usage error, 3 inspection or report writing failed, 130 interrupted
+(repro documents its own in "repro --help").
+`;
+}
+
+/** Run the CLI with `args` (without node and script). Resolves to the exit code; never rejects. */
+export async function main(args: readonly string[], io: CliIo): Promise<number> {
+	const [name, ...rest] = args;
+	if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+		io.stdout(helpText());
+		return name === undefined ? EXIT_USAGE : EXIT_OK;
+	}
+	if (name === '--version' || name === '-V') { io.stdout(`${toolVersion}\n`); return EXIT_OK; }
+	const cmd = SUBCOMMANDS.find(c => c.name === name);
+	if (!cmd) {
+		io.stderr(`gpumpi-doctor: unknown command ${JSON.stringify(name)}\n\n${helpText()}`);
+		return EXIT_USAGE;
+	}
+	if ('runRaw' in cmd) {
+		try { return await cmd.runRaw(rest, io); } catch (e) {
+			io.stderr(`gpumpi-doctor ${cmd.name}: failed: ${errorText(e)}\n`);
+			return EXIT_FAILED;
+		}
+	}
+	if (rest.includes('--help') || rest.includes('-h')) { io.stdout(`Usage: ${cmd.usage}\n`); return EXIT_OK; }
+	try {
+		const parsed = parseArgs({ args: [...rest], options: cmd.options, allowPositionals: true, strict: true });
+		return await cmd.run(parsed.values as Values, parsed.positionals, io);
+	} catch (e) {
+		const code = (e as { code?: unknown }).code;
+		if (e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+			io.stderr(`gpumpi-doctor ${cmd.name}: ${errorText(e)}\n\nUsage: ${cmd.usage}\n`);
+			return EXIT_USAGE;
+		}
+		io.stderr(`gpumpi-doctor ${cmd.name}: failed: ${errorText(e)}\n`);
+		return EXIT_FAILED;
+	}
+}
+
+/** Entry point used by bin/gpumpi-doctor.js. */
+export function run(): void {
+	const abort = new AbortController();
+	let interrupts = 0;
+	const onSignal = (): void => {
+		interrupts++;
+		if (interrupts > 1) { process.exit(EXIT_INTERRUPTED); }
+		process.stderr.write('\ngpumpi-doctor: stopping running tools… (Ctrl-C again to quit at once)\n');
+		abort.abort();
+	};
+	process.on('SIGINT', onSignal);
+	process.on('SIGTERM', onSignal);
+	const io: CliIo = {
+		stdout: t => { process.stdout.write(t); },
+		stderr: t => { process.stderr.write(t); },
+		cwd: process.cwd(),
+		signal: abort.signal,
+	};
+	void main(process.argv.slice(2), io).then(code => { process.exitCode = code; });
+}
+
+if (require.main === module) { run(); }

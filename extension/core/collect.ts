@@ -1,0 +1,281 @@
+/**
+ * The collector: runs the tools of one host (at most 4 at once), reads the MCA parameter files, records the
+ * environment, then launches the engine under mpirun. Everything comes back as RawOutput (verbatim, with ids that
+ * analyze.ts parses); a missing or hung tool is a RawOutput with an error, never an exception.
+ */
+import * as path from 'node:path';
+import type { ProbeResult } from '../shared/addonTypes';
+import type { RawOutput } from '../shared/report';
+import type { Host } from './hosts/host';
+import { nullLogger, errorText, type Logger } from './logger';
+import { formatSeconds, type ExecuteResult } from './proc';
+
+/** Which MPI a `mpirun` belongs to. */
+export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
+
+/** What the addon probe gave: a result, or why the addon could not be used. */
+export type ProbeOutcome = { result: ProbeResult } | { error: string; tried: string[] };
+
+/** Where the engine is: an explicit path or a lookup by the mpirun's flavor (core/native.ts findEngine). */
+export type EngineLocator = (flavor: 'default' | 'openmpi' | 'mpich') => { path: string | null; tried: string[] };
+
+/** Options for `collect`. */
+export interface CollectOptions {
+	/** Engine ranks (mpirun -np). */
+	ranks: number;
+	/** Explicit engine binary (a setting or --engine); wins over `locateEngine`. */
+	enginePath?: string | null;
+	locateEngine?: EngineLocator;
+	/** The mpirun to use; default `mpirun` from the host's PATH. */
+	mpirunPath?: string;
+	/** Per-tool timeout; the whole process group is killed after it. */
+	timeoutMs: number;
+	signal?: AbortSignal;
+	onProgress?(message: string): void;
+	/** Runs the native addon's probe (in this process); absent: the probe RawOutput says so. */
+	probe?: () => Promise<ProbeOutcome>;
+	logger?: Logger;
+	/** Tools run at once; default 4. */
+	concurrency?: number;
+}
+
+/** Programs whose location the `which` RawOutput records. */
+export const WHICH_NAMES = ['mpicc', 'mpirun', 'mpiexec', 'ompi_info', 'ucx_info', 'nvidia-smi'] as const;
+
+/** Environment names kept in the `env` RawOutput. */
+const ENV_PREFIXES = ['OMPI_', 'PMIX_MCA_', 'UCX_', 'CUDA_', 'MPICH_', 'MPIR_CVAR_', 'I_MPI_', 'MV2_', 'FI_', 'SLURM_'];
+const ENV_EXACT = new Set(['PATH', 'LD_LIBRARY_PATH']);
+
+interface ToolSpec { id: string; argv: string[] }
+
+/** Collect everything about `host`. Never rejects for tool failures. */
+export async function collect(host: Host, opts: CollectOptions): Promise<RawOutput[]> {
+	const log = opts.logger ?? nullLogger;
+	const progress = (m: string): void => { log.debug(m); try { opts.onProgress?.(m); } catch { /* ignore */ } };
+	const mpirun = opts.mpirunPath && opts.mpirunPath.length > 0 ? opts.mpirunPath : 'mpirun';
+	const tools: ToolSpec[] = [
+		{ id: 'ompi_info', argv: ['ompi_info', '--parsable', '--all'] },
+		{ id: 'mpirun_version', argv: [mpirun, '--version'] },
+		{ id: 'mpichversion', argv: ['mpichversion'] },
+		{ id: 'ucx_info_v', argv: ['ucx_info', '-v'] },
+		{ id: 'ucx_info_b', argv: ['ucx_info', '-b'] },
+		{ id: 'ucx_info_d', argv: ['ucx_info', '-d'] },
+		{ id: 'nvidia_smi_topo', argv: ['nvidia-smi', 'topo', '-m'] },
+		{ id: 'nvidia_smi_xml', argv: ['nvidia-smi', '-q', '-x'] },
+	];
+
+	const env = await host.env();
+	const identity = await host.identity();
+	const byId = new Map<string, RawOutput>();
+	const tasks: (() => Promise<void>)[] = tools.map(t => async () => {
+		progress(`Running ${t.argv.join(' ')}`);
+		byId.set(t.id, await runTool(host, t, opts));
+	});
+	tasks.push(async () => {
+		progress('Probing libraries with the native addon');
+		byId.set('probe', await runProbe(opts));
+	});
+	await runBounded(tasks, Math.max(1, opts.concurrency ?? 4));
+
+	const out: RawOutput[] = tools.map(t => byId.get(t.id)).filter((r): r is RawOutput => r !== undefined);
+	out.push(byId.get('probe') ?? internal('probe', ['addon.probe()'], '', 'probe did not run'));
+	out.push(internal('env', ['env'], filterEnv(env)));
+	out.push(await whichOutput(host));
+	out.push(internal('identity', ['identity'], `uid=${identity.uid}\nuser=${identity.user}\nhostname=${identity.hostname}\n`));
+
+	const flavor = detectFlavor(byId.get('mpirun_version'));
+	log.info(`mpirun ${mpirun} flavor: ${flavor}`);
+	for (const file of await mcaParamFiles(host, byId.get('ompi_info'), mpirun, flavor, env)) {
+		out.push(await readFileOutput(host, file.path));
+	}
+
+	progress(`Launching the engine under ${mpirun} with ${opts.ranks} rank(s)`);
+	out.push(await runEngine(host, opts, mpirun, flavor, identity.uid));
+	return out;
+}
+
+/** Open MPI vs MPICH (Hydra) from `mpirun --version` output. */
+export function detectFlavor(version: RawOutput | undefined): MpiFlavor {
+	if (!version || version.exitCode === null) { return 'unknown'; }
+	const text = `${version.stdout}\n${version.stderr}`;
+	if (/Open MPI|OpenRTE|open-mpi\.org/i.test(text)) { return 'openmpi'; }
+	if (/HYDRA|MPICH/.test(text)) { return 'mpich'; }
+	return 'unknown';
+}
+
+/** NAME=value lines of the variables the rules care about, sorted; a newline inside a value is written as \n. */
+export function filterEnv(env: Record<string, string>): string {
+	return Object.keys(env)
+		.filter(k => ENV_EXACT.has(k) || ENV_PREFIXES.some(p => k.startsWith(p)))
+		.sort()
+		.map(k => `${k}=${env[k].replace(/\r?\n/g, '\\n')}\n`)
+		.join('');
+}
+
+/** Value of a `--parsable` ompi_info key such as "path:sysconfdir", or undefined. */
+export function ompiInfoValue(stdout: string, key: string): string | undefined {
+	const prefix = `${key}:`;
+	for (const line of stdout.split('\n')) {
+		if (line.startsWith(prefix)) { return line.slice(prefix.length).trim(); }
+	}
+	return undefined;
+}
+
+async function runTool(host: Host, t: ToolSpec, opts: CollectOptions): Promise<RawOutput> {
+	const resolved = t.argv[0].includes('/') ? t.argv[0] : await host.which(t.argv[0]);
+	const command = [resolved ?? t.argv[0], ...t.argv.slice(1)];
+	const r = await host.run(command, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	return toRaw(t.id, command, r);
+}
+
+function toRaw(id: string, command: string[], r: ExecuteResult, notes?: string[]): RawOutput {
+	let error = r.error;
+	if (error === 'not found') { error = `not found: ${command[0]}`; }
+	return {
+		id,
+		command,
+		exitCode: r.exitCode,
+		stdout: r.stdout,
+		stderr: r.stderr,
+		durationMs: r.durationMs,
+		...(error !== undefined ? { error } : {}),
+		...(r.timedOut ? { timedOut: true } : {}),
+		...(notes && notes.length > 0 ? { notes } : {}),
+	};
+}
+
+function internal(id: string, what: string[], stdout: string, error?: string, stderr = ''): RawOutput {
+	return {
+		id,
+		command: ['internal', ...what],
+		exitCode: error === undefined ? 0 : null,
+		stdout,
+		stderr,
+		durationMs: 0,
+		...(error !== undefined ? { error } : {}),
+	};
+}
+
+async function runProbe(opts: CollectOptions): Promise<RawOutput> {
+	const started = Date.now();
+	if (!opts.probe) { return internal('probe', ['addon.probe()'], '', 'native addon probe not available'); }
+	let timer: NodeJS.Timeout | undefined;
+	try {
+		const timeout = new Promise<ProbeOutcome>(resolve => {
+			timer = setTimeout(() => resolve({ error: `timed out after ${formatSeconds(opts.timeoutMs)}`, tried: [] }), opts.timeoutMs);
+		});
+		const outcome = await Promise.race([opts.probe(), timeout]);
+		const raw = 'result' in outcome
+			? internal('probe', ['addon.probe()'], JSON.stringify(outcome.result))
+			: internal('probe', ['addon.probe()'], '', outcome.error, outcome.tried.join('\n'));
+		return { ...raw, durationMs: Date.now() - started };
+	} catch (e) {
+		return { ...internal('probe', ['addon.probe()'], '', `probe failed: ${errorText(e)}`), durationMs: Date.now() - started };
+	} finally {
+		if (timer) { clearTimeout(timer); }
+	}
+}
+
+async function whichOutput(host: Host): Promise<RawOutput> {
+	const lines: string[] = [];
+	for (const name of WHICH_NAMES) { lines.push(`${name}=${(await host.which(name)) ?? ''}`); }
+	return internal('which', ['which', ...WHICH_NAMES], lines.join('\n') + '\n');
+}
+
+async function readFileOutput(host: Host, file: string): Promise<RawOutput> {
+	const started = Date.now();
+	const r = await host.readFile(file);
+	const base = { id: `mca_params:${file}`, command: ['read', file], stderr: '', durationMs: Date.now() - started };
+	if (r.ok) {
+		return { ...base, exitCode: 0, stdout: r.text, ...(r.truncated ? { notes: ['file was larger than the read cap; truncated'] } : {}) };
+	}
+	return { ...base, exitCode: null, stdout: '', error: r.error };
+}
+
+/**
+ * The MCA parameter files Open MPI reads on this host: `<sysconfdir>/openmpi-mca-params.conf` (sysconfdir from
+ * ompi_info, else `<prefix>/etc` with prefix from ompi_info or mpirun's location) always (a missing one is
+ * recorded as such), plus /etc/openmpi/openmpi-mca-params.conf and ~/.openmpi/mca-params.conf when they exist.
+ */
+async function mcaParamFiles(host: Host, ompiInfo: RawOutput | undefined, mpirun: string, flavor: MpiFlavor,
+	env: Record<string, string>): Promise<{ path: string; always: boolean }[]> {
+	const files: { path: string; always: boolean }[] = [];
+	const add = async (p: string, always: boolean): Promise<void> => {
+		if (files.some(f => f.path === p)) { return; }
+		if (!always) {
+			const r = await host.readFile(p, 1);
+			if (!r.ok && r.notFound) { return; }
+		}
+		files.push({ path: p, always });
+	};
+	const info = ompiInfo && ompiInfo.exitCode === 0 ? ompiInfo.stdout : '';
+	let sysconf = info ? ompiInfoValue(info, 'path:sysconfdir') : undefined;
+	let prefix = info ? ompiInfoValue(info, 'path:prefix') : undefined;
+	if (!prefix && flavor === 'openmpi') {
+		const mpirunAbs = mpirun.includes('/') ? mpirun : await host.which(mpirun);
+		if (mpirunAbs) { prefix = path.posix.dirname(path.posix.dirname(await host.realpath(mpirunAbs))); }
+	}
+	if (!sysconf && prefix) { sysconf = path.posix.join(prefix, 'etc'); }
+	if (sysconf && path.posix.isAbsolute(sysconf)) { await add(path.posix.join(sysconf, 'openmpi-mca-params.conf'), true); }
+	await add('/etc/openmpi/openmpi-mca-params.conf', false);
+	if (env.HOME && path.posix.isAbsolute(env.HOME)) { await add(path.posix.join(env.HOME, '.openmpi', 'mca-params.conf'), false); }
+	return files;
+}
+
+async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavor: MpiFlavor, uid: number): Promise<RawOutput> {
+	const mpirunAbs = mpirun.includes('/') ? ((await host.readFile(mpirun, 1)).ok ? mpirun : null) : await host.which(mpirun);
+	let enginePath: string | null = opts.enginePath && opts.enginePath.length > 0 ? opts.enginePath : null;
+	let tried: string[] = enginePath ? [enginePath] : [];
+	if (!enginePath && opts.locateEngine) {
+		const want = flavor === 'unknown' ? 'default' : flavor;
+		const found = safeLocate(opts.locateEngine, want);
+		tried = found.tried;
+		enginePath = found.path;
+		if (!enginePath && want !== 'default') {
+			const fallback = safeLocate(opts.locateEngine, 'default');
+			tried = [...tried, ...fallback.tried.filter(t => !tried.includes(t))];
+			enginePath = fallback.path;
+		}
+	}
+	const ranks = Math.max(1, Math.floor(opts.ranks));
+	const notes: string[] = [];
+	const argv: string[] = [mpirunAbs ?? mpirun];
+	if (flavor === 'openmpi') {
+		if (uid === 0) {
+			argv.push('--allow-run-as-root');
+			notes.push('--allow-run-as-root added: running as root (uid 0) and Open MPI\'s mpirun refuses root without it');
+		}
+		const cpus = await host.cpuCount();
+		if (ranks > cpus) {
+			argv.push('--oversubscribe');
+			notes.push(`--oversubscribe added: ${ranks} ranks on ${cpus} processors`);
+		}
+	}
+	argv.push('-np', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect');
+	const fail = (error: string): RawOutput => ({
+		id: 'engine', command: argv, exitCode: null, stdout: '', stderr: '', durationMs: 0, error, ...(notes.length ? { notes } : {}),
+	});
+	if (!enginePath) { return fail(`engine not built: tried ${tried.length ? tried.join(', ') : '(no locations)'}`); }
+	const probe = await host.readFile(enginePath, 1);
+	if (!probe.ok && probe.notFound) { return fail(`engine not found: ${enginePath}`); }
+	if (!mpirunAbs) { return fail(`${mpirun} not found${mpirun.includes('/') ? '' : ' on PATH'}`); }
+	if (flavor === 'unknown') { notes.push(`could not tell Open MPI from MPICH by "${mpirun} --version"; no extra mpirun options added`); }
+	const r = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 32 * 1024 * 1024 });
+	return toRaw('engine', argv, r, notes);
+}
+
+function safeLocate(locate: EngineLocator, flavor: 'default' | 'openmpi' | 'mpich'): { path: string | null; tried: string[] } {
+	try { return locate(flavor); } catch (e) { return { path: null, tried: [`(engine lookup failed: ${errorText(e)})`] }; }
+}
+
+/** Run async tasks with at most `limit` in flight. */
+export async function runBounded(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
+	let next = 0;
+	const worker = async (): Promise<void> => {
+		while (next < tasks.length) {
+			const task = tasks[next++];
+			try { await task(); } catch { /* each task records its own failure */ }
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}

@@ -1,0 +1,60 @@
+/**
+ * What the collector needs from a machine: run an argv, read a file, see the environment, find a program.
+ * LocalHost implements it with proc.ts; a later SshHost implements the same interface by wrapping every argv as
+ * `ssh -o BatchMode=yes <host> -- <posixQuote(argv)>` (see `posixQuoteArgv`) and reading files with `cat`.
+ */
+import type { HostRef } from '../../shared/report';
+import type { ExecuteResult, StreamName } from '../proc';
+
+/** Options for one run on a host. */
+export interface HostRunOptions {
+	/** Extra environment variables on top of the host's environment. */
+	env?: Record<string, string>;
+	cwd?: string;
+	timeoutMs: number;
+	signal?: AbortSignal;
+	onLine?: (stream: StreamName, line: string) => void;
+	maxOutputBytes?: number;
+}
+
+/** Result of `Host.readFile`. */
+export type ReadFileResult =
+	| { ok: true; text: string; truncated: boolean }
+	| { ok: false; error: string; notFound: boolean };
+
+/** Who and where the collector runs. */
+export interface HostIdentity {
+	uid: number;
+	user: string;
+	hostname: string;
+}
+
+/** A machine the doctor can inspect. Every method resolves (never rejects) for ordinary failures. */
+export interface Host {
+	readonly ref: HostRef;
+	/** Run argv (no shell). A program not on PATH gives exitCode null and error "not found on PATH". */
+	run(argv: readonly string[], opts: HostRunOptions): Promise<ExecuteResult>;
+	/** Read a text file (capped). */
+	readFile(path: string, maxBytes?: number): Promise<ReadFileResult>;
+	/** The environment programs started on this host get. */
+	env(): Promise<Record<string, string>>;
+	/** Absolute path of `name` found by scanning the host's PATH, or null. */
+	which(name: string): Promise<string | null>;
+	/** Resolve symlinks of an absolute path (the path itself when it cannot be resolved). */
+	realpath(path: string): Promise<string>;
+	/** uid, user name, host name. */
+	identity(): Promise<HostIdentity>;
+	/** Processor count available to programs on this host (for `--oversubscribe` decisions). */
+	cpuCount(): Promise<number>;
+}
+
+/** Quote one argument for a POSIX shell (what an SshHost must do, since ssh joins argv with spaces). */
+export function posixQuote(arg: string): string {
+	if (arg.length > 0 && /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) { return arg; }
+	return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Quote a whole argv for a POSIX shell. */
+export function posixQuoteArgv(argv: readonly string[]): string {
+	return argv.map(posixQuote).join(' ');
+}

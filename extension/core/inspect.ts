@@ -1,0 +1,127 @@
+/**
+ * One inspection of one host: collect (tools + addon probe + engine) → analyze → Report.
+ * Shared by the VS Code command and the headless CLI; also validates their settings the same way.
+ */
+import { performance } from 'node:perf_hooks';
+import * as path from 'node:path';
+import { name as toolName, version as toolVersion } from '../../package.json';
+import type { ProbeResult } from '../shared/addonTypes';
+import { REPORT_SCHEMA, type Report } from '../shared/report';
+import { analyze } from './analyze';
+import { collect, type EngineLocator, type ProbeOutcome } from './collect';
+import type { Host } from './hosts/host';
+import { nullLogger, errorText, type Logger } from './logger';
+import { findEngine, loadAddon } from './native';
+
+/** Validated inspection settings (from VS Code settings or CLI flags). */
+export interface InspectSettings {
+	ranks: number;
+	timeoutSeconds: number;
+	/** Explicit engine path, or "" for the built one. */
+	enginePath: string;
+	/** Explicit mpirun, or "" for PATH. */
+	mpirunPath: string;
+}
+
+/** Options for `inspectHost`. */
+export interface InspectOptions extends InspectSettings {
+	signal?: AbortSignal;
+	onProgress?(message: string): void;
+	logger?: Logger;
+	/** Replace the native addon probe / engine lookup (tests, and hosts where the addon can't run). */
+	probe?: () => Promise<ProbeOutcome>;
+	locateEngine?: EngineLocator;
+}
+
+/** Defaults matching package.json `contributes.configuration`. */
+export const DEFAULT_SETTINGS: InspectSettings = { ranks: 1, timeoutSeconds: 60, enginePath: '', mpirunPath: '' };
+
+/**
+ * Validate raw setting values (hostile values are data: wrong types, NaN, huge numbers, relative paths, NUL bytes).
+ * Returns the settings to use plus one message per value that was rejected (and replaced by its default).
+ */
+export function normalizeSettings(raw: { ranks?: unknown; timeoutSeconds?: unknown; enginePath?: unknown; mpirunPath?: unknown }):
+	{ settings: InspectSettings; problems: string[] } {
+	const problems: string[] = [];
+	const settings: InspectSettings = { ...DEFAULT_SETTINGS };
+	const int = (v: unknown, min: number, max: number): number | null =>
+		typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : null;
+	const num = (v: unknown, min: number, max: number): number | null =>
+		typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : null;
+	const file = (v: unknown): string | null =>
+		typeof v === 'string' && !v.includes('\0') && v.length < 4096 && (v === '' || path.isAbsolute(v) || !v.includes('/')) ? v : null;
+
+	if (raw.ranks !== undefined) {
+		const v = int(raw.ranks, 1, 1024);
+		if (v === null) { problems.push(`ranks must be an integer from 1 to 1024, got ${JSON.stringify(raw.ranks)}`); } else { settings.ranks = v; }
+	}
+	if (raw.timeoutSeconds !== undefined) {
+		const v = num(raw.timeoutSeconds, 1, 3600);
+		if (v === null) { problems.push(`timeout must be a number of seconds from 1 to 3600, got ${JSON.stringify(raw.timeoutSeconds)}`); } else { settings.timeoutSeconds = v; }
+	}
+	if (raw.enginePath !== undefined) {
+		const v = file(raw.enginePath);
+		if (v === null) { problems.push(`engine path must be an absolute path, got ${JSON.stringify(raw.enginePath)}`); } else { settings.enginePath = v; }
+	}
+	if (raw.mpirunPath !== undefined) {
+		const v = file(raw.mpirunPath);
+		if (v === null) { problems.push(`mpirun path must be an absolute path or a program name, got ${JSON.stringify(raw.mpirunPath)}`); } else { settings.mpirunPath = v; }
+	}
+	return { settings, problems };
+}
+
+/** The default probe: load the native addon in this process and call probe(). */
+export async function addonProbe(): Promise<ProbeOutcome> {
+	const loaded = loadAddon();
+	if (!loaded.addon) {
+		return { error: `native addon not loaded: ${loaded.error ?? 'not found'}`, tried: loaded.tried };
+	}
+	try {
+		return { result: await loaded.addon.probe() };
+	} catch (e) {
+		return { error: `addon probe failed: ${errorText(e)}`, tried: loaded.tried };
+	}
+}
+
+/** Inspect `host` and build the report. Rejects only on programming errors; tool failures are in the report. */
+export async function inspectHost(host: Host, opts: InspectOptions): Promise<Report> {
+	const started = performance.now();
+	const createdAt = new Date().toISOString();
+	const log = opts.logger ?? nullLogger;
+	const probeFn = opts.probe ?? addonProbe;
+	let probe: ProbeResult | null = null;
+	const raw = await collect(host, {
+		ranks: opts.ranks,
+		enginePath: opts.enginePath || null,
+		locateEngine: opts.locateEngine ?? findEngine,
+		mpirunPath: opts.mpirunPath || undefined,
+		timeoutMs: Math.round(opts.timeoutSeconds * 1000),
+		signal: opts.signal,
+		onProgress: opts.onProgress,
+		logger: log.child('collect'),
+		probe: async () => {
+			const outcome = await probeFn();
+			if ('result' in outcome) { probe = outcome.result; }
+			return outcome;
+		},
+	});
+	for (const r of raw) {
+		if (r.error) { log.info(`${r.id}: ${r.error}`); } else { log.debug(`${r.id}: exit ${r.exitCode} in ${r.durationMs} ms`); }
+	}
+	opts.onProgress?.('Analysing');
+	const { facts, findings, summary } = analyze(raw, host.ref.label);
+	log.info(`analysis: ${findings.length} finding(s)`);
+	return {
+		schema: REPORT_SCHEMA,
+		tool: { name: toolName, version: toolVersion },
+		createdAt,
+		host: host.ref,
+		summary,
+		findings,
+		facts,
+		raw,
+		engine: facts.engine?.document ?? null,
+		probe,
+		elapsedMs: Math.round(performance.now() - started),
+	};
+}

@@ -1,0 +1,264 @@
+/**
+ * The one process wrapper: spawn an argv (never a shell) in its own process group, stream lines, cap output,
+ * kill the whole group on timeout or abort, and always resolve (never reject) with what happened.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { performance } from 'node:perf_hooks';
+
+/** Which stream a line came from. */
+export type StreamName = 'stdout' | 'stderr';
+
+/** Options for `execute`. */
+export interface ExecuteOptions {
+	cwd?: string;
+	/** Full environment of the child (not merged); default: this process's environment. */
+	env?: Record<string, string | undefined>;
+	/** Kill the process group after this many milliseconds. */
+	timeoutMs: number;
+	/** Aborting kills the process group; the result says "cancelled". */
+	signal?: AbortSignal;
+	/** Called for every complete line (and a final unterminated one), without the terminator. */
+	onLine?: (stream: StreamName, line: string) => void;
+	/** Per-stream cap; beyond it the head and tail are kept and a truncation note is inserted. Default 8 MiB. */
+	maxOutputBytes?: number;
+	/** Milliseconds between SIGTERM and SIGKILL. Default 2000. */
+	killGraceMs?: number;
+	/**
+	 * After the main process exits, how long to wait for its output pipes to close. Background processes that it
+	 * left holding them are then killed with the group. Default 2000.
+	 */
+	lingerMs?: number;
+}
+
+/** What happened to one run. */
+export interface ExecuteResult {
+	/** Exit code; null when the program could not start or was killed by a signal. */
+	exitCode: number | null;
+	/** Signal that ended it (e.g. "SIGKILL"), or null. */
+	signal: string | null;
+	stdout: string;
+	stderr: string;
+	timedOut: boolean;
+	/** "not found", "timed out after 60 s", "cancelled", "killed by SIGSEGV", spawn errors… */
+	error?: string;
+	durationMs: number;
+}
+
+/** A started process and the promise of its result. */
+export interface Execution {
+	/** Null when spawning failed synchronously. */
+	child: ChildProcess | null;
+	result: Promise<ExecuteResult>;
+}
+
+const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
+
+/** Keeps the first and last `cap/2` bytes of a stream and counts what was dropped in between. */
+class CappedBuffer {
+	private readonly _head: Buffer[] = [];
+	private _headBytes = 0;
+	private _tail: Buffer[] = [];
+	private _tailBytes = 0;
+	private _dropped = 0;
+
+	constructor(private readonly _cap: number) {}
+
+	push(chunk: Buffer): void {
+		const half = Math.floor(this._cap / 2);
+		if (this._headBytes < half) {
+			const take = Math.min(half - this._headBytes, chunk.length);
+			this._head.push(chunk.subarray(0, take));
+			this._headBytes += take;
+			chunk = chunk.subarray(take);
+		}
+		if (chunk.length === 0) { return; }
+		this._tail.push(chunk);
+		this._tailBytes += chunk.length;
+		const tailCap = this._cap - half;
+		while (this._tailBytes > tailCap) {
+			const excess = this._tailBytes - tailCap;
+			const first = this._tail[0];
+			if (first.length <= excess) {
+				this._tail.shift();
+				this._tailBytes -= first.length;
+				this._dropped += first.length;
+			} else {
+				this._tail[0] = first.subarray(excess);
+				this._tailBytes -= excess;
+				this._dropped += excess;
+			}
+		}
+	}
+
+	text(): string {
+		const head = Buffer.concat(this._head).toString('utf8');
+		const tail = Buffer.concat(this._tail).toString('utf8');
+		if (this._dropped === 0) { return head + tail; }
+		return `${head}\n[… ${this._dropped} bytes of output truncated by gpumpi-doctor …]\n${tail}`;
+	}
+}
+
+/** Splits a byte stream into lines for `onLine`. */
+class LineSplitter {
+	private readonly _decoder = new StringDecoder('utf8');
+	private _partial = '';
+
+	constructor(private readonly _emit: (line: string) => void) {}
+
+	push(chunk: Buffer): void {
+		const text = this._partial + this._decoder.write(chunk);
+		const lines = text.split('\n');
+		this._partial = lines.pop() ?? '';
+		for (const line of lines) { this._emit(line.endsWith('\r') ? line.slice(0, -1) : line); }
+	}
+
+	end(): void {
+		const rest = this._partial + this._decoder.end();
+		this._partial = '';
+		if (rest.length > 0) { this._emit(rest); }
+	}
+}
+
+function spawnErrorText(err: NodeJS.ErrnoException): string {
+	switch (err.code) {
+		case 'ENOENT': return 'not found';
+		case 'EACCES': return 'permission denied';
+		case 'ENOEXEC': return 'not an executable';
+		default: return err.message || String(err);
+	}
+}
+
+/** Send `sig` to the whole process group of `pid` (falls back to the process itself). */
+export function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
+	if (pid === undefined || pid <= 0) { return; }
+	try {
+		process.kill(-pid, sig);
+	} catch {
+		try { process.kill(pid, sig); } catch { /* already gone */ }
+	}
+}
+
+/**
+ * Run `argv[0]` with `argv.slice(1)` (no shell, so quotes, `$(…)`, `;` and newlines are passed verbatim).
+ * The child leads its own process group; timeout/abort send SIGTERM to the group, then SIGKILL after the grace period.
+ */
+export function execute(argv: readonly string[], opts: ExecuteOptions): Execution {
+	const started = performance.now();
+	const elapsed = (): number => Math.round(performance.now() - started);
+	const fail = (error: string): Execution => ({
+		child: null,
+		result: Promise.resolve({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, error, durationMs: elapsed() }),
+	});
+	if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0].length === 0) { return fail('empty command line'); }
+	if (argv.some(a => typeof a !== 'string' || a.includes('\0'))) { return fail('argument contains a NUL byte or is not a string'); }
+	if (opts.signal?.aborted) { return fail('cancelled'); }
+
+	let child: ChildProcess;
+	try {
+		child = spawn(argv[0], argv.slice(1), {
+			cwd: opts.cwd,
+			env: opts.env ?? process.env,
+			shell: false,
+			detached: true,
+			stdio: ['ignore', 'pipe', 'pipe'],
+			windowsHide: true,
+		});
+	} catch (e) {
+		return fail(e instanceof Error ? spawnErrorText(e as NodeJS.ErrnoException) : String(e));
+	}
+
+	const cap = Math.max(1024, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
+	const out = new CappedBuffer(cap);
+	const err = new CappedBuffer(cap);
+	const onLine = opts.onLine;
+	const outLines = onLine ? new LineSplitter(l => safeCall(() => onLine('stdout', l))) : undefined;
+	const errLines = onLine ? new LineSplitter(l => safeCall(() => onLine('stderr', l))) : undefined;
+	child.stdout?.on('data', (c: Buffer) => { out.push(c); outLines?.push(c); });
+	child.stderr?.on('data', (c: Buffer) => { err.push(c); errLines?.push(c); });
+
+	const result = new Promise<ExecuteResult>(resolve => {
+		let settled = false;
+		let timedOut = false;
+		let cancelled = false;
+		let spawnError: string | undefined;
+		let lingerKilled = false;
+		let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+		const timers: NodeJS.Timeout[] = [];
+		const pid = child.pid;
+
+		const terminate = (): void => {
+			killGroup(pid, 'SIGTERM');
+			timers.push(setTimeout(() => killGroup(pid, 'SIGKILL'), opts.killGraceMs ?? 2000));
+		};
+		const onAbort = (): void => { if (!settled && !timedOut) { cancelled = true; terminate(); } };
+		opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+		const timeoutMs = Math.max(1, opts.timeoutMs);
+		timers.push(setTimeout(() => {
+			if (settled || cancelled) { return; }
+			timedOut = true;
+			terminate();
+		}, timeoutMs));
+
+		const finish = (): void => {
+			if (settled) { return; }
+			settled = true;
+			for (const t of timers) { clearTimeout(t); }
+			opts.signal?.removeEventListener('abort', onAbort);
+			outLines?.end();
+			errLines?.end();
+			const code = exit?.code ?? null;
+			const signal = exit?.signal ?? null;
+			let error: string | undefined;
+			if (spawnError !== undefined) { error = spawnError; }
+			else if (timedOut) { error = `timed out after ${formatSeconds(timeoutMs)}`; }
+			else if (cancelled) { error = 'cancelled'; }
+			else if (signal) { error = `killed by ${signal}`; }
+			else if (lingerKilled) { error = 'exited but left background processes holding its output; they were killed'; }
+			resolve({
+				exitCode: spawnError !== undefined || timedOut || cancelled ? null : code,
+				signal,
+				stdout: out.text(),
+				stderr: err.text(),
+				timedOut,
+				...(error !== undefined ? { error } : {}),
+				durationMs: elapsed(),
+			});
+		};
+
+		child.on('error', (e: NodeJS.ErrnoException) => {
+			// 'error' without a pid means spawn failed; 'close' may not follow, so finish here.
+			spawnError = spawnErrorText(e);
+			if (child.pid === undefined) { finish(); }
+		});
+		child.on('exit', (code, signal) => {
+			exit = { code, signal };
+			// Output pipes may be held open by background processes of the group; don't wait forever.
+			timers.push(setTimeout(() => {
+				if (settled) { return; }
+				lingerKilled = true;
+				killGroup(pid, 'SIGKILL');
+				child.stdout?.destroy();
+				child.stderr?.destroy();
+				finish();
+			}, opts.lingerMs ?? 2000));
+		});
+		child.on('close', (code, signal) => {
+			if (!exit) { exit = { code, signal }; }
+			finish();
+		});
+	});
+	return { child, result };
+}
+
+function safeCall(f: () => void): void {
+	try { f(); } catch { /* a consumer's bug must not break the run */ }
+}
+
+/** "60 s", "1.5 s", "250 ms". */
+export function formatSeconds(ms: number): string {
+	if (ms < 1000) { return `${ms} ms`; }
+	const s = ms / 1000;
+	return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}

@@ -1,0 +1,282 @@
+/**
+ * Contracts of the two reproducers (docs/repro-schema.md):
+ * - the engine documents `gpumpi repro ipc --json` ("gpumpi.repro.ipc/1") and `gpumpi repro fallback --json`
+ *   ("gpumpi.repro.fallback/1"), printed between marker lines; field names are snake_case (written by C++);
+ * - the runner's combined reports ("gpumpi.repro.ipc-report/1", "gpumpi.repro.fallback-report/1"), camelCase.
+ * No node, no vscode, no DOM here.
+ */
+
+export const REPRO_IPC_SCHEMA = 'gpumpi.repro.ipc/1';
+export const REPRO_FALLBACK_SCHEMA = 'gpumpi.repro.fallback/1';
+export const REPRO_IPC_REPORT_SCHEMA = 'gpumpi.repro.ipc-report/1';
+export const REPRO_FALLBACK_REPORT_SCHEMA = 'gpumpi.repro.fallback-report/1';
+
+/** Marker lines around the engine's JSON document on stdout. */
+export const JSON_BEGIN_MARKER = '@@GPUMPI-JSON-BEGIN@@';
+export const JSON_END_MARKER = '@@GPUMPI-JSON-END@@';
+/** Prefix of the line every rank prints on stderr after MPI_Init: "@@GPUMPI-RANK@@ rank=1 pid=123 host=h". */
+export const RANK_LINE_MARKER = '@@GPUMPI-RANK@@';
+
+/** IPC variants the engine knows (crash-test is a test hook). */
+export const IPC_VARIANTS = ['direct', 'bounce', 'host', 'send-from-import'] as const;
+/** One IPC variant name. */
+export type IpcVariant = (typeof IPC_VARIANTS)[number] | 'crash-test';
+
+/** Fallback modes. */
+export const FALLBACK_MODES = ['mpi', 'staged', 'host'] as const;
+/** One fallback mode. */
+export type FallbackMode = (typeof FALLBACK_MODES)[number];
+
+/** The MPI library as the engine saw it. */
+export interface ReproMpiInfo {
+	library_version: string;
+	implementation: 'openmpi' | 'mpich' | 'unknown';
+	cuda_aware: { compile_time: boolean | null; run_time: boolean | null; query: string };
+}
+
+/** Outcomes the engine itself can report for an IPC variant. */
+export type IpcEngineOutcome = 'correct' | 'wrong_data' | 'mpi_error' | 'setup_error' | 'placement_error' | 'usage_error';
+
+/** One rank of an IPC run. */
+export interface IpcRankRecord {
+	rank: number;
+	host: string;
+	local_rank: number;
+	pid: number;
+	/** CUDA device ordinal, -1 on host memory. */
+	device: number;
+	role: 'owner' | 'importer' | '';
+	/** What this rank handed to MPI, e.g. "imported pointer (receive)". */
+	buffer: string;
+	status: 'ok' | 'wrong_data' | 'mpi_error' | 'setup_error';
+	/** Present for mpi_error (class = MPI_Error_class) and setup_error. */
+	error?: { call: string; class?: number; message: string };
+	/** Present on ranks that checked words (the owners). */
+	verified?: { words: number; wrong: number; first_wrong_index?: number; first_wrong_value?: string; first_wrong_expected?: string };
+	transfer_seconds: number;
+}
+
+/** `gpumpi repro ipc --json`. */
+export interface ReproIpcDocument {
+	schema: typeof REPRO_IPC_SCHEMA;
+	variant: string;
+	inject: string;
+	description: string;
+	memory: 'device' | 'host';
+	requested_memory: 'device' | 'host';
+	/** Why there is no GPU verdict (null on device memory). */
+	gpu_unavailable_reason: string | null;
+	size_bytes: number;
+	np: number;
+	mpi: ReproMpiInfo;
+	topology: { hosts: string[]; imports_intra_node: boolean; sends_inter_node: boolean };
+	outcome: IpcEngineOutcome;
+	detail: string;
+	ranks: IpcRankRecord[];
+}
+
+/** Memory figures of one rank for one (mode, size); null when the kernel/driver does not report it. */
+export interface FallbackRankMemory {
+	rank: number;
+	rss_baseline_bytes: number | null;
+	rss_peak_growth_bytes: number | null;
+	pinned_peak_growth_bytes: number | null;
+	locked_peak_growth_bytes: number | null;
+	/** cuMemGetInfo used growth: counts every process on that GPU. */
+	device_used_peak_growth_bytes: number | null;
+	/** Pinned host bytes the reproducer itself holds (staging buffers). */
+	library_pinned_bytes: number;
+	samples: number;
+}
+
+/** One (mode, size) measurement. */
+export interface FallbackResult {
+	mode: FallbackMode;
+	size_bytes: number;
+	messages: number;
+	status: 'ok' | 'wrong_data' | 'mpi_error' | 'setup_error' | 'skipped';
+	error?: string;
+	error_class?: number;
+	/** Slowest rank's time of each iteration. */
+	seconds: number[];
+	best_gbps: number | null;
+	median_gbps: number | null;
+	verified: { words: number; wrong: number };
+	memory: FallbackRankMemory[];
+}
+
+/** `gpumpi repro fallback --json`. */
+export interface ReproFallbackDocument {
+	schema: typeof REPRO_FALLBACK_SCHEMA;
+	memory: 'device' | 'host';
+	requested_memory: 'device' | 'host';
+	gpu_unavailable_reason: string | null;
+	np: number;
+	mpi: ReproMpiInfo;
+	hosts: string[];
+	same_node: boolean;
+	device_ordinals: number[];
+	chunk_bytes: number;
+	nbuf: number;
+	iters: number;
+	max_message_bytes: number;
+	results: FallbackResult[];
+	outcome: 'ok' | 'partial' | 'setup_error' | 'usage_error';
+	detail: string;
+}
+
+/** What the runner concludes about one IPC variant run (engine outcomes plus what only the runner can see). */
+export type IpcVariantOutcome = IpcEngineOutcome | 'crashed' | 'timed_out' | 'no_output' | 'launch_error';
+
+/** One isolated variant run (its own mpirun). */
+export interface IpcVariantResult {
+	variant: string;
+	/** Label of the launcher configuration, e.g. "ob1" or "ucx, UCX_TLS=^cuda_ipc". */
+	config: string;
+	outcome: IpcVariantOutcome;
+	detail: string;
+	/** Signal that ended a crashed rank (e.g. 11), when it could be read. */
+	signal: number | null;
+	signalName: string | null;
+	crashedRank: number | null;
+	ranks: IpcRankRecord[];
+	/** Lines of the raw output that explain the outcome (crash lines, UCX lanes, errors). */
+	evidence: string[];
+	command: string[];
+	exitCode: number | null;
+	durationMs: number;
+	memory: 'device' | 'host' | null;
+	gpuUnavailableReason: string | null;
+}
+
+/** The answer to the IPC report's question. */
+export interface IpcVerdict {
+	/** Receiving into an imported pointer works here (null: not tested / no result). */
+	directWorks: boolean | null;
+	/** True only when the runs used GPU memory. */
+	gpuVerdict: boolean;
+	/** One sentence. */
+	answer: string;
+	/** Why, with evidence. */
+	why: string[];
+	/** Variants that worked instead. */
+	worksInstead: string[];
+}
+
+/** Combined IPC report (one document for all variants and configurations). */
+export interface ReproIpcReport {
+	schema: typeof REPRO_IPC_REPORT_SCHEMA;
+	mpi: ReproMpiInfo | null;
+	variants: IpcVariantResult[];
+	verdict: IpcVerdict;
+}
+
+/** One UCX endpoint configuration line (`UCX_LOG_LEVEL=info`). */
+export interface UcxLaneLine {
+	host: string;
+	pid: number;
+	epCfg: number;
+	/** e.g. {tag: ["self/memory0", "cma/memory"], rma: [...], am: [...]} */
+	lanes: Record<string, string[]>;
+	line: string;
+}
+
+/** One row of a `UCX_PROTO_INFO=y` table. */
+export interface UcxProtoRow {
+	pid: number;
+	epCfg: number;
+	/** Table title, e.g. "tagged message by ucp_tag_send*() from host memory". */
+	operation: string;
+	/** "host memory", "cuda/GPU0", … (from the title), or "". */
+	memoryType: string;
+	fromBytes: number;
+	/** null = inf */
+	toBytes: number | null;
+	protocol: string;
+	lanes: string;
+	line: string;
+}
+
+/** Transport evidence gathered from one run's mixed output. */
+export interface TransportEvidence {
+	lanes: UcxLaneLine[];
+	protocols: UcxProtoRow[];
+	/** Open MPI `mca: bml: Using X btl for send to … on node …` → btl names. */
+	btls: string[];
+	/** Raw lines worth showing. */
+	lines: string[];
+}
+
+/** How MPI moves GPU data to the peer. */
+export type FallbackPath = 'direct' | 'staged' | 'cannot' | 'unknown';
+
+/** The fallback report's verdict for the pair. */
+export interface FallbackVerdict {
+	path: FallbackPath;
+	/** "MPI moves GPU data to this peer directly" etc. */
+	pathText: string;
+	/** Size the comparison used (largest size where mpi and staged both worked), or null. */
+	atBytes: number | null;
+	/** staged best / mpi best (> 1: manual staging is faster). */
+	stagedOverMpi: number | null;
+	/** Largest peak resident-memory growth of any rank during mpi-mode transfers, bytes. */
+	mpiExtraHostBytes: number | null;
+	/** The same for staged mode (the staging buffers are allocated before, so this is usually ~0). */
+	stagedExtraHostBytes: number | null;
+	text: string[];
+	gpuVerdict: boolean;
+}
+
+/** One engine run of the fallback report (the runner starts one per mode, for isolation). */
+export interface FallbackRun {
+	modes: string[];
+	config: string;
+	outcome: 'ok' | 'partial' | 'setup_error' | 'usage_error' | 'crashed' | 'timed_out' | 'no_output' | 'launch_error';
+	detail: string;
+	command: string[];
+	exitCode: number | null;
+	durationMs: number;
+}
+
+/** Combined fallback report. */
+export interface ReproFallbackReport {
+	schema: typeof REPRO_FALLBACK_REPORT_SCHEMA;
+	config: string;
+	mpi: ReproMpiInfo | null;
+	memory: 'device' | 'host' | null;
+	gpuUnavailableReason: string | null;
+	runs: FallbackRun[];
+	results: FallbackResult[];
+	transports: TransportEvidence;
+	verdict: FallbackVerdict;
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+	return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Check the shape of an engine IPC document; returns it typed, or a reason. */
+export function validateIpcDocument(v: unknown): ReproIpcDocument | string {
+	if (!isObj(v)) { return 'not a JSON object'; }
+	if (v.schema !== REPRO_IPC_SCHEMA) { return `schema is ${JSON.stringify(v.schema)}, expected ${REPRO_IPC_SCHEMA}`; }
+	if (typeof v.outcome !== 'string' || typeof v.detail !== 'string' || typeof v.variant !== 'string') { return 'missing outcome/detail/variant'; }
+	if (!Array.isArray(v.ranks) || !isObj(v.mpi) || !isObj(v.topology)) { return 'missing ranks/mpi/topology'; }
+	if (v.memory !== 'device' && v.memory !== 'host') { return 'memory is neither device nor host'; }
+	for (const r of v.ranks) {
+		if (!isObj(r) || typeof r.rank !== 'number' || typeof r.status !== 'string') { return 'a rank record lacks rank/status'; }
+	}
+	return v as unknown as ReproIpcDocument;
+}
+
+/** Check the shape of an engine fallback document; returns it typed, or a reason. */
+export function validateFallbackDocument(v: unknown): ReproFallbackDocument | string {
+	if (!isObj(v)) { return 'not a JSON object'; }
+	if (v.schema !== REPRO_FALLBACK_SCHEMA) { return `schema is ${JSON.stringify(v.schema)}, expected ${REPRO_FALLBACK_SCHEMA}`; }
+	if (!Array.isArray(v.results) || !isObj(v.mpi) || typeof v.outcome !== 'string') { return 'missing results/mpi/outcome'; }
+	for (const r of v.results) {
+		if (!isObj(r) || typeof r.mode !== 'string' || typeof r.size_bytes !== 'number' || !Array.isArray(r.memory) || !Array.isArray(r.seconds)) {
+			return 'a result lacks mode/size_bytes/seconds/memory';
+		}
+	}
+	return v as unknown as ReproFallbackDocument;
+}

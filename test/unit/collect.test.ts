@@ -1,0 +1,221 @@
+/**
+ * The collector on this machine, for real: Debian Open MPI 4.1.4 (ompi_info, mpirun → orterun), MPICH 4.0.2
+ * (mpirun.mpich, mpichversion), UCX 1.13.1 (ucx_info), no nvidia-smi. The engine step runs when helper A's
+ * native/build/engine/gpumpi exists.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { RawOutput } from '../../extension/shared/report';
+import { collect, detectFlavor, filterEnv, ompiInfoValue, runBounded } from '../../extension/core/collect';
+import { LocalHost, whichIn } from '../../extension/core/hosts/localHost';
+import { findEngine } from '../../extension/core/native';
+
+const EXPECTED_IDS = ['ompi_info', 'mpirun_version', 'mpichversion', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d',
+	'nvidia_smi_topo', 'nvidia_smi_xml', 'probe', 'env', 'which', 'identity', 'engine'];
+
+function byId(raw: RawOutput[], id: string): RawOutput {
+	const r = raw.find(x => x.id === id);
+	assert.ok(r, `RawOutput ${id} present (have ${raw.map(x => x.id).join(', ')})`);
+	return r;
+}
+
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+const hasOpenMpi = whichIn('ompi_info', process.env.PATH ?? '') !== null;
+
+describe('collect on this machine (LocalHost)', function () {
+	this.timeout(120_000);
+	let raw: RawOutput[] = [];
+	const progress: string[] = [];
+	const engine = findEngine('openmpi');
+
+	before(async function () {
+		if (!hasOpenMpi) { this.skip(); }
+		raw = await collect(new LocalHost(), {
+			ranks: 2, locateEngine: findEngine, timeoutMs: 60_000, onProgress: m => progress.push(m),
+		});
+	});
+
+	it('produces every RawOutput id analyze.ts parses', () => {
+		for (const id of EXPECTED_IDS) { byId(raw, id); }
+		assert.ok(raw.some(r => r.id.startsWith('mca_params:')), 'at least one MCA parameter file');
+		assert.ok(progress.some(p => p.includes('ompi_info')), 'progress reported');
+	});
+
+	it('ran ompi_info --parsable --all successfully', () => {
+		const r = byId(raw, 'ompi_info');
+		assert.equal(r.exitCode, 0, r.error ?? r.stderr);
+		assert.deepEqual(r.command.slice(1), ['--parsable', '--all']);
+		assert.ok(path.isAbsolute(r.command[0]), 'recorded the resolved path');
+		assert.match(r.stdout, /^ompi:version:full:\d+\.\d+/m);
+		assert.ok(ompiInfoValue(r.stdout, 'path:prefix'));
+	});
+
+	it('recognises the Open MPI mpirun', () => {
+		assert.equal(detectFlavor(byId(raw, 'mpirun_version')), 'openmpi');
+	});
+
+	it('ran ucx_info -v/-b/-d as separate runs', () => {
+		assert.deepEqual(byId(raw, 'ucx_info_v').command.slice(1), ['-v']);
+		assert.match(byId(raw, 'ucx_info_v').stdout, /^# Version \d+\.\d+/m);
+		assert.deepEqual(byId(raw, 'ucx_info_b').command.slice(1), ['-b']);
+		assert.deepEqual(byId(raw, 'ucx_info_d').command.slice(1), ['-d']);
+		assert.equal(byId(raw, 'ucx_info_d').exitCode, 0);
+	});
+
+	it('records a missing nvidia-smi as exitCode null + "not found on PATH"', function () {
+		if (whichIn('nvidia-smi', process.env.PATH ?? '')) { this.skip(); }
+		for (const id of ['nvidia_smi_topo', 'nvidia_smi_xml']) {
+			const r = byId(raw, id);
+			assert.equal(r.exitCode, null);
+			assert.equal(r.error, 'not found on PATH');
+		}
+		assert.match(byId(raw, 'which').stdout, /^nvidia-smi=$/m);
+	});
+
+	it('records which, identity and the filtered environment', () => {
+		assert.match(byId(raw, 'which').stdout, /^ompi_info=\/\S+ompi_info$/m);
+		const id = byId(raw, 'identity').stdout;
+		assert.match(id, new RegExp(`^uid=${process.getuid?.()}$`, 'm'));
+		assert.match(id, new RegExp(`^hostname=${os.hostname()}$`, 'm'));
+		const env = byId(raw, 'env').stdout;
+		assert.match(env, /^PATH=/m);
+		assert.doesNotMatch(env, /^HOME=/m, 'unrelated variables are not recorded');
+	});
+
+	it('reads the distro MCA parameter file (Debian disables pml ucx there)', function () {
+		const conf = '/etc/openmpi/openmpi-mca-params.conf';
+		if (!fs.existsSync(conf)) { this.skip(); }
+		const r = byId(raw, `mca_params:${conf}`);
+		assert.deepEqual(r.command, ['read', conf]);
+		assert.equal(r.exitCode, 0);
+		assert.equal(r.stdout, fs.readFileSync(conf, 'utf8'));
+	});
+
+	it('says the probe was not available when no probe function is given', () => {
+		const r = byId(raw, 'probe');
+		assert.equal(r.exitCode, null);
+		assert.match(r.error ?? '', /not available/);
+	});
+
+	it('ran the engine under mpirun (with --allow-run-as-root when root)', function () {
+		const r = byId(raw, 'engine');
+		if (!engine.path) {
+			assert.match(r.error ?? '', /^engine not built: tried /);
+			this.skip();
+		}
+		assert.equal(r.command.includes('--allow-run-as-root'), isRoot);
+		if (isRoot) { assert.ok(r.notes?.some(n => n.includes('--allow-run-as-root'))); }
+		assert.deepEqual(r.command.slice(-4), ['-np', '2', engine.path, 'inspect']);
+		assert.equal(r.exitCode, 0, `${r.error ?? ''}\n${r.stderr}`);
+		const doc = JSON.parse(r.stdout) as { schema: string; world_size: number };
+		assert.equal(doc.schema, 'gpumpi.inspect/1');
+		assert.equal(doc.world_size, 2);
+	});
+});
+
+describe('collect: failure paths', function () {
+	this.timeout(60_000);
+	let emptyDir = '';
+	before(() => { emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-collect-')); });
+	after(() => { fs.rmSync(emptyDir, { recursive: true, force: true }); });
+
+	it('a PATH without MPI gives clear errors, not exceptions', async () => {
+		const host = new LocalHost({ env: { ...process.env, PATH: emptyDir } });
+		const raw = await collect(host, { ranks: 1, enginePath: '/bin/true', timeoutMs: 10_000 });
+		for (const id of ['ompi_info', 'mpirun_version', 'mpichversion', 'ucx_info_v', 'nvidia_smi_xml']) {
+			const r = byId(raw, id);
+			assert.equal(r.exitCode, null);
+			assert.equal(r.error, 'not found on PATH');
+		}
+		const engine = byId(raw, 'engine');
+		assert.equal(engine.exitCode, null);
+		assert.equal(engine.error, 'mpirun not found on PATH');
+		assert.match(byId(raw, 'which').stdout, /^mpirun=$/m);
+	});
+
+	it('an engine that is not built says where it looked', async () => {
+		const raw = await collect(new LocalHost(), {
+			ranks: 1, timeoutMs: 10_000, locateEngine: () => ({ path: null, tried: ['/nowhere/a/gpumpi', '/nowhere/b/gpumpi'] }),
+		});
+		const engine = byId(raw, 'engine');
+		assert.equal(engine.exitCode, null);
+		assert.equal(engine.error, 'engine not built: tried /nowhere/a/gpumpi, /nowhere/b/gpumpi');
+	});
+
+	it('explicit paths that do not exist are named in the error', async () => {
+		const raw = await collect(new LocalHost(), { ranks: 1, timeoutMs: 10_000, mpirunPath: '/nonexistent/mpirun', enginePath: '/nonexistent/gpumpi' });
+		const v = byId(raw, 'mpirun_version');
+		assert.equal(v.exitCode, null);
+		assert.equal(v.error, 'not found: /nonexistent/mpirun');
+		assert.equal(byId(raw, 'engine').error, 'engine not found: /nonexistent/gpumpi');
+		const raw2 = await collect(new LocalHost(), { ranks: 1, timeoutMs: 10_000, mpirunPath: '/nonexistent/mpirun', enginePath: '/bin/true' });
+		assert.equal(byId(raw2, 'engine').error, '/nonexistent/mpirun not found');
+	});
+
+	it('a hung tool is killed at the timeout and the rest still comes back', async () => {
+		// Fake for a hung program (a real hang of ucx_info cannot be produced on demand): a script that sleeps.
+		const fake = path.join(emptyDir, 'ucx_info');
+		fs.writeFileSync(fake, '#!/bin/sh\necho started\nexec sleep 30\n', { mode: 0o755 });
+		const host = new LocalHost({ env: { ...process.env, PATH: `${emptyDir}:${process.env.PATH ?? ''}` } });
+		const started = Date.now();
+		const raw = await collect(host, { ranks: 1, timeoutMs: 1500, locateEngine: () => ({ path: null, tried: [] }) });
+		assert.ok(Date.now() - started < 20_000);
+		const r = byId(raw, 'ucx_info_v');
+		assert.equal(r.command[0], fake);
+		assert.equal(r.timedOut, true);
+		assert.equal(r.exitCode, null);
+		assert.equal(r.error, 'timed out after 1.5 s');
+		assert.equal(r.stdout, 'started\n');
+		if (hasOpenMpi) { assert.equal(byId(raw, 'ompi_info').exitCode, 0); }
+		fs.rmSync(fake);
+	});
+
+	it('cancellation stops the collection and marks runs cancelled', async () => {
+		const ac = new AbortController();
+		ac.abort();
+		const raw = await collect(new LocalHost(), { ranks: 1, timeoutMs: 10_000, signal: ac.signal, enginePath: '/bin/true' });
+		assert.equal(byId(raw, 'ompi_info').error, hasOpenMpi ? 'cancelled' : 'not found on PATH');
+	});
+
+	it('launches the MPICH engine without Open MPI options', async function () {
+		const eng = findEngine('mpich');
+		if (!eng.path || !whichIn('mpirun.mpich', process.env.PATH ?? '')) { this.skip(); }
+		const raw = await collect(new LocalHost(), { ranks: 2, mpirunPath: 'mpirun.mpich', locateEngine: findEngine, timeoutMs: 60_000 });
+		assert.equal(detectFlavor(byId(raw, 'mpirun_version')), 'mpich');
+		const r = byId(raw, 'engine');
+		assert.ok(!r.command.includes('--allow-run-as-root'));
+		assert.ok(!r.command.includes('--oversubscribe'));
+		assert.equal(r.exitCode, 0, `${r.error ?? ''}\n${r.stderr}`);
+		assert.equal((JSON.parse(r.stdout) as { world_size: number }).world_size, 2);
+	});
+});
+
+describe('collect helpers', () => {
+	it('filterEnv keeps the MPI/UCX/CUDA families and escapes newlines', () => {
+		const text = filterEnv({ HOME: '/root', OMPI_MCA_pml: 'ucx', UCX_TLS: 'a\nb', PATH: '/bin', CUDA_VISIBLE_DEVICES: '0', XOMPI_: 'no' });
+		assert.equal(text, 'CUDA_VISIBLE_DEVICES=0\nOMPI_MCA_pml=ucx\nPATH=/bin\nUCX_TLS=a\\nb\n');
+	});
+
+	it('detectFlavor tells the two MPIs apart and is unsure otherwise', () => {
+		const mk = (stdout: string, exitCode: number | null = 0): RawOutput => ({ id: 'mpirun_version', command: [], exitCode, stdout, stderr: '', durationMs: 0 });
+		assert.equal(detectFlavor(mk('mpirun (Open MPI) 4.1.4\n')), 'openmpi');
+		assert.equal(detectFlavor(mk('HYDRA build details:\n    Version: 4.0.2\n')), 'mpich');
+		assert.equal(detectFlavor(mk('Intel(R) MPI Library for Linux* OS, Version 2021.10\n')), 'unknown');
+		assert.equal(detectFlavor(mk('', null)), 'unknown');
+	});
+
+	it('runBounded never has more than the limit in flight', async () => {
+		let inFlight = 0;
+		let peak = 0;
+		const tasks = Array.from({ length: 12 }, () => async () => {
+			inFlight++; peak = Math.max(peak, inFlight);
+			await new Promise(r => setTimeout(r, 10));
+			inFlight--;
+		});
+		await runBounded(tasks, 4);
+		assert.equal(peak, 4);
+		assert.equal(inFlight, 0);
+	});
+});
