@@ -49,7 +49,7 @@ export function summarize(facts: Facts, hostLabel: string): HostSummary {
 	}
 	return {
 		hostname: facts.identity.hostname?.value || r0?.host || hostLabel,
-		mpi: { label: mpiLabel, cudaAware, detail: a.detail },
+		mpi: { label: mpiLabel, cudaAware, detail: a.aware === false && a.stage === 'run time' && r0?.compileTime.value === true ? `built with CUDA but not CUDA-aware at run time: ${a.detail}` : a.detail },
 		ucx: { label: u?.version ? `UCX ${u.version.value}` : u ? 'UCX (version unknown)' : 'not found', cuda: ucxCuda, detail: ucxDetail },
 		cuda: { label: cudaLabel, driverVersion: driver },
 		gpus,

@@ -119,6 +119,8 @@ export interface UcxFacts {
 	devicesListed: boolean;
 	memoryDomains: Located<string>[];
 	transports: UcxTransport[];
+	/** `ucx_info -c` (effective configuration, NAME=value), when collected. */
+	config: Record<string, Located<string>>;
 }
 
 /** One GPU as nvidia-smi shows it. */
@@ -129,6 +131,14 @@ export interface SmiGpu {
 	uuid: string;
 	memoryMiB: number;
 	evidence: Evidence;
+	/** `<product_architecture>`, e.g. "Hopper". */
+	architecture: Located<string> | null;
+	/** `<compute_mode>`: "Default", "Exclusive_Process", "Prohibited". */
+	computeMode: Located<string> | null;
+	/** `<mig_mode><current_mig>`: "Enabled", "Disabled", "N/A". */
+	migMode: Located<string> | null;
+	/** `<pcie_gen><current_link_gen>`, e.g. "5". */
+	pcieGen: Located<string> | null;
 }
 
 /** One row of `nvidia-smi topo -m`. */
@@ -149,6 +159,37 @@ export interface GpuFacts {
 	topology: TopoRow[];
 	/** `nvidia_peermem` (GPUDirect RDMA) kernel module loaded; null when not checked. */
 	peermemLoaded: Located<boolean> | null;
+}
+
+/** One loaded kernel module (from /proc/modules or /sys/module). */
+export interface KernelModule { name: string; evidence: Evidence }
+
+/** One port of one RDMA device under /sys/class/infiniband. */
+export interface IbPort {
+	device: string;
+	port: string;
+	/** As sysfs prints it, e.g. "4: ACTIVE". */
+	state: string;
+	active: boolean;
+	/** "InfiniBand", "Ethernet" (RoCE) or "?". */
+	linkLayer: string;
+	rate: string;
+	/** NUMA node of the device's PCI function; null when unknown (-1 or unreadable). */
+	numaNode: number | null;
+	pci: string;
+	evidence: Evidence;
+}
+
+/** NUMA placement of one NVIDIA GPU from sysfs. */
+export interface GpuNuma { pciBusId: string; numaNode: number | null; localCpus: string; evidence: Evidence }
+
+/** Kernel/sysfs facts (sysCollect.ts); each list is null when it was not read. */
+export interface SysFacts {
+	modules: KernelModule[] | null;
+	/** /sys/module/nvidia_peermem/version (or nv_peer_mem), when present. */
+	peermemVersion: Located<string> | null;
+	ibPorts: IbPort[] | null;
+	gpuNuma: GpuNuma[] | null;
 }
 
 /** One engine rank, flattened for rules, with evidence lines pointing into the engine JSON. */
@@ -199,7 +240,7 @@ export interface EnvEntry { name: string; value: string; evidence: Evidence }
 export type LogSignatureKind =
 	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
-	| 'run-as-root-refused' | 'not-enough-slots';
+	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }
@@ -216,6 +257,7 @@ export interface Facts {
 	gpu: GpuFacts;
 	engine: EngineFacts | null;
 	probe: ProbeFacts | null;
+	sys: SysFacts;
 	identity: IdentityFacts;
 	env: EnvEntry[];
 	/** `which` results: tool name → absolute path, value null when the tool was not found. */
@@ -238,6 +280,7 @@ export function emptyFacts(hostLabel: string): Facts {
 		gpu: { driverVersion: null, cudaVersion: null, gpus: [], topology: [], peermemLoaded: null },
 		engine: null,
 		probe: null,
+		sys: { modules: null, peermemVersion: null, ibPorts: null, gpuNuma: null },
 		identity: { uid: null, user: null, hostname: null },
 		env: [],
 		which: {},

@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../extension/core/analyze';
 import type { RawOutput } from '../../extension/shared/report';
-import { debianRaw, fixtureText, h200Raw } from './rules/fixtureRaw';
+import { debianRaw, fixtureText, h200Engine, h200Raw, rawFromFixture, rawText } from './rules/fixtureRaw';
 
 /** mulberry32: small deterministic PRNG. */
 function prng(seed: number): () => number {
@@ -69,7 +69,12 @@ function mutate(text: string, kind: number): string {
 }
 
 /** Every raw output with its real fixture text (the corpus being damaged). */
-const CORPUS: RawOutput[] = [...debianRaw(), ...h200Raw().filter((r) => !['ompi_info', 'mpirun_version', 'env'].includes(r.id))]
+const CORPUS: RawOutput[] = [...debianRaw(), ...h200Raw().filter((r) => !['ompi_info', 'mpirun_version', 'env'].includes(r.id)),
+	h200Engine('inspect-np4-nocp.json'), rawFromFixture('h200-testbed', 'ucx_info_c'),
+	// sysfs outputs in sysCollect.ts's format (this machine's real capture is empty; these lines are synthetic).
+	rawText('sys_modules', 'nvidia_peermem 16384 0 - Live 0x0 (OE)\nnvidia 9871360 1 nvidia_peermem, Live 0x0 (OE)\n/sys/module/nvidia_peermem/version=580.159.04\n'),
+	rawText('sys_infiniband', 'mlx5_0\tport=1\tstate=4: ACTIVE\tlink_layer=InfiniBand\trate=200 Gb/sec (4X HDR)\tnuma_node=0\tpci=0000:3b:00.0\n'),
+	rawText('sys_gpu_numa', '0000:19:00.0\tclass=0x030200\tnuma_node=1\tlocal_cpulist=48-95\n')]
 	.filter((r) => r.stdout !== '');
 
 function mustAnalyze(raw: RawOutput[]): ReturnType<typeof analyze> {

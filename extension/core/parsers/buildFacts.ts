@@ -10,11 +10,12 @@ import { mcaSettingsFromEnv, parseEnv, parseIdentity, parseMcaParamFile, parseWh
 import { classifyVersionText, parseMpichVersion, parseMpirunVersion } from './mpiVersion';
 import { parseNvidiaSmiTopo, parseNvidiaSmiXml } from './nvidiaSmi';
 import { parseOmpiInfo } from './ompiInfo';
-import { issue, lineEvidence, looksBinary, splitLines } from './text';
-import { emptyUcx, parseUcxBuild, parseUcxDevices, parseUcxVersion } from './ucxInfo';
+import { issue, lineEvidence, splitLines } from './text';
+import { parseSysGpuNuma, parseSysInfiniband, parseSysModules } from './sysFacts';
+import { emptyUcx, parseUcxBuild, parseUcxConfig, parseUcxDevices, parseUcxVersion } from './ucxInfo';
 
 /** Ids whose absence is normal (the tool simply is not installed): no issue when they fail with "not found". */
-const OPTIONAL_IDS = new Set(['mpichversion', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'probe', 'sys_module_nvidia']);
+const OPTIONAL_IDS = new Set(['mpichversion', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
 
 function rawFailed(r: RawOutput): boolean {
 	return r.exitCode === null || r.timedOut === true;
@@ -72,6 +73,7 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 		} else if (id === 'ucx_info_v') { ucxSeen = true; issues.push(...parseUcxVersion(out, ucx, id)); }
 		else if (id === 'ucx_info_b') { ucxSeen = true; issues.push(...parseUcxBuild(out, ucx, id)); }
 		else if (id === 'ucx_info_d') { ucxSeen = true; issues.push(...parseUcxDevices(out, ucx, id)); }
+		else if (id === 'ucx_info_c') { ucxSeen = true; issues.push(...parseUcxConfig(out, ucx, id)); }
 		else if (id === 'nvidia_smi_topo') {
 			const res = parseNvidiaSmiTopo(out, id);
 			issues.push(...res.issues);
@@ -102,16 +104,11 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 			const res = parseProbe(out, id);
 			issues.push(...res.issues);
 			if (res.probe) { facts.probe = { libraries: res.probe.libraries, nvml: res.probe.nvml }; }
-		} else if (id === 'sys_module_nvidia') {
-			if (looksBinary(out)) {
-				issues.push(issue(id, 'warning', 'The kernel module listing looks binary; it was not parsed.', []));
-			} else {
-				const lines = splitLines(out);
-				const hit = lines.find((l) => /^(nvidia_peermem|nv_peer_mem)\b/.test(l.text.trim()));
-				facts.gpu.peermemLoaded = hit ? { value: true, evidence: lineEvidence(id, hit) }
-					: { value: false, evidence: lines.length > 0 ? lineEvidence(id, lines[0]) : { source: id, line: '(no nvidia modules listed)' } };
-			}
-		}
+		} else if (id === 'sys_modules' || id === 'sys_module_nvidia') {
+			// sys_module_nvidia: the older `ls /sys/module | grep nvidia` listing (bare names), read the same way.
+			issues.push(...parseSysModules(out, facts.sys, facts.gpu, id));
+		} else if (id === 'sys_infiniband') { issues.push(...parseSysInfiniband(out, facts.sys, id)); }
+		else if (id === 'sys_gpu_numa') { issues.push(...parseSysGpuNuma(out, facts.sys, id)); }
 	}
 	if (ucxSeen) { facts.ucx = ucx; }
 	facts.messages = scanLogSignatures(raw);

@@ -17,6 +17,7 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'gtl-not-linked', re: /GTL library is not linked/ },
 	{ kind: 'run-as-root-refused', re: /attempt to run as root|--allow-run-as-root/ },
 	{ kind: 'not-enough-slots', re: /not enough slots available/ },
+	{ kind: 'gpu-ib-different-socket', re: /GPU and IB selected are not on the same socket/ },
 ];
 
 /** Most lines of one output that are scanned. */

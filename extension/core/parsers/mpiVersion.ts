@@ -37,14 +37,14 @@ function findVersion(lines: NumberedLine[], hit: NumberedLine, impl: MpiImplemen
 		? [/\((?:Open MPI|OpenRTE|PRRTE)\)\s+(\S+)/, /Open MPI v(\S+?),/, /Open MPI:\s*(\S+)/]
 		: impl === 'cray' ? [/CRAY MPICH version\s+(\S+)/i]
 			: impl === 'intel' ? [/Intel\(R\) MPI Library\s+(?:for .*?Version\s+)?(\d[\w.]*)/i, /Version\s+(\d[\w.]*)/]
-				: [/Version:\s*(\S+)/i, /version\s+(\d[\w.]*)/i];
+				: [/Version\s*:\s*(\S+)/i, /version\s+(\d[\w.]*)/i];
 	for (const re of patterns) {
 		const m = re.exec(hit.text);
 		if (m) { return { value: m[1], evidence: lineEvidence(source, hit) }; }
 	}
 	// MPICH/Hydra put the version on a later "Version:" line.
 	for (const l of lines) {
-		const m = /^\s*(?:MPICH |MVAPICH2 )?Version:\s*(\S+)/i.exec(l.text);
+		const m = /^\s*(?:MPICH |MVAPICH2 )?Version\s*:\s*(\S+)/i.exec(l.text);
 		if (m) { return { value: m[1], evidence: lineEvidence(source, l) }; }
 	}
 	return null;

@@ -66,7 +66,7 @@ export function parseNvidiaSmiXml(text: string, gpu: GpuFacts, source = 'nvidia_
 		if (t.includes('</nvidia_smi_log>')) { closed = true; }
 		const gm = /<gpu id="([^"]*)">/.exec(t);
 		if (gm) {
-			cur = { g: { index: gpu.gpus.length, name: '', pciBusId: gm[1], uuid: '', memoryMiB: 0, evidence: lineEvidence(source, l) }, start: l };
+			cur = { g: { index: gpu.gpus.length, name: '', pciBusId: gm[1], uuid: '', memoryMiB: 0, evidence: lineEvidence(source, l), architecture: null, computeMode: null, migMode: null, pcieGen: null }, start: l };
 			gpu.gpus.push(cur.g);
 			continue;
 		}
@@ -88,6 +88,15 @@ export function parseNvidiaSmiXml(text: string, gpu: GpuFacts, source = 'nvidia_
 		if (minor !== null && /^\d+$/.test(minor)) { cur.g.index = Number(minor); }
 		const bus = tagValue(t, 'pci_bus_id');
 		if (bus !== null) { cur.g.pciBusId = bus; }
+		const loc = (v: string): { value: string; evidence: ReturnType<typeof lineEvidence> } => ({ value: v, evidence: lineEvidence(source, l) });
+		const arch = tagValue(t, 'product_architecture');
+		if (arch !== null && !cur.g.architecture) { cur.g.architecture = loc(arch); }
+		const cm = tagValue(t, 'compute_mode');
+		if (cm !== null && !cur.g.computeMode) { cur.g.computeMode = loc(cm); }
+		const mig = tagValue(t, 'current_mig');
+		if (mig !== null && !cur.g.migMode) { cur.g.migMode = loc(mig); }
+		const gen = tagValue(t, 'current_link_gen');
+		if (gen !== null && !cur.g.pcieGen) { cur.g.pcieGen = loc(gen); }
 		const total = inFb ? tagValue(t, 'total') : null;
 		if (total !== null) { const mm = /^(\d+)\s*MiB/.exec(total); if (mm) { cur.g.memoryMiB = Number(mm[1]); } }
 	}

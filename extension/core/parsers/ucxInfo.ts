@@ -7,7 +7,7 @@ import { firstLineEvidence, issue, lineEvidence, looksBinary, splitConfigureArgs
 
 /** A UcxFacts with nothing known. */
 export function emptyUcx(): UcxFacts {
-	return { version: null, configureFlags: null, builtWithCuda: null, builtWithGdrcopy: null, devicesListed: false, memoryDomains: [], transports: [] };
+	return { version: null, configureFlags: null, builtWithCuda: null, builtWithGdrcopy: null, devicesListed: false, memoryDomains: [], transports: [], config: {} };
 }
 
 /** Derive cuda/gdrcopy build flags from a configure line (only sets what is not known yet). */
@@ -105,4 +105,15 @@ export function parseUcxDevices(text: string, u: UcxFacts, source = 'ucx_info_d'
 /** Names of the transports `ucx_info -d` listed (unique). */
 export function transportNames(u: UcxFacts | null): string[] {
 	return u ? [...new Set(u.transports.map((t) => t.name))] : [];
+}
+
+/** Parse `ucx_info -c` (`UCX_NAME=value` lines) into u.config. */
+export function parseUcxConfig(text: string, u: UcxFacts, source = 'ucx_info_c'): ParseIssue[] {
+	if (looksBinary(text)) { return [issue(source, 'warning', 'ucx_info -c output looks binary; it was not parsed.', firstLineEvidence(source, text))]; }
+	let n = 0;
+	for (const l of splitLines(text)) {
+		const m = /^(UCX_[A-Z0-9_]+)=(.*)$/.exec(l.text.trim());
+		if (m) { u.config[m[1]] = { value: m[2], evidence: lineEvidence(source, l) }; n++; }
+	}
+	return n === 0 && text.trim() !== '' ? [issue(source, 'warning', 'ucx_info -c printed no UCX_NAME=value line.', firstLineEvidence(source, text))] : [];
 }

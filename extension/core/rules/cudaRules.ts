@@ -63,14 +63,19 @@ const cudaInitOrder: Rule = {
 
 const noGdr: Rule = {
 	id: 'no-gpudirect-rdma', severity: 'info', title: 'No GPUDirect RDMA: inter-node GPU traffic is staged through host memory',
-	reads: ['gpu.peermemLoaded', 'gpu.gpus', 'ucx.transports'],
-	source: 'gpu-mpi-sources.md §3 (UCX checks /sys/module/nvidia_peermem, nv_peer_mem or dmabuf; ib_md.c, UCX FAQ)',
+	reads: ['gpu.peermemLoaded', 'sys.modules', 'sys.peermemVersion', 'sys.ibPorts', 'gpu.gpus', 'ucx.version'],
+	source: 'gpu-mpi-sources.md §3 (UCX checks /sys/module/nvidia_peermem/version, nv_peer_mem or dmabuf; ib_md.c, UCX FAQ)',
 	fixSummary: 'modprobe nvidia_peermem (with MLNX_OFED / inbox RDMA) or use UCX ≥ 1.14 with dmabuf (kernel ≥ 5.12, open GPU kernel module).',
 	evaluate(facts) {
 		const pm = facts.gpu.peermemLoaded;
 		if (!pm || pm.value || visibleGpus(facts).count === 0) { return []; }
-		return [finding(this, 'The nvidia_peermem (or nv_peer_mem) kernel module is not loaded, so the network card cannot read or write GPU memory directly (unless UCX ≥ 1.14 uses dmabuf). GPU messages between nodes are copied through host memory: lower bandwidth and extra staging memory.',
-			[pm.evidence], { text: 'Load the peer-memory module on every node (needs an RDMA-capable NIC and driver).', command: 'sudo modprobe nvidia_peermem' })];
+		const ports = facts.sys.ibPorts;
+		const active = (ports ?? []).filter((p) => p.active);
+		const rdma = active.length > 0
+			? ` This host has ${active.length} active RDMA port(s) (${active.slice(0, 3).map((p) => `${p.device}:${p.port} ${p.linkLayer}`).join(', ')}), so GPU messages between nodes lose the direct path.`
+			: ports !== null ? ' No active RDMA port is visible here either, so this matters only on nodes with InfiniBand/RoCE cards.' : '';
+		return [finding(this, `The nvidia_peermem (or nv_peer_mem) kernel module is not loaded, so the network card cannot read or write GPU memory directly (unless UCX ≥ 1.14 uses dmabuf). GPU messages between nodes are copied through host memory: lower bandwidth and extra staging memory.${rdma}`,
+			ev(pm.evidence, active[0]?.evidence), { text: 'Load the peer-memory module on every node (needs an RDMA-capable NIC and driver).', command: 'sudo modprobe nvidia_peermem' }, active.length > 0 ? 'warning' : 'info')];
 	},
 };
 

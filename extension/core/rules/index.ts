@@ -5,11 +5,13 @@
 import { cudaRules } from './cudaRules';
 import { launchRules } from './launchRules';
 import { mpiRules } from './mpiRules';
+import { platformRules } from './platformRules';
 import type { Rule } from './rule';
+import { tuningRules } from './tuningRules';
 import { ucxRules } from './ucxRules';
 
 export type { Rule } from './rule';
 export { runRules } from './rule';
 
 /** All rules. */
-export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules];
+export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...tuningRules];

@@ -29,14 +29,18 @@ const componentPath: Rule = {
 			const dirs = s.value.replace(/^"|"$/g, '').split(':').filter((d) => d !== '');
 			const own = pkglib !== null && dirs.some((d) => d.replace(/\/$/, '') === pkglib.replace(/\/$/, ''));
 			if (own || seen.has(s.value)) { continue; }
+			// Ranks that received this path and still report run-time CUDA support found their components.
+			const holders = (facts.engine?.ranks ?? []).filter((r) => r.env.some((e) => e.name === 'OMPI_MCA_mca_base_component_path' && e.value === s.value));
+			if (holders.length > 0 && holders.every((r) => r.runTime.value === true)) { continue; }
+			const confirmed = holders.find((r) => r.runTime.value === false && r.compileTime.value === true);
 			seen.add(s.value);
 			const outside = prefix === null ? dirs : dirs.filter((d) => !d.startsWith(`${prefix}/`));
 			if (outside.length === 0 && prefix !== null) { continue; }
 			out.push(finding(this,
-				`OMPI_MCA_mca_base_component_path=${s.value} (${s.origin === 'env' ? 'collector environment' : s.origin}) replaces Open MPI's own component directory${pkglib ? ` (${pkglib})` : ''}. Components that are loaded as plugins (the CUDA accelerator, smcuda, pml ucx in many builds) are then never found: Open MPI selects the null accelerator, treats device pointers as host memory and crashes.${prefix === null ? ' (The Open MPI prefix is unknown here, so the path could not be compared with it.)' : ''}`,
-				ev(s.evidence, o?.pkglibdir?.evidence ?? o?.prefix?.evidence, mcaParam(o, 'mca_base_component_path')?.evidence),
+				`OMPI_MCA_mca_base_component_path=${s.value} (${s.origin === 'env' ? 'collector environment' : s.origin}) replaces Open MPI's own component directory${pkglib ? ` (${pkglib})` : ''}. Components that are loaded as plugins (the CUDA accelerator, smcuda, pml ucx in many builds) are then never found: Open MPI selects the null accelerator, treats device pointers as host memory and crashes.${confirmed ? ` The engine confirms it: rank ${confirmed.rank} was built with CUDA (compile time) but MPIX_Query_cuda_support returned false.` : ''}${prefix === null ? ' (The Open MPI prefix is unknown here, so the path could not be compared with it.)' : ''}`,
+				ev(s.evidence, confirmed?.runTime.evidence, o?.pkglibdir?.evidence ?? o?.prefix?.evidence, mcaParam(o, 'mca_base_component_path')?.evidence),
 				{ text: 'Point the component path back at this Open MPI (command-line MCA settings beat the environment), or find and remove the setting from the job environment.', command: `mpirun --mca mca_base_component_path ${pkglib ?? '<prefix>/lib/openmpi'} ...` },
-				prefix === null ? 'warning' : 'error'));
+				prefix === null && !confirmed ? 'warning' : 'error'));
 		}
 		return out;
 	},
@@ -85,7 +89,8 @@ const GPU_RELEVANT = /^(UCX_|OMPI_MCA_(pml|btl|osc|mtl|accelerator|smsc|coll|opa
 function commandLineNames(argv: readonly string[]): Set<string> {
 	const names = new Set<string>();
 	for (let i = 0; i < argv.length - 1; i++) {
-		if (argv[i] === '--mca' || argv[i] === '-mca' || argv[i] === '--gmca') { names.add(`OMPI_MCA_${argv[i + 1]}`); }
+		// Open MPI 5's launcher (PRRTE) also exports a --mca setting as PMIX_MCA_<name> (seen in the H200 captures).
+		if (argv[i] === '--mca' || argv[i] === '-mca' || argv[i] === '--gmca') { names.add(`OMPI_MCA_${argv[i + 1]}`); names.add(`PMIX_MCA_${argv[i + 1]}`); }
 		if (argv[i] === '-x') { names.add(argv[i + 1].split('=')[0]); }
 	}
 	return names;

@@ -66,8 +66,10 @@ const notCudaAware: Rule = {
 			const ompiBuilt = facts.mpi.openmpi?.builtWithCuda?.value;
 			let message = `${name} is not CUDA-aware (${a.stage}): ${a.detail}. Passing device pointers to MPI calls will crash or read garbage.`;
 			let fix = { text: 'Rebuild or load an Open MPI configured with --with-cuda (and --with-ucx on a UCX built --with-cuda), then check again.', command: 'ompi_info --parsable --all | grep built_with_cuda_support:value' };
-			if (impl === 'openmpi' && a.stage === 'run time' && ompiBuilt === true) {
-				message = `${name} was built with CUDA (ompi_info says so) but at run time ${a.detail}: the CUDA accelerator component was not loaded or CUDA was not usable in the rank.`;
+			const ctTrue = facts.engine?.ranks[0]?.compileTime.value === true;
+			if (impl === 'openmpi' && a.stage === 'run time' && (ompiBuilt === true || ctTrue)) {
+				const basis = [ompiBuilt === true ? 'ompi_info says so' : '', ctTrue ? 'MPIX_CUDA_AWARE_SUPPORT = 1 at compile time' : ''].filter((x) => x !== '').join('; ');
+				message = `${name} is built with CUDA but not CUDA-aware at run time (${basis}): ${a.detail}. The CUDA accelerator component was not loaded or CUDA was not usable in the rank, so device pointers are treated as host memory (segmentation faults).`;
 				fix = { text: 'Make sure the ranks find Open MPI\'s own components and initialise CUDA before MPI_Init; see the component-path and CUDA-init findings.', command: `--mca accelerator_base_verbose 100` };
 			} else if (impl === 'mpich') {
 				fix = { text: 'Use an MPICH built with CUDA (--with-cuda, yaksa enabled) and enable GPU support at run time.', command: 'export MPIR_CVAR_ENABLE_GPU=1' };
@@ -75,14 +77,6 @@ const notCudaAware: Rule = {
 			const o = facts.mpi.openmpi;
 			const extra = impl === 'openmpi' && o ? ev(a.stage !== 'build' && o.builtWithCuda ? o.builtWithCuda.evidence : undefined, o.configuredWithCuda ? undefined : o.configureLine?.evidence) : [];
 			out.push(finding(this, message, [...a.evidence, ...extra], fix));
-		}
-		// MPICH installed next to the MPI in use: say what its configure line shows (Debian ships MPICH --without-yaksa).
-		const mpich = facts.mpi.mpich;
-		if (mpich?.configure && impl !== 'mpich' && mpich.configuredWithCuda?.value === false) {
-			const noYaksa = /--without-yaksa/.test(mpich.configure.value);
-			out.push(finding(this, `MPICH ${mpich.version?.value ?? ''} is also installed; its configure line has no --with-cuda${noYaksa ? ' and --without-yaksa (the GPU datatype engine MPICH needs for device buffers)' : ''}, so it is very likely not CUDA-aware either. MPIX_GPU_query_support() tells for sure at run time.`,
-				ev(mpich.version?.evidence, mpich.configure.evidence),
-				{ text: 'If you use this MPICH with GPU buffers, build it with --with-cuda (yaksa enabled) and set MPIR_CVAR_ENABLE_GPU=1.', command: 'export MPIR_CVAR_ENABLE_GPU=1' }, 'info'));
 		}
 		return out;
 	},

@@ -6,25 +6,22 @@
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../../extension/core/analyze';
 import type { Finding, RawOutput } from '../../../extension/shared/report';
-import { debianMpichRaw, debianRaw, fixtureText, h200Raw, rawFromFixture, rawText, seedRaw } from './fixtureRaw';
+import { debianMpichRaw, debianRaw, fixtureText, h200Engine, h200Raw, rawFromFixture, rawText, seedRaw } from './fixtureRaw';
 
 function ids(raw: RawOutput[]): string[] { return analyze(raw, 'test').findings.map((f) => f.id); }
 function find(raw: RawOutput[], id: string): Finding[] { return analyze(raw, 'test').findings.filter((f) => f.id === id); }
 function withOut(raw: RawOutput[], id: string): RawOutput[] { return raw.filter((r) => r.id !== id); }
 
 /**
- * SYNTHETIC engine document for a GPU rank: the real Debian engine JSON (test-fixtures/tools/debian12-cpu/engine.txt)
- * with its CUDA section replaced by what a rank on the H200 testbed would report. The engine has not been run on
- * the GPU device by this helper; the lead's device run will replace this with a captured document.
+ * SYNTHETIC engine document, used only where no real capture can exist: the engine always makes a CUDA context
+ * current before MPI_Init on a GPU, so "no context at MPI_Init" cannot be captured from it. This is the REAL
+ * H200 capture inspect-np1.json with only `initialised_before_mpi_init` flipped to false in every rank.
  */
-function syntheticGpuEngine(opts: { initialised: boolean; runTime: boolean; env?: Record<string, string> }): RawOutput {
-	const doc = JSON.parse(fixtureText('debian12-cpu', 'engine.txt')) as { ranks: Record<string, unknown>[] };
-	for (const r of doc.ranks) {
-		r.mpi = { library_version: 'Open MPI v5.0.7, package: Open MPI root@vm Distribution, ident: 5.0.7, repo rev: v5.0.7, Feb 14, 2025', standard_version: '3.1', implementation: 'openmpi', cuda_aware: { compile_time: true, run_time: opts.runTime, query: 'MPIX_Query_cuda_support' } };
-		r.cuda = { driver_loaded: true, library: '/usr/lib/x86_64-linux-gnu/libcuda.so.1', error: '', driver_version: 13000, init_result: 0, device_count: 1, devices: [{ ordinal: 0, name: 'NVIDIA H200', pci_bus_id: '0000:00:06.0', uuid: 'GPU-0ddbe2e2-e6b4-8f0b-324b-d29938131116', total_mem_bytes: 150754820096, compute_capability: '9.0' }], p2p: [], selected_device: 0, initialised_before_mpi_init: opts.initialised };
-		r.env = { ...(r.env as Record<string, string>), ...(opts.env ?? {}) };
-	}
-	return rawText('engine', JSON.stringify(doc));
+function uninitialisedEngine(): RawOutput {
+	const real = h200Engine('inspect-np1.json');
+	const doc = JSON.parse(real.stdout) as { ranks: { cuda: Record<string, unknown> }[] };
+	for (const r of doc.ranks) { r.cuda.initialised_before_mpi_init = false; }
+	return { ...real, stdout: JSON.stringify(doc) };
 }
 
 /** The site variable the H200 testbed's mpirun handed every rank (quoted from shared/knowledge/observed.md B). */
@@ -51,10 +48,23 @@ describe('rules on real fixtures', () => {
 		assert.equal(analyze(debianMpichRaw(), 'x').summary.mpi.label, 'MPICH 4.0.2');
 	});
 
-	it('mpi-not-cuda-aware: built with CUDA but run-time query false points at the run-time causes', () => {
-		const raw = [...h200Raw(), syntheticGpuEngine({ initialised: true, runTime: false })];
-		const f = find(raw, 'mpi-not-cuda-aware')[0];
-		assert.match(f.message, /was built with CUDA .* but at run time/);
+	it('mpi-not-cuda-aware: real H200 capture without the component path is built with CUDA but not CUDA-aware at run time', () => {
+		const nocp = h200Engine('inspect-np4-nocp.json');
+		for (const raw of [[nocp], [...h200Raw(), nocp]]) {
+			const f = find(raw, 'mpi-not-cuda-aware');
+			assert.equal(f.length, 1);
+			assert.match(f[0].message, /^Open MPI 5\.0\.7 is built with CUDA but not CUDA-aware at run time/);
+			assert.match(f[0].message, /MPIX_Query_cuda_support returned false in rank 0/);
+			assert.ok(f[0].evidence.some((e) => e.line === 'ranks[0].mpi.cuda_aware.run_time: false'));
+		}
+		assert.match(find([...h200Raw(), nocp], 'mpi-not-cuda-aware')[0].message, /ompi_info says so; MPIX_CUDA_AWARE_SUPPORT = 1/);
+		assert.equal(analyze([...h200Raw(), nocp], 'x').summary.mpi.cudaAware, 'no');
+		assert.equal(analyze([nocp], 'x').summary.mpi.detail, 'built with CUDA but not CUDA-aware at run time: MPIX_Query_cuda_support returned false in rank 0');
+		// The same stack launched with --mca mca_base_component_path: CUDA-aware at run time.
+		for (const file of ['inspect-np1.json', 'inspect-np4.json', 'inspect-np1-verbose.json'] as const) {
+			assert.equal(find([...h200Raw(), h200Engine(file)], 'mpi-not-cuda-aware').length, 0, file);
+			assert.equal(analyze([...h200Raw(), h200Engine(file)], 'x').summary.mpi.cudaAware, 'yes', file);
+		}
 	});
 
 	it('ucx-without-cuda: Debian UCX fires, H200 UCX (cuda_copy, cuda_ipc) does not', () => {
@@ -84,11 +94,20 @@ describe('rules on real fixtures', () => {
 		assert.equal(f[0].severity, 'error');
 		assert.equal(f[0].fix?.command, 'mpirun --mca mca_base_component_path /opt/testbed2/lib/openmpi ...');
 		assert.equal(f[0].evidence[0].line, `OMPI_MCA_mca_base_component_path=${OBSERVED_COMPONENT_PATH}`);
-		// Seen only in an engine rank's environment (how it really happened: not in the login shell).
-		const eng = syntheticGpuEngine({ initialised: true, runTime: false, env: { OMPI_MCA_mca_base_component_path: OBSERVED_COMPONENT_PATH } });
-		const g = find([...h200Raw(), eng], 'ompi-component-path-overridden');
+		// Seen only in the ranks' environment (how it really happened: the real np4 capture without --mca).
+		const g = find([...h200Raw(), h200Engine('inspect-np4-nocp.json')], 'ompi-component-path-overridden');
 		assert.equal(g.length, 1);
+		assert.equal(g[0].severity, 'error');
 		assert.match(g[0].message, /engine rank 0 environment/);
+		assert.match(g[0].message, /The engine confirms it: rank 0 was built with CUDA/);
+		assert.equal(g[0].evidence[0].line, `ranks[0].env.OMPI_MCA_mca_base_component_path: "${OBSERVED_COMPONENT_PATH}"`);
+		// Engine alone (no ompi_info, prefix unknown): still an error, because the ranks confirm the failure.
+		assert.equal(find([h200Engine('inspect-np4-nocp.json')], 'ompi-component-path-overridden')[0].severity, 'error');
+		// The real captures with --mca mca_base_component_path /opt/testbed2/lib/openmpi: quiet, with or without ompi_info.
+		for (const file of ['inspect-np1.json', 'inspect-np4.json'] as const) {
+			assert.equal(find([...h200Raw(), h200Engine(file)], 'ompi-component-path-overridden').length, 0, file);
+			assert.equal(find([h200Engine(file)], 'ompi-component-path-overridden').length, 0, file);
+		}
 		const own = rawText('env', 'OMPI_MCA_mca_base_component_path=/opt/testbed2/lib/openmpi\n');
 		assert.equal(find([...withOut(h200Raw(), 'env'), own], 'ompi-component-path-overridden').length, 0);
 		assert.equal(find(debianRaw(), 'ompi-component-path-overridden').length, 0);
@@ -174,18 +193,21 @@ describe('rules on real fixtures', () => {
 		assert.equal(find(h200Raw(), 'no-gpu-visible').length, 0);
 	});
 
-	it('cuda-not-initialised-before-mpi-init: GPU rank without a context at MPI_Init (synthetic engine JSON)', () => {
-		const f = find([...h200Raw(), syntheticGpuEngine({ initialised: false, runTime: false })], 'cuda-not-initialised-before-mpi-init');
+	it('cuda-not-initialised-before-mpi-init: GPU rank without a context at MPI_Init (synthetic flip of a real capture)', () => {
+		const f = find([...h200Raw(), uninitialisedEngine()], 'cuda-not-initialised-before-mpi-init');
 		assert.equal(f.length, 1);
-		assert.match(f[0].message, /^2 rank\(s\) had no current CUDA context/);
-		assert.equal(find([...h200Raw(), syntheticGpuEngine({ initialised: true, runTime: true })], 'cuda-not-initialised-before-mpi-init').length, 0);
+		assert.match(f[0].message, /^1 rank\(s\) had no current CUDA context/);
+		for (const file of ['inspect-np1.json', 'inspect-np4.json', 'inspect-np4-nocp.json'] as const) {
+			assert.equal(find([...h200Raw(), h200Engine(file)], 'cuda-not-initialised-before-mpi-init').length, 0, file);
+		}
 		// The real Debian engine has no GPU: initialised_before_mpi_init false must not fire.
 		assert.equal(find(debianRaw(), 'cuda-not-initialised-before-mpi-init').length, 0);
 	});
 
 	it('smcuda-cumemhostregister-warning: explains the smcuda message when seen', () => {
-		// The message text as quoted in shared/knowledge/observed.md B (engine stderr on the H200 testbed).
-		const eng = { ...syntheticGpuEngine({ initialised: true, runTime: true }), stderr: 'The call to cuMemHostRegister(0x7f0000000000, 134217728, 0) failed.\n  return value: 1\n' };
+		// Real np4 capture (stdout); its stderr was not captured, so the message text is the one quoted in
+		// shared/knowledge/observed.md B ("The call to cuMemHostRegister(<addr>, 134217728, 0) failed … return value: 1").
+		const eng = h200Engine('inspect-np4.json', 'The call to cuMemHostRegister(0x7f0000000000, 134217728, 0) failed.\n  return value: 1\n');
 		const f = find([...h200Raw(), eng], 'smcuda-cumemhostregister-warning');
 		assert.equal(f.length, 1);
 		assert.equal(f[0].evidence[0].source, 'engine (stderr)');
@@ -213,7 +235,8 @@ describe('rules on real fixtures', () => {
 	});
 
 	it('known-harmless-messages: PMIx "bad prefix" noise is named harmless', () => {
-		const eng = { ...syntheticGpuEngine({ initialised: true, runTime: true }), stderr: '[vm:01234] process_repository_item: component path /opt/testbed2/lib/openmpi/mca_pml_ucx.so has bad prefix\n' };
+		// Real np1 capture (stdout) with the PMIx message in the form shared/testbed/README.md quotes (stderr not captured).
+		const eng = h200Engine('inspect-np1.json', '[vm:01234] process_repository_item: component path /opt/testbed2/lib/openmpi/mca_pml_ucx.so has bad prefix\n');
 		assert.equal(find([...h200Raw(), eng], 'known-harmless-messages').length, 1);
 		assert.equal(find(h200Raw(), 'known-harmless-messages').length, 0);
 	});
@@ -232,11 +255,12 @@ describe('rules on real fixtures', () => {
 		assert.equal(off[0].evidence[1].line, 'MPIR_CVAR_ENABLE_GPU=0');
 	});
 
-	it('launcher-env-differs: a rank got the component path the login shell lacks; real Debian run is quiet', () => {
-		const eng = syntheticGpuEngine({ initialised: true, runTime: true, env: { OMPI_MCA_mca_base_component_path: OBSERVED_COMPONENT_PATH } });
-		const f = find([...h200Raw(), eng], 'launcher-env-differs');
+	it('launcher-env-differs: real nocp ranks got the PMIx component path the login shell lacks; --mca captures are quiet', () => {
+		const f = find([...h200Raw(), h200Engine('inspect-np4-nocp.json')], 'launcher-env-differs');
 		assert.equal(f.length, 1);
 		assert.match(f[0].message, /OMPI_MCA_mca_base_component_path=\/usr\/lib\/x86_64-linux-gnu\/pmix2\/lib\/pmix/);
+		// With --mca mca_base_component_path on the command line (OMPI_ and PMIX_MCA_ copies in the ranks): quiet.
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'launcher-env-differs').length, 0);
 		// The real Debian engine run: OMPI_MCA_btl_tcp_if_include came from --mca on its command line, the rest is launcher bookkeeping.
 		assert.equal(find(debianRaw(), 'launcher-env-differs').length, 0);
 	});
@@ -251,7 +275,8 @@ describe('rules on real fixtures', () => {
 	});
 
 	it('the real fixture sets give no parse problems and no rule failures', () => {
-		for (const raw of [debianRaw(), h200Raw(), seedRaw(), debianMpichRaw()]) {
+		const engines = (['inspect-np1.json', 'inspect-np4.json', 'inspect-np4-nocp.json', 'inspect-np1-verbose.json'] as const).map((f) => [...h200Raw(), h200Engine(f)]);
+		for (const raw of [debianRaw(), h200Raw(), seedRaw(), debianMpichRaw(), ...engines]) {
 			const bad = ids(raw).filter((i) => i === 'parse-problem' || i.startsWith('rule-failed'));
 			assert.deepEqual(bad, []);
 		}

@@ -1,0 +1,114 @@
+/**
+ * `gpumpi-doctor collect [--out DIR]` (inspect this host and write an offline bundle) and
+ * `gpumpi-doctor analyze <bundle-dir> [--json]` (analyse a bundle from anywhere, printing findings exactly as
+ * `inspect` does). Both return the process exit code: 0 done, 2 usage error, 3 the bundle could not be written/read.
+ */
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { version as toolVersion, name as toolName } from '../../package.json';
+import { analyze } from '../core/analyze';
+import { BundleError, readBundleFull, writeBundle } from '../core/bundle';
+import { REPORT_SCHEMA, type Report } from '../shared/report';
+import { renderReportText, terminalSafe } from './textReport';
+
+/** Where the subcommands write. */
+export interface BundleIo {
+	stdout(text: string): void;
+	stderr(text: string): void;
+	cwd: string;
+}
+
+/** What `collect` needs: the inspection (the lead wires it to core/inspect.ts inspectHost on a LocalHost). */
+export interface CollectDeps {
+	inspect: () => Promise<Report>;
+	io?: BundleIo;
+}
+
+const processIo: BundleIo = {
+	stdout: (t) => { process.stdout.write(t); },
+	stderr: (t) => { process.stderr.write(t); },
+	cwd: process.cwd(),
+};
+
+export const COLLECT_USAGE = `Usage: gpumpi-doctor collect [--out DIR]
+  Inspect this host and write every raw tool output into an offline bundle (a directory; see docs/bundle.md).
+  --out DIR   bundle directory (default ./gpumpi-bundle-<host>-<time>); must be new, empty or an older bundle
+`;
+
+export const ANALYZE_USAGE = `Usage: gpumpi-doctor analyze <bundle-dir> [--json]
+  Analyse a bundle written by "gpumpi-doctor collect" (on any machine) and print the findings.
+  --json      print the report as JSON instead of text
+`;
+
+function errorText(e: unknown): string { return e instanceof Error ? e.message : String(e); }
+
+function parse(argv: readonly string[], options: { [k: string]: { type: 'string' | 'boolean' } }): { values: Record<string, string | boolean | undefined>; positionals: string[] } | string {
+	try {
+		const r = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+		return { values: r.values as Record<string, string | boolean | undefined>, positionals: r.positionals };
+	} catch (e) { return errorText(e); }
+}
+
+/** A file-name-safe stamp for the default bundle directory. */
+function defaultDir(report: Report, cwd: string): string {
+	const host = (report.summary.hostname || report.host.label || 'host').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
+	const stamp = report.createdAt.replace(/[^0-9T]/g, '').slice(0, 15);
+	return path.join(cwd, `gpumpi-bundle-${host}-${stamp}`);
+}
+
+/** `gpumpi-doctor collect [--out DIR]`. */
+export async function collectMain(argv: readonly string[], deps: CollectDeps): Promise<number> {
+	const io = deps.io ?? processIo;
+	if (argv.includes('--help') || argv.includes('-h')) { io.stdout(COLLECT_USAGE); return 0; }
+	const p = parse(argv, { out: { type: 'string' } });
+	if (typeof p === 'string') { io.stderr(`gpumpi-doctor collect: ${p}\n\n${COLLECT_USAGE}`); return 2; }
+	if (p.positionals.length > 0) { io.stderr(`gpumpi-doctor collect: unexpected argument ${JSON.stringify(p.positionals[0])}\n\n${COLLECT_USAGE}`); return 2; }
+	if (p.values.out === '') { io.stderr(`gpumpi-doctor collect: --out needs a directory\n\n${COLLECT_USAGE}`); return 2; }
+	let report: Report;
+	try { report = await deps.inspect(); } catch (e) {
+		io.stderr(`gpumpi-doctor collect: the inspection failed: ${errorText(e)}\n`);
+		return 3;
+	}
+	const dir = typeof p.values.out === 'string' ? path.resolve(io.cwd, p.values.out) : defaultDir(report, io.cwd);
+	try {
+		const m = await writeBundle(dir, report);
+		io.stdout(`Bundle written to ${dir} (${m.raw.length} raw outputs).\nAnalyse it on any machine with: gpumpi-doctor analyze ${dir}\n`);
+		return 0;
+	} catch (e) {
+		io.stderr(`gpumpi-doctor collect: cannot write the bundle: ${errorText(e)}\n`);
+		return 3;
+	}
+}
+
+/** Build the report for a bundle (analysis re-run here, with this version's rules). */
+export async function reportFromBundle(dir: string): Promise<Report> {
+	const started = Date.now();
+	const { manifest, raw } = await readBundleFull(dir);
+	const { facts, findings, summary } = analyze(raw, manifest.host.label);
+	return {
+		schema: REPORT_SCHEMA,
+		tool: { name: toolName, version: toolVersion },
+		createdAt: manifest.createdAt,
+		host: { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' },
+		summary, findings, facts, raw,
+		engine: facts.engine?.document ?? null,
+		probe: facts.probe ? { libraries: facts.probe.libraries, nvml: facts.probe.nvml, elapsed_ms: 0 } : null,
+		elapsedMs: Date.now() - started,
+	};
+}
+
+/** `gpumpi-doctor analyze <bundle-dir> [--json]`. */
+export async function analyzeMain(argv: readonly string[], io: BundleIo = processIo): Promise<number> {
+	if (argv.includes('--help') || argv.includes('-h')) { io.stdout(ANALYZE_USAGE); return 0; }
+	const p = parse(argv, { json: { type: 'boolean' } });
+	if (typeof p === 'string') { io.stderr(`gpumpi-doctor analyze: ${p}\n\n${ANALYZE_USAGE}`); return 2; }
+	if (p.positionals.length !== 1) { io.stderr(`gpumpi-doctor analyze: give exactly one bundle directory\n\n${ANALYZE_USAGE}`); return 2; }
+	const dir = path.resolve(io.cwd, p.positionals[0]);
+	let report: Report;
+	try { report = await reportFromBundle(dir); } catch (e) {
+		io.stderr(`gpumpi-doctor analyze: ${e instanceof BundleError ? 'invalid bundle: ' : ''}${terminalSafe(errorText(e))}\n`);
+		return 3;
+	}
+	io.stdout(p.values.json ? JSON.stringify(report, null, 2) + '\n' : renderReportText(report));
+	return 0;
+}

@@ -1,0 +1,126 @@
+/**
+ * Rules about the GPU platform around the MPI: GPU/NIC NUMA placement (sysfs, nvidia-smi topo, MVAPICH2-GDR's
+ * warning), CUDA_VISIBLE_DEVICES hiding GPUs, exclusive compute modes with several ranks per GPU, and MIG.
+ */
+import type { Evidence, Finding } from '../../shared/report';
+import type { Facts } from '../facts';
+import { envSettings } from './helpers';
+import { ev, finding, Rule } from './rule';
+
+/** GPUs whose NUMA node / PCIe path has no active RDMA port nearby, from every source that tells. */
+function numaMismatches(facts: Facts): { text: string; evidence: Evidence[] }[] {
+	const out: { text: string; evidence: Evidence[] }[] = [];
+	const ports = (facts.sys.ibPorts ?? []).filter((p) => p.active && p.numaNode !== null);
+	const nicNodes = new Set(ports.map((p) => p.numaNode));
+	if (ports.length > 0) {
+		for (const g of facts.sys.gpuNuma ?? []) {
+			if (g.numaNode === null || nicNodes.has(g.numaNode)) { continue; }
+			out.push({ text: `GPU ${g.pciBusId} is on NUMA node ${g.numaNode}, the active RDMA ports on node(s) ${[...nicNodes].join(', ')}`, evidence: [g.evidence, ports[0].evidence] });
+		}
+	}
+	if (out.length === 0) {
+		for (const row of facts.gpu.topology.filter((t) => /^GPU\d+$/.test(t.device))) {
+			const nics = Object.entries(row.links).filter(([k]) => /^(NIC\d+|mlx\d+_\d+)$/.test(k));
+			if (nics.length > 0 && nics.every(([, link]) => link === 'SYS')) {
+				out.push({ text: `${row.device} reaches every NIC only across the CPU interconnect (SYS)`, evidence: [row.evidence] });
+			}
+		}
+	}
+	return out;
+}
+
+const gpuNicNuma: Rule = {
+	id: 'gpu-nic-numa-mismatch', severity: 'warning', title: 'GPU and network card on different NUMA nodes',
+	reads: ['sys.gpuNuma', 'sys.ibPorts', 'gpu.topology', 'messages[gpu-ib-different-socket]'],
+	source: 'U#11121 (GPU and NIC on different NUMA nodes force staging: 65 vs 85 Gb/s); MVAPICH2-GDR warning "The GPU and IB selected are not on the same socket" (reframe-hpc/reframe#265); kernel Documentation/ABI sysfs-class-infiniband',
+	fixSummary: 'Give each rank a GPU and a NIC on the same NUMA node (UCX_NET_DEVICES=<mlx5_N>:1 per local rank, CUDA_VISIBLE_DEVICES, mpirun --map-by numa / --bind-to numa); check with nvidia-smi topo -m.',
+	evaluate(facts) {
+		const mism = numaMismatches(facts);
+		const sig = facts.messages.find((m) => m.kind === 'gpu-ib-different-socket');
+		if (mism.length === 0 && !sig) { return []; }
+		const what = mism.length > 0 ? `${mism.slice(0, 4).map((m) => m.text).join('; ')}${mism.length > 4 ? '; …' : ''}` : 'the MPI library reported that the GPU and InfiniBand card it selected are not on the same socket';
+		return [finding(this, `${what}. GPUDirect RDMA between a GPU and a NIC across the CPU interconnect is slow or refused, so UCX may stage through host memory instead (U#11121 measured 65 instead of 85 Gb/s).`,
+			ev(...mism.flatMap((m) => m.evidence).slice(0, 6), sig?.evidence),
+			{ text: 'Pair each local rank with the GPU and NIC of one NUMA node.', command: 'nvidia-smi topo -m   # then e.g. UCX_NET_DEVICES=mlx5_0:1 for ranks on GPU0\'s node' })];
+	},
+};
+
+const HIDDEN = /^\s*$|^-1$|^NoDevFiles$|^none$/i;
+
+const cvdHides: Rule = {
+	id: 'cuda-visible-devices-hides-gpus', severity: 'error', title: 'CUDA_VISIBLE_DEVICES hides the GPUs from CUDA',
+	reads: ['env.CUDA_VISIBLE_DEVICES', 'engine.ranks[].env.CUDA_VISIBLE_DEVICES', 'engine.ranks[].deviceCount', 'gpu.gpus'],
+	source: 'CUDA C Programming Guide, CUDA_VISIBLE_DEVICES (an empty or invalid list leaves no device visible; nvidia-smi ignores it)',
+	fixSummary: 'Unset CUDA_VISIBLE_DEVICES or list real device indices/UUIDs (Slurm sets it per job step with --gpus / --gres=gpu).',
+	evaluate(facts) {
+		const out: Finding[] = [];
+		const smiGpus = facts.gpu.gpus.length;
+		for (const s of envSettings(facts, 'CUDA_VISIBLE_DEVICES')) {
+			if (!HIDDEN.test(s.value)) { continue; }
+			out.push(finding(this, `CUDA_VISIBLE_DEVICES=${JSON.stringify(s.value)} (${s.origin}) leaves CUDA no device at all${smiGpus > 0 ? `, although nvidia-smi (which ignores the variable) lists ${smiGpus} GPU(s)` : ''}: cudaGetDeviceCount returns 0 or "no CUDA-capable device is detected", and a CUDA-aware MPI has nothing to work with.`,
+				ev(s.evidence, facts.gpu.gpus[0]?.evidence), { text: 'Unset it, or request GPUs for the job step so the scheduler sets it.', command: 'unset CUDA_VISIBLE_DEVICES   # or: srun --gpus-per-task=1 ...' }, smiGpus > 0 ? 'error' : 'warning'));
+			return out;
+		}
+		// No variable seen, but the ranks saw no device while nvidia-smi did.
+		const blind = (facts.engine?.ranks ?? []).find((r) => r.driverLoaded.value && r.deviceCount.value === 0);
+		if (blind && smiGpus > 0) {
+			const cvd = blind.env.find((e) => e.name === 'CUDA_VISIBLE_DEVICES');
+			out.push(finding(this, `Rank ${blind.rank} loaded the CUDA driver but saw 0 devices, while nvidia-smi lists ${smiGpus}: the rank's CUDA_VISIBLE_DEVICES${cvd ? `=${cvd.value}` : ' (or a container/cgroup device filter)'} hides them.`,
+				ev(blind.deviceCount.evidence, cvd?.evidence, facts.gpu.gpus[0]?.evidence), { text: 'Check what the launcher exports to ranks.', command: 'mpirun -np 1 env | grep CUDA_VISIBLE_DEVICES' }));
+		}
+		return out;
+	},
+};
+
+/** Ranks per (host, device) from the engine, or the local size from its environment. */
+function ranksPerGpu(facts: Facts): { count: number; evidence: Evidence[] } {
+	const ranks = facts.engine?.ranks ?? [];
+	const groups = new Map<string, typeof ranks>();
+	for (const r of ranks) {
+		if (r.selectedDevice < 0) { continue; }
+		const k = `${r.host}#${r.selectedDevice}`;
+		groups.set(k, [...(groups.get(k) ?? []), r]);
+	}
+	let best: typeof ranks = [];
+	for (const g of groups.values()) { if (g.length > best.length) { best = g; } }
+	return { count: best.length, evidence: best.slice(0, 2).map((r) => ({ source: 'engine', line: `ranks[${ranks.indexOf(r)}]: host ${r.host}, selected_device ${r.selectedDevice}` })) };
+}
+
+const exclusiveMode: Rule = {
+	id: 'gpu-compute-mode-exclusive', severity: 'error', title: 'GPU compute mode allows one process, several ranks share the GPU',
+	reads: ['gpu.gpus[].computeMode', 'engine.ranks[].selectedDevice', 'engine.ranks[].host'],
+	source: 'nvidia-smi documentation (-c / --compute-mode: EXCLUSIVE_PROCESS allows one context per device; PROHIBITED none); CUDA MPS documentation (one MPS server context per GPU)',
+	fixSummary: 'Run one rank per GPU, start the CUDA MPS daemon (nvidia-cuda-mps-control -d), or ask the admin for compute mode Default (nvidia-smi -c DEFAULT).',
+	evaluate(facts) {
+		const gpus = facts.gpu.gpus.filter((g) => g.computeMode && /exclusive|prohibited/i.test(g.computeMode.value));
+		if (gpus.length === 0) { return []; }
+		const g = gpus[0];
+		const mode = g.computeMode?.value ?? '';
+		const share = ranksPerGpu(facts);
+		if (/prohibited/i.test(mode)) {
+			return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}: no process can create a CUDA context on it.`, ev(g.computeMode?.evidence), { text: 'Have the compute mode set back to Default.', command: 'nvidia-smi -i 0 -c DEFAULT   # needs root' })];
+		}
+		if (share.count > 1) {
+			return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode} and ${share.count} ranks on one host selected the same device: only one process can hold a context on it, so the others fail with "all CUDA-capable devices are busy or unavailable" (unless CUDA MPS is running, which owns the single context).`,
+				ev(g.computeMode?.evidence, ...share.evidence), { text: 'One rank per GPU, or start CUDA MPS for the job.', command: 'nvidia-cuda-mps-control -d   # or: mpirun -np <number of GPUs> ...' })];
+		}
+		return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}: only one process may use it at a time. Launching more ranks than GPUs per node will fail unless CUDA MPS is running.`,
+			ev(g.computeMode?.evidence), { text: 'Launch at most one rank per GPU (or use CUDA MPS).', command: 'nvidia-smi -q | grep "Compute Mode"' }, 'info')];
+	},
+};
+
+const migEnabled: Rule = {
+	id: 'gpu-mig-enabled', severity: 'warning', title: 'MIG is enabled: no CUDA IPC or peer access between instances',
+	reads: ['gpu.gpus[].migMode'],
+	source: 'RAPIDS deployment docs, "Multi-Instance GPU (MIG)" (no CUDA IPC with MIG; NVLink/NVSwitch unavailable, traffic goes through system memory); NVIDIA MIG User Guide',
+	fixSummary: 'Use whole GPUs for communication-heavy MPI jobs, or expect host-staged transfers between MIG instances (cuda_ipc / smcuda IPC unavailable).',
+	evaluate(facts) {
+		const migs = facts.gpu.gpus.filter((g) => g.migMode && /^enabled$/i.test(g.migMode.value));
+		if (migs.length === 0) { return []; }
+		return [finding(this, `${migs.length} GPU(s) run in MIG mode (${migs.map((g) => g.pciBusId).join(', ')}). CUDA IPC does not work between MIG instances, so ranks on different instances cannot use cuda_ipc (UCX) or smcuda's IPC path: every message between them is staged through host memory. Each process also sees only its own instance.`,
+			ev(...migs.slice(0, 3).map((g) => g.migMode?.evidence)), { text: 'Use full GPUs (MIG disabled) for ranks that exchange GPU buffers, or accept host-staged bandwidth.', command: 'nvidia-smi -q | grep -A2 "MIG Mode"' })];
+	},
+};
+
+/** GPU platform rules. */
+export const platformRules: Rule[] = [cvdHides, exclusiveMode, gpuNicNuma, migEnabled];
