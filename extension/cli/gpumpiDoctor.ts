@@ -15,6 +15,7 @@ import { renderStandaloneReport } from '../shared/render';
 import { LocalHost } from '../core/hosts/localHost';
 import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink } from '../core/logger';
+import { analyzeMain, collectMain } from './bundleCli';
 import { reproMain } from './reproCli';
 import { renderReportText } from './textReport';
 
@@ -127,8 +128,23 @@ const reproCommand: RawSubcommand = {
 	runRaw: args => reproMain(args),
 };
 
+const collectCommand: RawSubcommand = {
+	name: 'collect',
+	summary: 'Inspect this host and write an offline bundle to share (docs/bundle.md); see "collect --help".',
+	runRaw: (args, io) => collectMain(args, {
+		inspect: () => inspectHost(new LocalHost(), { ...normalizeSettings({}).settings, signal: io.signal }),
+		io,
+	}),
+};
+
+const analyzeCommand: RawSubcommand = {
+	name: 'analyze',
+	summary: 'Analyse an offline bundle written by collect, anywhere; see "analyze --help".',
+	runRaw: (args, io) => analyzeMain(args, io),
+};
+
 /** Every subcommand, in `--help` order. */
-export const SUBCOMMANDS: readonly Subcommand[] = [inspectCommand, reproCommand];
+export const SUBCOMMANDS: readonly Subcommand[] = [inspectCommand, collectCommand, analyzeCommand, reproCommand];
 
 function helpText(): string {
 	return `gpumpi-doctor ${toolVersion} — what your MPI / UCX / CUDA stack really does with GPU buffers

@@ -3,6 +3,7 @@
  * environment, then launches the engine under mpirun. Everything comes back as RawOutput (verbatim, with ids that
  * analyze.ts parses); a missing or hung tool is a RawOutput with an error, never an exception.
  */
+import { collectSystemFacts } from './sysCollect';
 import * as path from 'node:path';
 import type { ProbeResult } from '../shared/addonTypes';
 import type { RawOutput } from '../shared/report';
@@ -60,6 +61,7 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 		{ id: 'ucx_info_v', argv: ['ucx_info', '-v'] },
 		{ id: 'ucx_info_b', argv: ['ucx_info', '-b'] },
 		{ id: 'ucx_info_d', argv: ['ucx_info', '-d'] },
+		{ id: 'ucx_info_c', argv: ['ucx_info', '-c'] },
 		{ id: 'nvidia_smi_topo', argv: ['nvidia-smi', 'topo', '-m'] },
 		{ id: 'nvidia_smi_xml', argv: ['nvidia-smi', '-q', '-x'] },
 	];
@@ -67,7 +69,17 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 	const env = await host.env();
 	const identity = await host.identity();
 	const byId = new Map<string, RawOutput>();
-	const tasks: (() => Promise<void>)[] = tools.map(t => async () => {
+
+	// The engine launch is the long pole (an mpirun start-up): it needs only the launcher's flavor, so find that
+	// first and run the engine alongside the other tools instead of after them.
+	const versionSpec = tools.find(t => t.id === 'mpirun_version') as ToolSpec;
+	byId.set(versionSpec.id, await runTool(host, versionSpec, opts));
+	const flavor = detectFlavor(byId.get('mpirun_version'));
+	log.info(`mpirun ${mpirun} flavor: ${flavor}`);
+	progress(`Launching the engine under ${mpirun} with ${opts.ranks} rank(s)`);
+	const engine = runEngine(host, opts, mpirun, flavor, identity.uid);
+
+	const tasks: (() => Promise<void>)[] = tools.filter(t => t !== versionSpec).map(t => async () => {
 		progress(`Running ${t.argv.join(' ')}`);
 		byId.set(t.id, await runTool(host, t, opts));
 	});
@@ -83,14 +95,13 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 	out.push(await whichOutput(host));
 	out.push(internal('identity', ['identity'], `uid=${identity.uid}\nuser=${identity.user}\nhostname=${identity.hostname}\n`));
 
-	const flavor = detectFlavor(byId.get('mpirun_version'));
-	log.info(`mpirun ${mpirun} flavor: ${flavor}`);
 	for (const file of await mcaParamFiles(host, byId.get('ompi_info'), mpirun, flavor, env)) {
 		out.push(await readFileOutput(host, file.path));
 	}
-
-	progress(`Launching the engine under ${mpirun} with ${opts.ranks} rank(s)`);
-	out.push(await runEngine(host, opts, mpirun, flavor, identity.uid));
+	out.push(...await collectSystemFacts(
+		async p => { const r = await host.readFile(p, 1 << 20); return r.ok ? r.text : null; },
+		p => host.listDir(p)));
+	out.push(await engine);
 	return out;
 }
 

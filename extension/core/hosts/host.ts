@@ -40,6 +40,8 @@ export interface Host {
 	env(): Promise<Record<string, string>>;
 	/** Absolute path of `name` found by scanning the host's PATH, or null. */
 	which(name: string): Promise<string | null>;
+	/** Entry names of a directory, or null when it cannot be listed. */
+	listDir(path: string): Promise<string[] | null>;
 	/** Resolve symlinks of an absolute path (the path itself when it cannot be resolved). */
 	realpath(path: string): Promise<string>;
 	/** uid, user name, host name. */

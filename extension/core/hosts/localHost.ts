@@ -88,6 +88,10 @@ export class LocalHost implements Host {
 		}
 	}
 
+	async listDir(p: string): Promise<string[] | null> {
+		try { return await fs.promises.readdir(p); } catch { return null; }
+	}
+
 	async identity(): Promise<HostIdentity> {
 		let user = this._env.USER ?? '';
 		try { user = os.userInfo().username; } catch { /* no passwd entry: keep $USER */ }
