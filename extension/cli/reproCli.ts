@@ -1,0 +1,248 @@
+/**
+ * `gpumpi-doctor repro ipc|fallback …`: runs the reproducers through mpirun (each IPC variant and each fallback mode
+ * its own mpirun) and prints a readable summary (or the combined report with --json). `--from-json FILE` renders a
+ * saved device result of scripts/gpu/repro.sh instead of running anything. Returns the process exit code:
+ * 0 a report was produced, 1 nothing could run (engine or mpirun missing), 2 usage error.
+ */
+import * as fs from 'node:fs';
+import { findEngine, type EngineFlavor } from '../core/native';
+import { runFallbackRepro } from '../core/repro/fallbackRunner';
+import { runIpcVariants } from '../core/repro/ipcRunner';
+import {
+	PML_UCX_MCA, buildMpirunArgv, defaultSpec, detectFlavor, parsePreset, type LaunchConfig, type MpiFlavor,
+} from '../core/repro/launcher';
+import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../core/repro/reproRender';
+import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
+
+const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
+  --json                 print the combined report as JSON instead of the summary
+  --np N                 ranks (ipc: 4, fallback: 2; the reproducers need exactly these)
+  --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
+  --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
+  --memory device|host   buffers (default device; without a GPU the engine falls back to host and says why)
+  --size S               ipc message size (default 64M)
+  --variants a,b         ipc variants (default direct,bounce,host,send-from-import)
+  --sizes S              fallback sizes, "1M..1G" (x4 steps) or "1M,64M" (default 1M..1G)
+  --modes a,b            fallback modes (default mpi,staged,host)   --iters N (default 3)
+  --chunk S --nbuf N     fallback staging pipeline (default 16M x 4)
+  --preset NAME=VALUE    environment for every rank (Open MPI -x, MPICH -genv), repeatable (e.g. UCX_TLS=^cuda_ipc)
+  --mca K V              Open MPI MCA parameter, repeatable (e.g. btl_smcuda_use_cuda_ipc 0)
+  --also NAME=VALUE      ipc: run every variant again with this preset added (a second configuration), repeatable
+  --pml-ucx              Open MPI: --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+  --launcher-arg X       extra launcher argument, repeatable (e.g. --launcher-arg --host --launcher-arg a:2,b:2)
+  --loopback             Open MPI: --mca btl_tcp_if_include lo (and UCX_NET_DEVICES=lo)
+  --proto-info           fallback: also UCX_PROTO_INFO=y UCX_PROTO_ENABLE=y on the mpi run
+  --timeout S            per-run timeout in seconds (default 120)
+  --inject crash|hang    ipc test hook passed to the engine
+  --from-json FILE       render a saved device result (scripts/gpu/repro.sh's repro.json)
+`;
+
+interface CliOptions {
+	which: 'ipc' | 'fallback';
+	json: boolean;
+	np: number | null;
+	mpirun: string;
+	flavor: MpiFlavor | null;
+	engine: string | null;
+	memory: 'device' | 'host';
+	size: string;
+	variants: string[];
+	sizes: string;
+	modes: string[];
+	iters: number;
+	chunk: string | null;
+	nbuf: number | null;
+	env: Array<[string, string]>;
+	mca: Array<[string, string]>;
+	extra: string[];
+	loopback: boolean;
+	protoInfo: boolean;
+	timeoutS: number;
+	inject: string | null;
+	fromJson: string | null;
+	pmlUcx: boolean;
+	also: Array<[string, string]>;
+}
+
+class UsageError extends Error {}
+
+const SIZE_RE = /^\d+[KMG]?$/;
+
+function parseArgs(argv: string[]): CliOptions {
+	const which = argv[0];
+	if (which === '--help' || which === '-h') { throw new UsageError(''); }
+	if (which !== 'ipc' && which !== 'fallback') { throw new UsageError(`which reproducer? (ipc or fallback), got ${JSON.stringify(which ?? '')}`); }
+	const o: CliOptions = {
+		which, json: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M',
+		variants: [...IPC_VARIANTS], sizes: '1M..1G', modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
+		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, fromJson: null, pmlUcx: false, also: [],
+	};
+	const value = (i: number, name: string): string => {
+		const v = argv[i + 1];
+		if (v === undefined) { throw new UsageError(`${name} needs a value`); }
+		return v;
+	};
+	const int = (text: string, name: string, lo: number, hi: number): number => {
+		const n = Number(text);
+		if (!Number.isInteger(n) || n < lo || n > hi) { throw new UsageError(`${name} needs an integer ${lo}..${hi}`); }
+		return n;
+	};
+	for (let i = 1; i < argv.length; i++) {
+		const a = argv[i];
+		switch (a) {
+			case '--json': o.json = true; break;
+			case '--loopback': o.loopback = true; break;
+			case '--proto-info': o.protoInfo = true; break;
+			case '--pml-ucx': o.pmlUcx = true; break;
+			case '--np': o.np = int(value(i++, a), a, 1, 4096); break;
+			case '--mpirun': o.mpirun = value(i++, a); break;
+			case '--engine': o.engine = value(i++, a); break;
+			case '--flavor': {
+				const f = value(i++, a);
+				if (f !== 'openmpi' && f !== 'mpich') { throw new UsageError('--flavor needs openmpi or mpich'); }
+				o.flavor = f;
+				break;
+			}
+			case '--memory': {
+				const m = value(i++, a);
+				if (m !== 'device' && m !== 'host') { throw new UsageError('--memory needs device or host'); }
+				o.memory = m;
+				break;
+			}
+			case '--size': o.size = value(i++, a); if (!SIZE_RE.test(o.size)) { throw new UsageError('--size needs e.g. 64M'); } break;
+			case '--sizes': o.sizes = value(i++, a); if (!/^[\dKMG.,]+$/.test(o.sizes)) { throw new UsageError('--sizes needs e.g. 1M..1G or 1M,64M'); } break;
+			case '--variants': {
+				o.variants = value(i++, a).split(',').filter(x => x.length > 0);
+				for (const v of o.variants) {
+					if (!(IPC_VARIANTS as readonly string[]).includes(v) && v !== 'crash-test') { throw new UsageError(`unknown variant ${JSON.stringify(v)}`); }
+				}
+				break;
+			}
+			case '--modes': {
+				o.modes = value(i++, a).split(',').filter(x => x.length > 0);
+				for (const m of o.modes) { if (!(FALLBACK_MODES as readonly string[]).includes(m)) { throw new UsageError(`unknown mode ${JSON.stringify(m)}`); } }
+				break;
+			}
+			case '--iters': o.iters = int(value(i++, a), a, 1, 1000); break;
+			case '--chunk': o.chunk = value(i++, a); if (!SIZE_RE.test(o.chunk)) { throw new UsageError('--chunk needs e.g. 16M'); } break;
+			case '--nbuf': o.nbuf = int(value(i++, a), a, 1, 64); break;
+			case '--timeout': o.timeoutS = int(value(i++, a), a, 1, 86400); break;
+			case '--preset': {
+				const p = parsePreset(value(i++, a));
+				if (!p) { throw new UsageError('--preset needs NAME=VALUE'); }
+				o.env.push(p);
+				break;
+			}
+			case '--mca': {
+				const k = value(i, a), v = value(i + 1, a);
+				i += 2;
+				o.mca.push([k, v]);
+				break;
+			}
+			case '--also': {
+				const p = parsePreset(value(i++, a));
+				if (!p) { throw new UsageError('--also needs NAME=VALUE'); }
+				o.also.push(p);
+				break;
+			}
+			case '--launcher-arg': o.extra.push(value(i++, a)); break;
+			case '--inject': {
+				const v = value(i++, a);
+				if (v !== 'crash' && v !== 'hang') { throw new UsageError('--inject needs crash or hang'); }
+				o.inject = v;
+				break;
+			}
+			case '--from-json': o.fromJson = value(i++, a); break;
+			case '--help': case '-h': throw new UsageError('');
+			default: throw new UsageError(`unknown option ${JSON.stringify(a)}`);
+		}
+	}
+	return o;
+}
+
+function configLabel(o: CliOptions): string {
+	const parts: string[] = [o.pmlUcx ? 'pml ucx' : 'default'];
+	for (const [k, v] of o.mca) { parts.push(`${k}=${v}`); }
+	for (const [k, v] of o.env) { parts.push(`${k}=${v}`); }
+	return parts.join(', ');
+}
+
+/** Entry point of `gpumpi-doctor repro …` (argv after "repro"). */
+export async function reproMain(argv: string[]): Promise<number> {
+	let o: CliOptions;
+	try {
+		o = parseArgs(argv);
+	} catch (e) {
+		const msg = e instanceof Error ? e.message : String(e);
+		if (!msg) { process.stdout.write(USAGE); return 0; }
+		process.stderr.write(`gpumpi-doctor repro: ${msg}\n\n${USAGE}`);
+		return 2;
+	}
+	if (o.fromJson) {
+		try {
+			const rep = reportsFromDeviceJson(JSON.parse(fs.readFileSync(o.fromJson, 'utf8')) as unknown);
+			if (o.which === 'ipc') {
+				if (!rep.ipc) { process.stderr.write('gpumpi-doctor repro: the file has no ipc runs\n'); return 1; }
+				process.stdout.write(o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
+			} else {
+				if (rep.fallback.length === 0) { process.stderr.write('gpumpi-doctor repro: the file has no fallback runs\n'); return 1; }
+				process.stdout.write(o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
+			}
+			return 0;
+		} catch (e) {
+			process.stderr.write(`gpumpi-doctor repro: cannot read ${o.fromJson}: ${e instanceof Error ? e.message : String(e)}\n`);
+			return 1;
+		}
+	}
+	const flavor = o.flavor ?? await detectFlavor(o.mpirun);
+	if (!flavor) { process.stderr.write(`gpumpi-doctor repro: cannot tell whether ${o.mpirun} is Open MPI or MPICH (is it on PATH? use --flavor)\n`); return 1; }
+	let engine = o.engine;
+	if (!engine) {
+		const flavors: EngineFlavor[] = [flavor, 'default'];
+		const tried: string[] = [];
+		for (const f of flavors) {
+			const loc = findEngine(f);
+			tried.push(...loc.tried);
+			if (loc.path) { engine = loc.path; break; }
+		}
+		if (!engine) { process.stderr.write(`gpumpi-doctor repro: no gpumpi engine found; tried:\n  ${tried.join('\n  ')}\n(build it: npm run build:native, or pass --engine)\n`); return 1; }
+	}
+	const spec = defaultSpec(flavor, o.mpirun, o.np ?? (o.which === 'ipc' ? 4 : 2));
+	spec.loopbackOnly = o.loopback && flavor === 'openmpi';
+	const config: LaunchConfig = {
+		label: configLabel(o),
+		env: [...(o.loopback ? [['UCX_NET_DEVICES', 'lo'] as [string, string]] : []), ...o.env],
+		mca: [...(o.pmlUcx ? PML_UCX_MCA : []), ...o.mca],
+		extraArgs: o.extra,
+	};
+	try {
+		buildMpirunArgv({ ...spec, env: config.env, mca: config.mca, extraArgs: config.extraArgs }, ['true']);  // validate early
+	} catch (e) {
+		process.stderr.write(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n`);
+		return 2;
+	}
+	const progress = (l: string): void => { if (!o.json) { process.stderr.write(`  … ${l}\n`); } };
+	const timeoutMs = o.timeoutS * 1000;
+	if (o.which === 'ipc') {
+		const sizeBytes = parseSizeText(o.size);
+		const rep = await runIpcVariants({
+			engine, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
+			engineArgs: o.inject ? ['--inject', o.inject] : [], onProgress: progress,
+		});
+		process.stdout.write(o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));
+	} else {
+		const rep = await runFallbackRepro({
+			engine, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
+			memory: o.memory, timeoutMs, protoInfo: o.protoInfo, onProgress: progress,
+		});
+		process.stdout.write(o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
+	}
+	return 0;
+}
+
+function parseSizeText(s: string): number {
+	const m = /^(\d+)([KMG]?)$/.exec(s);
+	if (!m) { return 64 << 20; }
+	const mult = m[2] === 'K' ? 1024 : m[2] === 'M' ? 1 << 20 : m[2] === 'G' ? 1 << 30 : 1;
+	return Number(m[1]) * mult;
+}

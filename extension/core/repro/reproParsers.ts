@@ -1,0 +1,232 @@
+/**
+ * Parsers for the mixed output of one reproducer run: the engine's marker-wrapped JSON, the ranks' pid lines,
+ * crash reports of Open MPI / PRRTE / MPICH Hydra / UCX, UCX lane and protocol lines, Open MPI bml selection lines.
+ * Pure functions over text; they never throw on garbage.
+ */
+import {
+	JSON_BEGIN_MARKER, JSON_END_MARKER, RANK_LINE_MARKER,
+	type TransportEvidence, type UcxLaneLine, type UcxProtoRow,
+} from '../../shared/reproSchema';
+
+/** Evidence lines are cut to this many characters. */
+const MAX_LINE = 400;
+const MAX_EVIDENCE_LINES = 60;
+
+/** Strip control characters and cut a line for evidence. */
+export function cleanLine(line: string): string {
+	// eslint-disable-next-line no-control-regex
+	const s = line.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\uFFFD');
+	return s.length > MAX_LINE ? s.slice(0, MAX_LINE) + '…' : s;
+}
+
+function lines(text: string): string[] {
+	return text.split(/\r\n|\n|\r/).slice(0, 200_000);
+}
+
+/** The JSON text between the LAST complete pair of marker lines, or null (with the reason). */
+export function extractJsonDocument(stdout: string): { json: unknown } | { error: string } {
+	const all = lines(stdout);
+	let end = -1;
+	for (let i = all.length - 1; i >= 0; i--) { if (all[i].trim() === JSON_END_MARKER) { end = i; break; } }
+	if (end < 0) { return { error: all.some(l => l.trim() === JSON_BEGIN_MARKER) ? 'JSON begin marker without end marker (output cut?)' : 'no JSON document in the output' }; }
+	let begin = -1;
+	for (let i = end - 1; i >= 0; i--) { if (all[i].trim() === JSON_BEGIN_MARKER) { begin = i; break; } }
+	if (begin < 0) { return { error: 'JSON end marker without begin marker' }; }
+	const text = all.slice(begin + 1, end).join('\n');
+	try {
+		return { json: JSON.parse(text) as unknown };
+	} catch (e) {
+		return { error: `the JSON between the markers does not parse: ${e instanceof Error ? e.message : String(e)}` };
+	}
+}
+
+/** pid → rank from the "@@GPUMPI-RANK@@ rank=R pid=P host=H" lines. */
+export function parseRankLines(text: string): Map<number, { rank: number; host: string }> {
+	const map = new Map<number, { rank: number; host: string }>();
+	for (const l of lines(text)) {
+		const i = l.indexOf(RANK_LINE_MARKER);
+		if (i < 0) { continue; }
+		const m = /rank=(\d+) pid=(\d+) host=(\S*)/.exec(l.slice(i));
+		if (m) { map.set(Number(m[2]), { rank: Number(m[1]), host: m[3] }); }
+	}
+	return map;
+}
+
+/** What a crash report says. */
+export interface CrashInfo {
+	crashed: boolean;
+	signal: number | null;
+	signalName: string | null;
+	rank: number | null;
+	pid: number | null;
+	evidence: string[];
+}
+
+const SIGNAL_NAMES: Record<number, string> = {
+	4: 'Illegal instruction', 6: 'Aborted', 7: 'Bus error', 8: 'Floating point exception', 9: 'Killed', 11: 'Segmentation fault', 15: 'Terminated',
+};
+
+/**
+ * Read a crash from mpirun's output and exit status. Recognises (all seen in real output, test-fixtures/repro):
+ * Open MPI / PRRTE "<launcher> noticed that process rank R with PID P on node N exited on signal S (Name)",
+ * Open MPI's handler "[host:pid] Signal: Segmentation fault (11)", UCX "[host:pid:t:t] Caught signal 11 (…)",
+ * MPICH Hydra "BAD TERMINATION … PID P RUNNING AT h … EXIT CODE: 11 … (signal 11)". Exit status 128+S of mpirun
+ * alone also counts. pid → rank through the engine's rank lines.
+ */
+export function detectCrash(stdout: string, stderr: string, exitCode: number | null, signal: string | null): CrashInfo {
+	const info: CrashInfo = { crashed: false, signal: null, signalName: null, rank: null, pid: null, evidence: [] };
+	const text = stdout + '\n' + stderr;
+	const pids = parseRankLines(stderr + '\n' + stdout);
+	const setSignal = (n: number, name?: string): void => {
+		if (info.signal === null) { info.signal = n; info.signalName = name ?? SIGNAL_NAMES[n] ?? null; }
+	};
+	const setPid = (pid: number): void => {
+		if (info.pid === null && pid > 0) { info.pid = pid; }
+		if (info.rank === null && pids.has(pid)) { info.rank = pids.get(pid)!.rank; }
+	};
+	const ev = (l: string): void => {
+		const c = cleanLine(l.trim());
+		if (info.evidence.length < 20 && !info.evidence.includes(c)) { info.evidence.push(c); }
+	};
+	let badTermination = false;
+	let hydraPid: number | null = null;
+	for (const l of lines(text)) {
+		let m = /noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)(?: \(([^)]+)\))?/.exec(l);
+		if (m) {
+			info.crashed = true;
+			if (info.rank === null) { info.rank = Number(m[1]); }
+			setPid(Number(m[2]));
+			setSignal(Number(m[4]), m[5]);
+			ev(l);
+			continue;
+		}
+		m = /^\[([^\]:]+):(\d+)\] Signal: ([^(]+?) \((\d+)\)/.exec(l);
+		if (m) { info.crashed = true; setPid(Number(m[2])); setSignal(Number(m[4]), m[3]); ev(l); continue; }
+		m = /^\[([^\]:]+):(\d+)\] (Signal code|Failing at address): /.exec(l);
+		if (m) { ev(l); continue; }
+		m = /\[([^\]:]+):(\d+):\d+:\d+\] Caught signal (\d+) \(([^:)]+)/.exec(l);
+		if (m) { info.crashed = true; setPid(Number(m[2])); setSignal(Number(m[3]), m[4]); ev(l); continue; }
+		if (/BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/.test(l)) { info.crashed = true; badTermination = true; ev(l); continue; }
+		if (badTermination) {
+			m = /PID (\d+) RUNNING AT (\S+)/.exec(l);
+			// Hydra names *a* process of the job here (seen: rank 0's pid while rank 1 crashed): a last resort only.
+			if (m) { hydraPid = Number(m[1]); ev(l); continue; }
+			m = /EXIT CODE: (\d+)/.exec(l);
+			if (m) { ev(l); continue; }
+			m = /EXIT STRING: (.+) \(signal (\d+)\)/.exec(l);
+			if (m) { setSignal(Number(m[2]), m[1].trim()); ev(l); continue; }
+		}
+		if (/exited on signal|terminated with signal|killed by signal/i.test(l)) { ev(l); }
+	}
+	if (info.pid === null && hydraPid !== null) { setPid(hydraPid); }
+	if (!info.crashed && exitCode !== null && exitCode > 128 && exitCode < 160) {
+		info.crashed = true;
+		setSignal(exitCode - 128);
+		info.evidence.push(`mpirun exited with status ${exitCode} (128 + signal ${exitCode - 128})`);
+	}
+	if (!info.crashed && signal && signal !== 'SIGTERM' && signal !== 'SIGKILL') {
+		info.crashed = true;
+		info.signalName = signal;
+		info.evidence.push(`mpirun itself was killed by ${signal}`);
+	}
+	return info;
+}
+
+/** UCX prefix: "[1796203351.358063] [vm:20857:0]      ucp_worker.c:1763 UCX  INFO  ". */
+const UCX_PREFIX = /^\[[\d.]+\]\s+\[([^\]:]+):(\d+):\d+\]\s+/;
+
+/** `UCX_LOG_LEVEL=info` lane lines: "ep_cfg[0]: tag(self/memory0 cma/memory) rma(...) am(...)". */
+export function parseUcxLanes(text: string): UcxLaneLine[] {
+	const out: UcxLaneLine[] = [];
+	for (const l of lines(text)) {
+		const i = l.indexOf('ep_cfg[');
+		if (i < 0 || !/UCX\s+INFO/.test(l)) { continue; }
+		const head = UCX_PREFIX.exec(l);
+		const m = /ep_cfg\[(\d+)\]:\s*(.*)$/.exec(l.slice(i));
+		if (!m) { continue; }
+		const lanes: Record<string, string[]> = {};
+		for (const g of m[2].matchAll(/([A-Za-z_]+)\(([^)]*)\)/g)) {
+			lanes[g[1]] = g[2].trim().split(/\s+/).filter(x => x.length > 0);
+		}
+		if (Object.keys(lanes).length === 0) { continue; }
+		out.push({ host: head?.[1] ?? '', pid: head ? Number(head[2]) : 0, epCfg: Number(m[1]), lanes, line: cleanLine(l.trim()) });
+	}
+	return out;
+}
+
+/**
+ * `UCX_PROTO_INFO=y` tables (UCX ≥ 1.13 with UCX_PROTO_ENABLE=y): a title row "| <name> ep_cfg[N] | <operation> |"
+ * followed by rows "| 0..5562 | eager short | self/memory0 |". Rows are attached to the last title of the same pid.
+ */
+export function parseUcxProtoInfo(text: string): UcxProtoRow[] {
+	const out: UcxProtoRow[] = [];
+	const current = new Map<number, { epCfg: number; operation: string; memoryType: string }>();
+	for (const l of lines(text)) {
+		const bar = l.indexOf('|');
+		if (bar < 0) { continue; }
+		const head = UCX_PREFIX.exec(l);
+		const pid = head ? Number(head[2]) : 0;
+		const cells = l.slice(bar).split('|').slice(1, -1).map(c => c.trim());
+		if (cells.length < 2) { continue; }
+		const title = /ep_cfg\[(\d+)\]/.exec(cells[0]);
+		if (title) {
+			const op = cells[1];
+			const mem = /\b(?:from|into|to)\s+(host memory|[a-z_]+\/[A-Za-z0-9_[\]]+)/.exec(op);
+			current.set(pid, { epCfg: Number(title[1]), operation: op, memoryType: mem ? mem[1] : '' });
+			continue;
+		}
+		const range = /^(\d+)\.\.(\d+|inf)$/.exec(cells[0]);
+		const cur = current.get(pid);
+		if (!range || !cur || cells.length < 3) { continue; }
+		out.push({
+			pid, epCfg: cur.epCfg, operation: cur.operation, memoryType: cur.memoryType,
+			fromBytes: Number(range[1]), toBytes: range[2] === 'inf' ? null : Number(range[2]),
+			protocol: cells[1], lanes: cells[2], line: cleanLine(l.trim()),
+		});
+	}
+	return out;
+}
+
+/** Open MPI `--mca btl_base_verbose 100`: "mca: bml: Using vader btl for send to [[…],1] on node vm" → unique btl names. */
+export function parseBmlLines(text: string): { btls: string[]; lines: string[] } {
+	const btls = new Set<string>();
+	const ev: string[] = [];
+	for (const l of lines(text)) {
+		const m = /mca: bml: Using (\S+) btl for send to (\S+) on node (\S+)/.exec(l);
+		if (!m) { continue; }
+		btls.add(m[1]);
+		const c = cleanLine(l.trim());
+		if (ev.length < 20 && !ev.includes(c)) { ev.push(c); }
+	}
+	return { btls: [...btls], lines: ev };
+}
+
+/** Lines that explain a failure: errors, warnings, CUDA IPC messages, MPI error strings. */
+export function interestingLines(text: string): string[] {
+	const out: string[] = [];
+	const re = /cuIpc|cuda_ipc|cuMem|CUDA|MPI_ERR|error|failed|UCX\s+(ERROR|WARN)|not available|No components|Segmentation|signal|abort/i;
+	for (const l of lines(text)) {
+		if (l.includes(JSON_BEGIN_MARKER) || l.includes(JSON_END_MARKER) || l.includes(RANK_LINE_MARKER) || l.startsWith('{')) { continue; }
+		if (/has bad prefix|rdma_create_event_channel|failed to open CM on component rdmacm/.test(l)) { continue; }  // harmless noise
+		if (re.test(l)) { out.push(cleanLine(l.trim())); if (out.length >= MAX_EVIDENCE_LINES) { break; } }
+	}
+	return out;
+}
+
+/** Everything transport-related in one run's output. */
+export function gatherTransportEvidence(stdout: string, stderr: string): TransportEvidence {
+	const text = stdout + '\n' + stderr;
+	const lanes = parseUcxLanes(text);
+	const protocols = parseUcxProtoInfo(text);
+	const bml = parseBmlLines(text);
+	const evLines = [...lanes.map(l => l.line), ...bml.lines];
+	const seen = new Set<string>();
+	for (const p of protocols) {
+		const key = `${p.memoryType}|${p.protocol}|${p.lanes}`;
+		if (!seen.has(key) && (p.toBytes === null || p.fromBytes > 0)) {
+			seen.add(key);
+			evLines.push(cleanLine(`ep_cfg[${p.epCfg}] ${p.operation}: ${p.fromBytes}..${p.toBytes ?? 'inf'} ${p.protocol} [${p.lanes}]`));
+		}
+	}
+	return { lanes, protocols, btls: bml.btls, lines: evLines.slice(0, MAX_EVIDENCE_LINES) };
+}

@@ -1,0 +1,143 @@
+// `gpumpi repro ipc|fallback`: command-line front of the two reproducers (engine/reproIpc, engine/reproFallback).
+// Arguments are validated here, before MPI_Init, so a usage error never starts MPI. JSON output format:
+// docs/repro-schema.md.
+#include "reproCommon.hh"  // first: it sets the MPI C-only macros before <mpi.h>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "command.hh"
+#include "reproCommon.hh"
+#include "reproFallback.hh"
+#include "reproIpc.hh"
+
+namespace {
+
+using gpumpi::repro::parseSize;
+
+const char* kUsage =
+    "Usage: gpumpi repro ipc [--variant direct|bounce|host|send-from-import] [--size BYTES|64M]\n"
+    "                        [--memory device|host] [--json]            (run under mpirun -np 4)\n"
+    "       gpumpi repro fallback [--sizes 1M..1G|1M,64M] [--modes mpi,staged,host] [--chunk 16M] [--nbuf 4]\n"
+    "                        [--memory device|host] [--iters 3] [--json] (run under mpirun -np 2)\n"
+    "\n"
+    "ipc: the IPC-pointer scenario (ranks 0,2 export GPU memory, ranks 1,3 import it and receive into it).\n"
+    "fallback: device-buffer bandwidth and memory of MPI vs manual pinned staging vs host-to-host.\n"
+    "With --json the document is printed between the lines @@GPUMPI-JSON-BEGIN@@ and @@GPUMPI-JSON-END@@.\n"
+    "Test hooks: ipc --variant crash-test or --inject crash (rank 1 really segfaults), --inject hang (rank 1 sleeps).\n";
+
+int usageError(const std::string& msg) {
+	std::fprintf(stderr, "gpumpi repro: %s\n\n%s", msg.c_str(), kUsage);
+	return 2;
+}
+
+// Fetch the value of option args[i] (advancing i); false when missing.
+bool valueOf(const std::vector<std::string>& args, size_t& i, std::string& out) {
+	if (i + 1 >= args.size()) return false;
+	out = args[++i];
+	return true;
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+	std::vector<std::string> out;
+	size_t start = 0;
+	while (true) {
+		size_t c = s.find(',', start);
+		out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+		if (c == std::string::npos) break;
+		start = c + 1;
+	}
+	return out;
+}
+
+int ipcCommand(const std::vector<std::string>& args) {
+	gpumpi::repro::IpcOptions o;
+	for (size_t i = 0; i < args.size(); i++) {
+		const std::string& a = args[i];
+		std::string v;
+		if (a == "--json") o.json = true;
+		else if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
+		else if (a == "--variant") {
+			if (!valueOf(args, i, v) || !gpumpi::repro::isIpcVariant(v)) return usageError("--variant needs direct, bounce, host or send-from-import");
+			o.variant = v;
+		} else if (a == "--size") {
+			unsigned long long s = 0;
+			if (!valueOf(args, i, v) || !parseSize(v, s) || s == 0 || s % 4 || s > (1ull << 30))
+				return usageError("--size needs a multiple of 4 bytes between 4 and 1G (e.g. 64M)");
+			o.sizeBytes = s;
+		} else if (a == "--memory") {
+			if (!valueOf(args, i, v) || (v != "device" && v != "host")) return usageError("--memory needs device or host");
+			o.memory = v;
+		} else if (a == "--inject") {
+			if (!valueOf(args, i, v) || (v != "crash" && v != "hang")) return usageError("--inject needs crash or hang");
+			o.inject = v;
+		} else {
+			return usageError("unknown option '" + a + "'");
+		}
+	}
+	return gpumpi::repro::runIpc(o);
+}
+
+int fallbackCommand(const std::vector<std::string>& args) {
+	gpumpi::repro::FallbackOptions o;
+	std::string err;
+	if (!gpumpi::repro::parseSizeList("1M..1G", o.sizes, err)) return usageError(err);
+	o.modes = {"mpi", "staged", "host"};
+	for (size_t i = 0; i < args.size(); i++) {
+		const std::string& a = args[i];
+		std::string v;
+		if (a == "--json") o.json = true;
+		else if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
+		else if (a == "--sizes") {
+			if (!valueOf(args, i, v) || !gpumpi::repro::parseSizeList(v, o.sizes, err)) return usageError(err.empty() ? "--sizes needs a value" : err);
+		} else if (a == "--modes") {
+			if (!valueOf(args, i, v)) return usageError("--modes needs a value");
+			o.modes.clear();
+			for (const auto& m : splitComma(v)) {
+				if (m != "mpi" && m != "staged" && m != "host") return usageError("unknown mode '" + m + "' (mpi, staged, host)");
+				bool dup = false;
+				for (const auto& x : o.modes) dup = dup || x == m;
+				if (!dup) o.modes.push_back(m);
+			}
+		} else if (a == "--chunk") {
+			unsigned long long s = 0;
+			if (!valueOf(args, i, v) || !parseSize(v, s) || s < 4096 || s % 4 || s > gpumpi::repro::kMaxMessageBytes)
+				return usageError("--chunk needs a multiple of 4 bytes between 4K and 1G");
+			o.chunkBytes = s;
+		} else if (a == "--nbuf") {
+			if (!valueOf(args, i, v)) return usageError("--nbuf needs a value");
+			char* end = nullptr;
+			long n = std::strtol(v.c_str(), &end, 10);
+			if (!end || *end || n < 1 || n > 64) return usageError("--nbuf needs 1..64");
+			o.nbuf = static_cast<int>(n);
+		} else if (a == "--iters") {
+			if (!valueOf(args, i, v)) return usageError("--iters needs a value");
+			char* end = nullptr;
+			long n = std::strtol(v.c_str(), &end, 10);
+			if (!end || *end || n < 1 || n > 1000) return usageError("--iters needs 1..1000");
+			o.iters = static_cast<int>(n);
+		} else if (a == "--memory") {
+			if (!valueOf(args, i, v) || (v != "device" && v != "host")) return usageError("--memory needs device or host");
+			o.memory = v;
+		} else {
+			return usageError("unknown option '" + a + "'");
+		}
+	}
+	return gpumpi::repro::runFallback(o);
+}
+
+int reproMain(const std::vector<std::string>& args) {
+	if (args.empty()) return usageError("which reproducer? (ipc or fallback)");
+	std::vector<std::string> rest(args.begin() + 1, args.end());
+	if (args[0] == "ipc") return ipcCommand(rest);
+	if (args[0] == "fallback") return fallbackCommand(rest);
+	if (args[0] == "--help" || args[0] == "-h") { std::fputs(kUsage, stdout); return 0; }
+	return usageError("unknown reproducer '" + args[0] + "' (ipc or fallback)");
+}
+
+const gpumpi::cli::Registration reg{"repro", "reproduce the two user reports (ipc, fallback) on this stack", reproMain};
+
+}  // namespace

@@ -1,0 +1,297 @@
+#include "reproIpcRun.hh"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace gpumpi::repro::ipc {
+
+bool IpcRun::allocLocal(Region& r, bool pinnedHost) {
+	r.bytes = mOpt.sizeBytes;
+	const CudaDriver& d = cudaDriver();
+	if (mDevice && !pinnedHost) {
+		r.device = true;
+		return cuda(d.cuMemAlloc(&r.dev, r.bytes), "cuMemAlloc");
+	}
+	if (mDevice && pinnedHost) {
+		r.pinned = true;
+		return cuda(d.cuMemAllocHost(&r.ptr, r.bytes), "cuMemAllocHost");
+	}
+	r.ptr = std::malloc(r.bytes);
+	if (!r.ptr) return fail(kSetupError, "malloc", "cannot allocate " + formatSize(r.bytes) + " of host memory");
+	std::memset(r.ptr, 0xA5, r.bytes);  // resident now (malloc+memset(0) may become calloc)
+	return true;
+}
+
+bool IpcRun::fillPattern(Region& r, int sender) {
+	size_t words = r.bytes / 4;
+	if (!r.device) {
+		auto* w = static_cast<uint32_t*>(r.ptr);
+		for (size_t i = 0; i < words; i++) w[i] = pattern(sender, i);
+		return true;
+	}
+	std::vector<uint32_t> host;
+	try {
+		host.resize(words);
+	} catch (...) {
+		return fail(kSetupError, "malloc", "cannot allocate a host copy of " + formatSize(r.bytes));
+	}
+	for (size_t i = 0; i < words; i++) host[i] = pattern(sender, i);
+	if (!cuda(cudaDriver().cuMemcpyHtoD(r.dev, host.data(), r.bytes), "cuMemcpyHtoD")) return false;
+	return cuda(cudaDriver().cuCtxSynchronize(), "cuCtxSynchronize");  // complete before another process touches it
+}
+
+bool IpcRun::poison(Region& r) {
+	if (r.device) {
+		if (!cuda(cudaDriver().cuMemsetD32(r.dev, kPoison, r.bytes / 4), "cuMemsetD32")) return false;
+		return cuda(cudaDriver().cuCtxSynchronize(), "cuCtxSynchronize");
+	}
+	auto* w = static_cast<uint32_t*>(r.ptr);
+	for (size_t i = 0; i < r.bytes / 4; i++) w[i] = kPoison;
+	return true;
+}
+
+bool IpcRun::verify(const Region& r, int sender) {
+	std::vector<uint32_t> copy;
+	const uint32_t* w = static_cast<const uint32_t*>(r.ptr);
+	size_t words = r.bytes / 4;
+	if (r.device) {
+		try {
+			copy.resize(words);
+		} catch (...) {
+			return fail(kSetupError, "malloc", "cannot allocate a host copy for verification");
+		}
+		if (!cuda(cudaDriver().cuMemcpyDtoH(copy.data(), r.dev, r.bytes), "cuMemcpyDtoH (verification)")) return false;
+		w = copy.data();
+	}
+	mRes.verified = 1;
+	mRes.checkedWords = static_cast<long long>(words);
+	for (size_t i = 0; i < words; i++) {
+		uint32_t want = pattern(sender, i);
+		if (w[i] != want) {
+			if (mRes.wrongWords == 0) {
+				mRes.firstWrongIndex = static_cast<long long>(i);
+				mRes.firstWrongValue = w[i];
+				mRes.firstWrongExpected = want;
+			}
+			mRes.wrongWords++;
+		}
+	}
+	if (mRes.wrongWords > 0 && mRes.status == kOk) mRes.status = kWrongData;
+	return true;
+}
+
+bool IpcRun::exportRegion(Region& r, char handle[64]) {
+	std::memset(handle, 0, 64);
+	r.bytes = mOpt.sizeBytes;
+	if (mDevice) {
+		if (!allocLocal(r, false)) return false;
+		CUipcMemHandle h{};
+		if (!cuda(cudaDriver().cuIpcGetMemHandle(&h, r.dev), "cuIpcGetMemHandle")) return false;
+		std::memcpy(handle, h.reserved, 64);
+		return true;
+	}
+	// Host analogue of CUDA IPC: a POSIX shared-memory object the importer maps.
+	static unsigned counter = 0;
+	mShmName = "/gpumpi-repro-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+	int fd = shm_open(mShmName.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (fd < 0) return fail(kSetupError, "shm_open", mShmName + ": " + std::strerror(errno));
+	if (ftruncate(fd, static_cast<off_t>(r.bytes)) != 0) {
+		int e = errno;
+		close(fd);
+		shm_unlink(mShmName.c_str());
+		mShmName.clear();
+		return fail(kSetupError, "ftruncate", std::strerror(e));
+	}
+	void* p = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED) return fail(kSetupError, "mmap", std::strerror(e));
+	r.ptr = p;
+	r.shm = true;
+	copyText(handle, 64, mShmName);
+	return true;
+}
+
+bool IpcRun::importRegion(const char handle[64], Region& r) {
+	r.bytes = mOpt.sizeBytes;
+	r.imported = true;
+	if (mDevice) {
+		CUipcMemHandle h{};
+		std::memcpy(h.reserved, handle, 64);
+		r.device = true;
+		return cuda(cudaDriver().cuIpcOpenMemHandle(&r.dev, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle");
+	}
+	std::string name(handle, strnlen(handle, 64));
+	int fd = shm_open(name.c_str(), O_RDWR, 0);
+	if (fd < 0) return fail(kSetupError, "shm_open", name + ": " + std::strerror(errno));
+	void* p = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED) return fail(kSetupError, "mmap", std::strerror(e));
+	shm_unlink(name.c_str());  // mapped on both sides now: drop the name at once, so no crash can leak it
+	r.ptr = p;
+	r.shm = true;
+	return true;
+}
+
+void IpcRun::freeRegion(Region& r) {
+	const CudaDriver& d = cudaDriver();
+	if (r.device && r.dev) {
+		if (r.imported) d.cuIpcCloseMemHandle(r.dev);
+		else d.cuMemFree(r.dev);
+	} else if (r.shm && r.ptr) {
+		munmap(r.ptr, r.bytes);
+	} else if (r.pinned && r.ptr) {
+		d.cuMemFreeHost(r.ptr);
+	} else if (r.ptr) {
+		std::free(r.ptr);
+	}
+	r = Region{};
+}
+
+bool IpcRun::copyInto(Region& dst, const Region& src) {
+	const CudaDriver& d = cudaDriver();
+	if (dst.device && src.device) {
+		if (!cuda(d.cuMemcpyDtoD(dst.dev, src.dev, dst.bytes), "cuMemcpyDtoD")) return false;
+		return cuda(d.cuCtxSynchronize(), "cuCtxSynchronize");
+	}
+	if (dst.device) {
+		if (!cuda(d.cuMemcpyHtoD(dst.dev, src.ptr, dst.bytes), "cuMemcpyHtoD")) return false;
+		return cuda(d.cuCtxSynchronize(), "cuCtxSynchronize");
+	}
+	std::memcpy(dst.ptr, src.ptr, dst.bytes);
+	return true;
+}
+
+// Post the receive, wait for it. If MPI refuses the buffer at post time, drain the message into scratch host memory
+// so the sender is not left waiting forever (the rank still reports the error).
+bool IpcRun::receive(Region& into, int from) {
+	MPI_Request req = MPI_REQUEST_NULL;
+	int count = static_cast<int>(mOpt.sizeBytes);
+	int rc = MPI_Irecv(into.mpiPtr(), count, MPI_BYTE, from, 7, MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS) {
+		mpi(rc, "MPI_Irecv");
+		void* scratch = std::malloc(mOpt.sizeBytes);
+		if (scratch) {
+			if (MPI_Recv(scratch, count, MPI_BYTE, from, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+				// nothing more to do: the error already recorded is the one that matters
+			}
+			std::free(scratch);
+		}
+		return false;
+	}
+	MPI_Status st;
+	return mpi(MPI_Wait(&req, &st), "MPI_Wait (receive)");
+}
+
+bool IpcRun::sendFrom(Region& from, int to) {
+	MPI_Request req = MPI_REQUEST_NULL;
+	if (!mpi(MPI_Isend(from.mpiPtr(), static_cast<int>(mOpt.sizeBytes), MPI_BYTE, to, 7, MPI_COMM_WORLD, &req), "MPI_Isend"))
+		return false;
+	return mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (send)");
+}
+
+void IpcRun::run(int rank, int size) {
+	const std::string& v = mOpt.variant;
+	const bool mirror = v == "send-from-import";
+	const bool crash = v == "crash-test" || mOpt.inject == "crash";
+	const bool hang = mOpt.inject == "hang";
+	const bool owner = rank == 0 || rank == 2;
+	const int partner = owner ? rank + 1 : rank - 1;  // owner <-> importer, always on one node
+	const int peer = rank == 0 ? 3 : rank == 1 ? 2 : rank == 2 ? 1 : 0;  // message partner, across nodes
+	Region owned, imported, local;
+	bool ok = true;
+
+	// 1. Owners allocate and export; importers import. Handles travel by MPI owner -> importer.
+	char msg[72] = {0};  // [0] = ok flag, [8..72) = handle
+	if (owner) {
+		copyText(mRes.role, sizeof mRes.role, "owner");
+		ok = exportRegion(owned, msg + 8);
+		if (ok) ok = mirror ? fillPattern(owned, rank) : poison(owned);
+		msg[0] = ok ? 1 : 0;
+		if (!mpi(MPI_Send(msg, sizeof msg, MPI_BYTE, partner, 3, MPI_COMM_WORLD), "MPI_Send (IPC handle)")) ok = false;
+	} else {
+		copyText(mRes.role, sizeof mRes.role, "importer");
+		if (!mpi(MPI_Recv(msg, sizeof msg, MPI_BYTE, partner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (IPC handle)")) ok = false;
+		else if (!msg[0]) ok = fail(kSetupError, "import", "the owner (rank " + std::to_string(partner) + ") could not export its allocation");
+		else ok = importRegion(msg + 8, imported);
+	}
+	// Local buffers: senders' source; bounce/host staging; mirror receivers' target.
+	if (ok) {
+		if (!mirror && owner) ok = allocLocal(local, false) && fillPattern(local, rank);
+		else if (!mirror && v == "bounce") ok = allocLocal(local, false);
+		else if (!mirror && v == "host") ok = allocLocal(local, true);
+		else if (mirror && owner) ok = allocLocal(local, false) && poison(local);
+	}
+	int mine = ok ? 1 : 0, all = 0;
+	if (!mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce (set-up)")) all = 0;
+	if (owner && !mShmName.empty()) {  // every importer has mapped it (or failed): remove the name now
+		shm_unlink(mShmName.c_str());
+		mShmName.clear();
+	}
+	if (all == 1) {
+		// 2. The transfer.
+		double t0 = MPI_Wtime();
+		if (!mirror) {
+			if (owner) {
+				copyText(mRes.buffer, sizeof mRes.buffer, std::string("own ") + (mDevice ? "device" : "host") + " buffer (send)");
+				sendFrom(local, peer);
+			} else {
+				if (crash && rank == 1) {
+					std::fprintf(stderr, "gpumpi repro: rank 1 now stores through address 0x10 (--inject crash)\n");
+					std::fflush(stderr);
+					volatile uintptr_t bad = 0x10;
+					*reinterpret_cast<volatile int*>(bad) = 1;  // a real SIGSEGV
+				}
+				if (hang && rank == 1) {
+					std::fprintf(stderr, "gpumpi repro: rank 1 now sleeps forever (--inject hang, a deliberate fake hang)\n");
+					std::fflush(stderr);
+					for (;;) sleep(1);
+				}
+				if (v == "direct" || v == "crash-test") {
+					copyText(mRes.buffer, sizeof mRes.buffer, "imported pointer (receive)");
+					receive(imported, peer);
+				} else {
+					copyText(mRes.buffer, sizeof mRes.buffer,
+					         v == "bounce" ? "local device buffer, then copy into the import" : "pinned host buffer, then copy into the import");
+					if (!mDevice)
+						copyText(mRes.buffer, sizeof mRes.buffer, "local host buffer, then copy into the import");
+					if (receive(local, peer)) copyInto(imported, local);
+				}
+			}
+		} else {
+			if (owner) {
+				copyText(mRes.buffer, sizeof mRes.buffer, std::string("own ") + (mDevice ? "device" : "host") + " buffer (receive)");
+				receive(local, peer);
+			} else {
+				copyText(mRes.buffer, sizeof mRes.buffer, "imported pointer (send)");
+				sendFrom(imported, peer);
+			}
+		}
+		mRes.transferSeconds = MPI_Wtime() - t0;
+		// 3. After a barrier, verify in the owner's memory (or the mirror receiver's buffer).
+		mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (after transfer)");
+		if (owner) {
+			if (mirror) verify(local, rank == 0 ? 2 : 0);  // rank 0 got rank 2's allocation via rank 3, and vice versa
+			else verify(owned, rank == 0 ? 2 : 0);          // rank 0's allocation was written by rank 1 with rank 2's data
+		}
+	}
+	// 4. Importers unmap before owners free.
+	freeRegion(imported);
+	freeRegion(local);
+	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) {
+		// keep going: the owner's memory is freed at exit in any case
+	}
+	freeRegion(owned);
+	(void)size;
+}
+
+}  // namespace gpumpi::repro::ipc

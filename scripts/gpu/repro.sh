@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# `gpumpi repro ipc|fallback` on the GPU device, run by scripts/testGpu.sh (or by hand) from the repository root with
+# the CUDA-aware testbed MPI on PATH (/opt/testbed2, see ../shared/testbed/README.md). No Node needed (there is none
+# on the device): this script drives the engine directly, one mpirun per run, each under `timeout`.
+#   ipc:      variants direct, bounce, host, send-from-import (64 MiB, 4 ranks, one GPU) under three configs:
+#             ob1 (smcuda), pml ucx, pml ucx with UCX_TLS=^cuda_ipc; plus one crash-test run (a real SIGSEGV in
+#             rank 1, to see the device's crash output).
+#   fallback: 2 ranks, sizes 1M..1G, iters 3, modes mpi,staged,host under five configs: ob1 default,
+#             ob1 --mca btl_smcuda_use_cuda_ipc 0, ob1 --mca btl tcp,self, ucx UCX_TLS=sm,cuda_copy,self,
+#             ucx UCX_TLS=tcp,cuda_copy,self; plus one small ucx run with UCX_PROTO_INFO=y UCX_PROTO_ENABLE=y for the
+#             protocol tables (that switch changes UCX 1.13's protocol selection, so it is kept out of the numbers).
+# UCX runs log with UCX_LOG_LEVEL=info (lanes go to stdout), ob1 runs with --mca btl_base_verbose 100 (bml lines).
+# Writes exactly two files: $OUT/repro.log (everything, raw outputs included) and $OUT/repro.json (a JSON array, one
+# entry per run: kind, config, variant|modes, command, exit_code, timed_out, duration_s, output (the transport,
+# crash and error lines plus the last 40 lines of the run), document (the engine's JSON or null)). Render it with
+#   node bin/gpumpi-doctor.js repro ipc --from-json gpu-out/repro.json   (and: repro fallback --from-json …)
+# Total runtime about 3-5 minutes. Exit status: 0 when the engine built and every ipc/fallback run printed a document
+# (crash-test excepted).
+set -u
+OUT="${OUT:-$PWD/gpu-out}"
+mkdir -p "$OUT"
+LOG="$OUT/repro.log"
+JSON="$OUT/repro.json"
+PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
+MPICC="$PREFIX/bin/mpicc"
+MPIRUN="$PREFIX/bin/mpirun"
+BUILD=/tmp/build-repro
+ENGINE="$BUILD/gpumpi"
+IPC_SIZE="${REPRO_IPC_SIZE:-64M}"
+SIZES="${REPRO_SIZES:-1M..1G}"
+ITERS="${REPRO_ITERS:-3}"
+BUDGET_S="${REPRO_BUDGET_S:-345}"  # every run ends (timeout) before this many seconds after the start
+: >"$LOG"
+START=$(date +%s)
+
+log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+
+# stdin -> one JSON string (ASCII only: control and non-ASCII bytes dropped; no jq/python on the device).
+json_str() {
+  LC_ALL=C tr -d '\000-\010\013\014\016-\037\177-\377' |
+    LC_ALL=C sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/\r//g' |
+    awk 'BEGIN { ORS = ""; printf "\"" } NR > 1 { printf "\\n" } { print } END { printf "\"" }'
+}
+
+fail=0
+log "== repro.sh $(date -u +%FT%TZ) host=$(hostname)"
+for tool in cmake "$MPICC" "$MPIRUN" timeout; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    log "repro.sh: $tool not found (testbed installed? cmake installed?)"
+    printf '[]\n' >"$JSON"
+    exit 1
+  fi
+done
+log "== mpirun: $MPIRUN ($("$MPIRUN" --version 2>&1 | head -n1))"
+log "== ucx_info -v: $("$PREFIX/bin/ucx_info" -v 2>&1 | tr '\n' ' ')"
+log "== nvidia-smi -L: $(nvidia-smi -L 2>&1 | tr '\n' ' ')"
+log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
+if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
+   ! cmake --build "$BUILD" -j 8 --target gpumpi_cli >>"$LOG" 2>&1; then
+  log "repro.sh: engine build failed (see $LOG)"
+  printf '[]\n' >"$JSON"
+  exit 1
+fi
+log "== engine: $ENGINE (build took $(( $(date +%s) - START )) s)"
+
+COMPONENTS="${REPRO_COMPONENT_PATH:-$PREFIX/lib/openmpi}"  # the site may override it for the ranks (observed.md B)
+BASE=("$MPIRUN" --allow-run-as-root --oversubscribe --mca mca_base_component_path "$COMPONENTS")
+OB1=(--mca pml ob1 --mca btl_base_verbose 100)
+UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo -x UCX_LOG_LEVEL=info)
+entries=()
+
+# Kill engine processes a timed-out run left behind (found by this script's own engine path; by pid).
+reap() {
+  local p
+  for p in $(pgrep -x gpumpi 2>/dev/null); do
+    if [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$ENGINE" ]; then kill -9 "$p" 2>/dev/null && log "   reaped left-over engine pid $p"; fi
+  done
+}
+
+# run KIND CONFIG WHAT LIMIT ARGV... : one mpirun; WHAT is the ipc variant or the fallback modes.
+run() {
+  local kind=$1 config=$2 what=$3 limit=$4
+  shift 4
+  local out t0 rc secs doc timed=false key
+  local left=$(( BUDGET_S - ($(date +%s) - START) ))  # keep the whole script under 6 minutes
+  if [ "$left" -lt 15 ]; then
+    log "== $kind [$config] $what: SKIPPED (time budget of $BUDGET_S s used up)"
+    LAST_DOC=skipped
+    fail=1
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  out=$(mktemp)
+  log "== $kind [$config] $what: $*"
+  t0=$(date +%s.%N)
+  timeout -k 5 "$limit" "$@" >"$out" 2>&1
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && timed=true
+  cat "$out" >>"$LOG"
+  doc=$(sed -n '/^@@GPUMPI-JSON-BEGIN@@$/,/^@@GPUMPI-JSON-END@@$/p' "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
+  # Only a document followed by its end marker is complete (a killed run may have printed half a line).
+  grep -qx '@@GPUMPI-JSON-END@@' "$out" || doc=""
+  [ -n "$doc" ] || doc=null
+  local outcome
+  outcome=$(printf '%s' "$doc" | grep -o '"outcome":"[a-z_]*"' | tail -n1)
+  log "-- exit $rc in ${secs}s, timed_out=$timed, ${outcome:-no document}"
+  [ "$kind" = ipc ] && key=variant || key=modes
+  local output
+  output=$( { grep -v -e '^{"schema":"gpumpi' -e '^@@GPUMPI-JSON' "$out" |
+              grep -E 'ep_cfg|\||bml: Using|@@GPUMPI-RANK|[Ss]ignal|BAD TERMINATION|PID|EXIT|[Ee]rror|ERROR|WARN|failed|cuIpc|cuda_ipc|cuMem|noticed|abort' | head -n 600
+              printf '%s\n' '-- last lines --'
+              grep -v -e '^{"schema":"gpumpi' "$out" | tail -n 40; } | json_str)
+  entries+=("{\"kind\":\"$kind\",\"config\":\"$config\",\"$key\":\"$what\",\"command\":$(printf '%s ' "$@" | json_str),\"exit_code\":$rc,\"timed_out\":$timed,\"duration_s\":$secs,\"output\":$output,\"document\":$doc}")
+  rm -f "$out"
+  $timed && reap
+  LAST_DOC=$doc
+}
+
+# ---- ipc: each variant its own mpirun ----
+IPC_CONFIGS=("ob1" "ucx" "ucx UCX_TLS=^cuda_ipc")
+for config in "${IPC_CONFIGS[@]}"; do
+  case "$config" in
+    ob1) opts=("${OB1[@]}") ;;
+    ucx) opts=("${UCX[@]}") ;;
+    *) opts=("${UCX[@]}" -x "UCX_TLS=^cuda_ipc") ;;
+  esac
+  for v in direct bounce host send-from-import; do
+    run ipc "$config" "$v" 45 "${BASE[@]}" "${opts[@]}" -np 4 "$ENGINE" repro ipc --variant "$v" --size "$IPC_SIZE" --json
+    [ "$LAST_DOC" = null ] && [ "$config" = ob1 ] && fail=1
+  done
+done
+run ipc ob1 crash-test 60 "${BASE[@]}" "${OB1[@]}" -np 4 "$ENGINE" repro ipc --variant crash-test --size 1M --json
+
+# ---- fallback: one run per config with all modes; if it dies without a document, the host paths again alone ----
+FB_CONFIGS=("ob1" "ob1 btl_smcuda_use_cuda_ipc=0" "ob1 btl=tcp,self" "ucx UCX_TLS=sm,cuda_copy,self" "ucx UCX_TLS=tcp,cuda_copy,self")
+for config in "${FB_CONFIGS[@]}"; do
+  case "$config" in
+    "ob1") opts=("${OB1[@]}") ;;
+    "ob1 btl_smcuda_use_cuda_ipc=0") opts=("${OB1[@]}" --mca btl_smcuda_use_cuda_ipc 0) ;;
+    "ob1 btl=tcp,self") opts=("${OB1[@]}" --mca btl tcp,self --mca btl_tcp_if_include lo) ;;
+    "ucx UCX_TLS=sm,cuda_copy,self") opts=("${UCX[@]}" -x UCX_TLS=sm,cuda_copy,self) ;;
+    *) opts=("${UCX[@]}" -x UCX_TLS=tcp,cuda_copy,self) ;;
+  esac
+  run fallback "$config" mpi,staged,host 100 "${BASE[@]}" "${opts[@]}" -np 2 "$ENGINE" repro fallback --sizes "$SIZES" --iters "$ITERS" --modes mpi,staged,host --json
+  if [ "$LAST_DOC" = null ]; then
+    fail=1
+    run fallback "$config" staged,host 80 "${BASE[@]}" "${opts[@]}" -np 2 "$ENGINE" repro fallback --sizes "$SIZES" --iters "$ITERS" --modes staged,host --json
+  fi
+done
+run fallback "ucx UCX_TLS=sm,cuda_copy,self +PROTO_INFO" mpi 60 "${BASE[@]}" "${UCX[@]}" -x UCX_TLS=sm,cuda_copy,self -x UCX_PROTO_INFO=y -x UCX_PROTO_ENABLE=y \
+  -np 2 "$ENGINE" repro fallback --sizes 1M,64M --iters 1 --modes mpi --json
+
+{
+  printf '['
+  sep=""
+  for e in "${entries[@]}"; do printf '%s%s\n' "$sep" "$e"; sep=","; done
+  printf ']\n'
+} >"$JSON"
+log "== wrote $JSON ($(wc -c <"$JSON") bytes, ${#entries[@]} runs) in $(( $(date +%s) - START )) s; result: $([ $fail -eq 0 ] && echo ok || echo FAILED)"
+exit $fail

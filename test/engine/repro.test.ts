@@ -1,0 +1,145 @@
+/**
+ * `gpumpi repro ipc|fallback` for real under Debian's Open MPI 4.1.4 (mpirun.openmpi) and MPICH 4.0.2
+ * (mpirun.mpich), through the TypeScript runner (each variant / mode its own mpirun). This machine has no GPU, so
+ * the engine runs the same topology on host memory (POSIX shm in place of CUDA IPC) and must say why.
+ * Engines: node scripts/buildNative.mjs --engine-only --all-mpis (a missing engine fails the suite).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { findEngine, type EngineFlavor } from '../../extension/core/native';
+import { execute } from '../../extension/core/proc';
+import { runFallbackRepro } from '../../extension/core/repro/fallbackRunner';
+import { runIpcVariants } from '../../extension/core/repro/ipcRunner';
+import { defaultSpec, type LaunchConfig, type LaunchSpec } from '../../extension/core/repro/launcher';
+import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { renderFallbackReport, renderIpcReport } from '../../extension/core/repro/reproRender';
+import { REPRO_FALLBACK_REPORT_SCHEMA, REPRO_IPC_REPORT_SCHEMA, validateIpcDocument } from '../../extension/shared/reproSchema';
+
+const RUN_TIMEOUT_MS = 90_000;
+const SIZE = 1 << 20;
+
+function enginePath(flavor: EngineFlavor): string {
+	const found = findEngine(flavor, {});
+	assert.ok(found.path, `engine '${flavor}' not built; tried:\n  ${found.tried.join('\n  ')}\nrun: node scripts/buildNative.mjs --engine-only --all-mpis`);
+	return found.path;
+}
+
+/** Processes whose command line runs this engine's `repro` (left-overs of a killed run). */
+function reproProcesses(engine: string): number[] {
+	const pids: number[] = [];
+	for (const d of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(d)) { continue; }
+		try {
+			const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+			const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+			if (cmd[0] === engine && cmd[1] === 'repro' && !/^\d+ \(.*\) Z/.test(stat)) { pids.push(Number(d)); }
+		} catch { /* gone */ }
+	}
+	return pids;
+}
+
+const FLAVORS: Array<{ flavor: 'openmpi' | 'mpich'; mpirun: string; config: LaunchConfig }> = [
+	{ flavor: 'openmpi', mpirun: 'mpirun.openmpi', config: { label: 'ob1 (Debian default)', env: [['UCX_NET_DEVICES', 'lo']], mca: [], extraArgs: [] } },
+	{ flavor: 'mpich', mpirun: 'mpirun.mpich', config: { label: 'ch4:ucx', env: [['UCX_NET_DEVICES', 'lo']], mca: [], extraArgs: [] } },
+];
+
+for (const { flavor, mpirun, config } of FLAVORS) {
+	describe(`repro under ${mpirun}`, function () {
+		this.timeout(240_000);
+		let engine = '';
+		let spec4: LaunchSpec;
+		let spec2: LaunchSpec;
+		before(() => {
+			engine = enginePath(flavor);
+			spec4 = { ...defaultSpec(flavor, mpirun, 4), loopbackOnly: flavor === 'openmpi' };
+			spec2 = { ...defaultSpec(flavor, mpirun, 2), loopbackOnly: flavor === 'openmpi' };
+		});
+
+		it('ipc: all four variants correct on host memory; the crash-test variant is crashed (signal, rank) without losing them', async () => {
+			const rep = await runIpcVariants({
+				engine, spec: spec4, configs: [config], variants: ['direct', 'crash-test', 'bounce', 'host', 'send-from-import'],
+				sizeBytes: SIZE, memory: 'device', timeoutMs: RUN_TIMEOUT_MS,
+			});
+			assert.equal(rep.schema, REPRO_IPC_REPORT_SCHEMA);
+			assert.equal(rep.mpi?.implementation, flavor);
+			const by = new Map(rep.variants.map(v => [v.variant, v]));
+			for (const name of ['direct', 'bounce', 'host', 'send-from-import']) {
+				const v = by.get(name);
+				assert.ok(v, name);
+				assert.equal(v.outcome, 'correct', `${name}: ${v.detail}\n${v.evidence.join('\n')}`);
+				assert.equal(v.memory, 'host');
+				assert.match(v.gpuUnavailableReason ?? '', /libcuda\.so\.1/);
+				assert.equal(v.ranks.length, 4);
+				const checked = v.ranks.filter(r => r.verified);
+				assert.deepEqual(checked.map(r => r.rank), [0, 2]);
+				for (const r of checked) { assert.deepEqual(r.verified, { words: SIZE / 4, wrong: 0 }); }
+			}
+			const crash = by.get('crash-test');
+			assert.ok(crash);
+			assert.equal(crash.outcome, 'crashed', crash.detail);
+			assert.equal(crash.signal, 11);
+			assert.equal(crash.crashedRank, 1);
+			assert.equal(rep.verdict.gpuVerdict, false);
+			assert.equal(rep.verdict.directWorks, true);
+			const text = renderIpcReport(rep);
+			assert.match(text, /crash-test\s+crashed/);
+			assert.match(text, /No GPU verdict/);
+		});
+
+		it('ipc: a hung rank (--inject hang: rank 1 sleeps, a deliberate fake hang) is timed_out and leaves no process behind', async () => {
+			const rep = await runIpcVariants({
+				engine, spec: spec4, configs: [config], variants: ['direct'], sizeBytes: SIZE, memory: 'host',
+				timeoutMs: 6000, engineArgs: ['--inject', 'hang'],
+			});
+			assert.equal(rep.variants[0].outcome, 'timed_out', rep.variants[0].detail);
+			let left = reproProcesses(engine);
+			for (let i = 0; i < 50 && left.length > 0; i++) {
+				await new Promise(r => setTimeout(r, 100));
+				left = reproProcesses(engine);
+			}
+			assert.deepEqual(left, [], `engine processes left behind: ${left.join(', ')}`);
+			// The host analogue of CUDA IPC (POSIX shm) must not leak names either: they are unlinked once mapped.
+			assert.deepEqual(fs.readdirSync('/dev/shm').filter(n => n.startsWith('gpumpi-repro-')), []);
+		});
+
+		it('ipc: the engine refuses a wrong rank count with a usage_error document', async () => {
+			const argv = [...(flavor === 'openmpi' ? ['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe'] : ['mpirun.mpich']), '-np', '2', engine, 'repro', 'ipc', '--json', '--size', '4K'];
+			const r = await execute(argv, { timeoutMs: RUN_TIMEOUT_MS }).result;
+			const ex = extractJsonDocument(r.stdout);
+			assert.ok('json' in ex, r.stdout + r.stderr);
+			const doc = validateIpcDocument(ex.json);
+			assert.ok(typeof doc !== 'string');
+			assert.equal(doc.outcome, 'usage_error');
+			assert.match(doc.detail, /exactly 4 ranks/);
+		});
+
+		it('fallback: every mode and size verified, bandwidth > 0, memory fields present for both ranks', async () => {
+			const rep = await runFallbackRepro({
+				engine, spec: spec2, config, modes: ['mpi', 'staged', 'host'], sizes: '1M,4M', iters: 2, chunk: '1M', nbuf: 2,
+				memory: 'device', timeoutMs: RUN_TIMEOUT_MS, protoInfo: false,
+			});
+			assert.equal(rep.schema, REPRO_FALLBACK_REPORT_SCHEMA);
+			assert.deepEqual(rep.runs.map(r => r.outcome), ['ok', 'ok', 'ok'], rep.runs.map(r => r.detail).join('; '));
+			assert.equal(rep.memory, 'host');
+			assert.equal(rep.results.length, 6);
+			for (const r of rep.results) {
+				assert.equal(r.status, 'ok');
+				assert.equal(r.seconds.length, 2);
+				assert.ok(r.best_gbps !== null && r.best_gbps > 0);
+				assert.ok(r.median_gbps !== null && r.median_gbps > 0 && r.median_gbps <= r.best_gbps + 1e-9);
+				assert.deepEqual(r.verified, { words: r.size_bytes / 4, wrong: 0 });
+				assert.equal(r.messages, r.mode === 'staged' ? r.size_bytes / (1 << 20) : 1);
+				assert.deepEqual(r.memory.map(m => m.rank), [0, 1]);
+				for (const m of r.memory) {
+					assert.ok(typeof m.rss_peak_growth_bytes === 'number' && m.rss_peak_growth_bytes >= 0);
+					assert.ok(typeof m.rss_baseline_bytes === 'number' && m.rss_baseline_bytes > 0);
+					assert.equal(m.device_used_peak_growth_bytes, null);  // no GPU
+					assert.ok(m.samples >= 1);
+				}
+			}
+			assert.equal(rep.verdict.gpuVerdict, false);
+			assert.ok(rep.verdict.stagedOverMpi !== null && rep.verdict.stagedOverMpi > 0);
+			assert.match(renderFallbackReport(rep), /staged\s+4 MiB/);
+		});
+	});
+}

@@ -1,0 +1,78 @@
+/**
+ * `gpumpi-doctor repro …` argument handling and `--from-json` rendering (no mpirun here: the real runs are in
+ * test/engine/repro.test.ts). stdout/stderr writes are captured for the duration of each call.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { reproMain } from '../../extension/cli/reproCli';
+
+async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+	let out = '', err = '';
+	const o = process.stdout.write.bind(process.stdout), e = process.stderr.write.bind(process.stderr);
+	process.stdout.write = ((c: string | Uint8Array) => { out += String(c); return true; }) as typeof process.stdout.write;
+	process.stderr.write = ((c: string | Uint8Array) => { err += String(c); return true; }) as typeof process.stderr.write;
+	try {
+		const code = await reproMain(argv);
+		return { code, out, err };
+	} finally {
+		process.stdout.write = o;
+		process.stderr.write = e;
+	}
+}
+
+describe('gpumpi-doctor repro (CLI)', () => {
+	it('--help prints the usage on stdout and exits 0', async () => {
+		const r = await capture(['--help']);
+		assert.equal(r.code, 0);
+		assert.match(r.out, /Usage: gpumpi-doctor repro ipc\|fallback/);
+	});
+
+	it('usage errors exit 2 with a clear message', async () => {
+		for (const [argv, re] of [
+			[['nope'], /which reproducer/],
+			[['ipc', '--variants', 'direct,evil'], /unknown variant "evil"/],
+			[['ipc', '--preset', 'no-equals'], /--preset needs NAME=VALUE/],
+			[['fallback', '--modes', 'mpi,x'], /unknown mode "x"/],
+			[['ipc', '--np'], /--np needs a value/],
+			[['ipc', '--memory', 'gpu'], /--memory needs device or host/],
+		] as Array<[string[], RegExp]>) {
+			const r = await capture(argv);
+			assert.equal(r.code, 2, argv.join(' '));
+			assert.match(r.err, re);
+		}
+	});
+
+	it('MCA parameters with an MPICH launcher are refused before anything runs', async () => {
+		const r = await capture(['ipc', '--flavor', 'mpich', '--mpirun', 'mpirun.mpich', '--engine', '/bin/true', '--mca', 'pml', 'ucx']);
+		assert.equal(r.code, 2);
+		assert.match(r.err, /Open MPI only/);
+	});
+
+	it('--from-json: a missing or non-device file exits 1; a device result renders', async () => {
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-repro-cli-'));
+		try {
+			assert.equal((await capture(['ipc', '--from-json', path.join(dir, 'none.json')])).code, 1);
+			fs.writeFileSync(path.join(dir, 'obj.json'), '{"a":1}');
+			const bad = await capture(['ipc', '--from-json', path.join(dir, 'obj.json')]);
+			assert.equal(bad.code, 1);
+			assert.match(bad.err, /expected a JSON array/);
+			// A repro.sh-style entry wrapped around the real captured crash output (test-fixtures/repro/).
+			const fx = (n: string): string => fs.readFileSync(path.resolve(process.cwd(), 'test-fixtures', 'repro', n), 'utf8');
+			const entry = { kind: 'ipc', config: 'ob1', variant: 'crash-test', command: 'mpirun -np 4 gpumpi repro ipc', exit_code: 139,
+				timed_out: false, duration_s: 2.2, output: fx('ompi-ipc-crash.stdout') + fx('ompi-ipc-crash.stderr'), document: null };
+			fs.writeFileSync(path.join(dir, 'repro.json'), JSON.stringify([entry]));
+			const ok = await capture(['ipc', '--from-json', path.join(dir, 'repro.json')]);
+			assert.equal(ok.code, 0, ok.err);
+			assert.match(ok.out, /crash-test\s+crashed\s+rank 1 was killed by signal 11/);
+			const js = await capture(['ipc', '--json', '--from-json', path.join(dir, 'repro.json')]);
+			const rep = JSON.parse(js.out) as { schema: string; variants: Array<{ outcome: string }> };
+			assert.equal(rep.schema, 'gpumpi.repro.ipc-report/1');
+			assert.equal(rep.variants[0].outcome, 'crashed');
+			assert.equal((await capture(['fallback', '--from-json', path.join(dir, 'repro.json')])).code, 1);  // no fallback runs in it
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});

@@ -1,0 +1,138 @@
+/**
+ * The repro output parsers on REAL captured output (test-fixtures/repro/, see its README for the exact commands):
+ * marker-wrapped JSON amid UCX log lines, UCX lanes and protocol tables, Open MPI bml lines, Open MPI and MPICH
+ * crash reports; plus hostile / damaged input.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { validateFallbackDocument, validateIpcDocument } from '../../extension/shared/reproSchema';
+import {
+	detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines, parseBmlLines, parseRankLines,
+	parseUcxLanes, parseUcxProtoInfo,
+} from '../../extension/core/repro/reproParsers';
+
+const DIR = path.resolve(process.cwd(), 'test-fixtures', 'repro');
+function fx(name: string): string { return fs.readFileSync(path.join(DIR, name), 'utf8'); }
+
+describe('repro parsers: engine JSON between markers', () => {
+	it('extracts the IPC document from stdout mixed with UCX info lines', () => {
+		const ex = extractJsonDocument(fx('ompi-ucx-ipc-direct.stdout'));
+		assert.ok('json' in ex, 'error' in ex ? ex.error : '');
+		const doc = validateIpcDocument(ex.json);
+		assert.ok(typeof doc !== 'string', String(doc));
+		assert.equal(doc.outcome, 'correct');
+		assert.equal(doc.ranks.length, 4);
+		assert.equal(doc.memory, 'host');
+		assert.match(doc.gpu_unavailable_reason ?? '', /libcuda\.so\.1/);
+		assert.deepEqual(doc.ranks.filter(r => r.verified).map(r => r.rank), [0, 2]);
+	});
+
+	it('extracts the fallback document amid UCX_PROTO_INFO tables', () => {
+		const ex = extractJsonDocument(fx('ompi-ucx-proto-fallback.stdout'));
+		assert.ok('json' in ex);
+		const doc = validateFallbackDocument(ex.json);
+		assert.ok(typeof doc !== 'string', String(doc));
+		assert.equal(doc.results.length, 6);  // 2 sizes x 3 modes
+		assert.ok(doc.results.every(r => r.status === 'ok' && r.verified.wrong === 0));
+	});
+
+	it('reports a missing, unterminated or broken document instead of throwing', () => {
+		const crash = extractJsonDocument(fx('ompi-ipc-crash.stdout') + fx('ompi-ipc-crash.stderr'));
+		assert.ok('error' in crash);
+		const text = fx('ompi-ucx-ipc-direct.stdout');
+		const cut = extractJsonDocument(text.slice(0, text.indexOf('@@GPUMPI-JSON-END@@')));
+		assert.ok('error' in cut && /without end marker/.test(cut.error));
+		const broken = extractJsonDocument('@@GPUMPI-JSON-BEGIN@@\n{"schema": \n@@GPUMPI-JSON-END@@\n');
+		assert.ok('error' in broken && /does not parse/.test(broken.error));
+		assert.equal(typeof validateIpcDocument({ schema: 'other/1' }), 'string');
+		assert.equal(typeof validateFallbackDocument([1, 2]), 'string');
+	});
+});
+
+describe('repro parsers: UCX and Open MPI transport lines', () => {
+	it('reads ep_cfg lanes (shared memory, self) of a 4-rank pml ucx run', () => {
+		const lanes = parseUcxLanes(fx('ompi-ucx-ipc-direct.stdout'));
+		assert.ok(lanes.length >= 4);
+		assert.ok(lanes.every(l => l.host === 'vm' && l.pid > 0));
+		const tags = lanes.flatMap(l => l.lanes.tag ?? []);
+		assert.ok(tags.includes('self/memory0'));
+		assert.ok(tags.includes('cma/memory'));
+	});
+
+	it('reads tcp/lo lanes when UCX_TLS=tcp,self', () => {
+		const lanes = parseUcxLanes(fx('ompi-ucx-tcp-fallback.stdout'));
+		assert.ok(lanes.length > 0);
+		assert.ok(lanes.every(l => (l.lanes.tag ?? []).includes('tcp/lo')));
+	});
+
+	it('reads UCX_PROTO_INFO tables with their titles and ranges', () => {
+		const rows = parseUcxProtoInfo(fx('ompi-ucx-proto-fallback.stdout'));
+		assert.ok(rows.length > 10);
+		const short = rows.find(r => r.protocol === 'eager short' && r.lanes === 'self/memory0');
+		assert.ok(short);
+		assert.equal(short.memoryType, 'host memory');
+		assert.equal(short.fromBytes, 0);
+		assert.match(short.operation, /tagged message by ucp_tag_send/);
+		const rndv = rows.find(r => /rendezvous zero-copy read from remote/.test(r.protocol));
+		assert.ok(rndv);
+		assert.equal(rndv.toBytes, null);
+		assert.equal(rndv.lanes, 'cma/memory');
+	});
+
+	it('reads Open MPI bml selection lines (btl_base_verbose 100)', () => {
+		const bml = parseBmlLines(fx('ompi-ob1-btlverbose-fallback.stderr'));
+		assert.deepEqual(bml.btls.sort(), ['self', 'vader']);
+		assert.ok(bml.lines.every(l => l.includes('mca: bml: Using')));
+	});
+
+	it('reads MPICH ch4:ucx lanes the same way', () => {
+		const ev = gatherTransportEvidence(fx('mpich-ucx-fallback.stdout'), fx('mpich-ucx-fallback.stderr'));
+		assert.ok(ev.lanes.length > 0);
+		assert.ok(ev.lines.length > 0);
+	});
+
+	it('keeps harmless rdmacm noise out of the interesting lines', () => {
+		const lines = interestingLines(fx('ompi-ucx-ipc-direct.stdout'));
+		assert.ok(!lines.some(l => /rdma_create_event_channel/.test(l)));
+	});
+});
+
+describe('repro parsers: crashes', () => {
+	it('Open MPI: rank and signal from "noticed that process rank 1 … exited on signal 11"', () => {
+		const c = detectCrash(fx('ompi-ipc-crash.stdout'), fx('ompi-ipc-crash.stderr'), 139, null);
+		assert.equal(c.crashed, true);
+		assert.equal(c.rank, 1);
+		assert.equal(c.signal, 11);
+		assert.match(c.signalName ?? '', /Segmentation fault/);
+		assert.ok(c.evidence.some(l => /exited on signal 11/.test(l)));
+	});
+
+	it('MPICH: BAD TERMINATION with the pid mapped to its rank through the engine rank lines', () => {
+		const stderr = fx('mpich-ipc-crash.stderr');
+		const c = detectCrash(fx('mpich-ipc-crash.stdout'), stderr, 11, null);
+		assert.equal(c.crashed, true);
+		assert.equal(c.signal, 11);
+		assert.ok(c.pid !== null);
+		assert.equal(parseRankLines(stderr).get(c.pid!)?.rank, 1);
+		assert.equal(c.rank, 1);
+	});
+
+	it('a clean run is not a crash; exit status 128+N alone is', () => {
+		assert.equal(detectCrash(fx('ompi-ucx-ipc-direct.stdout'), fx('ompi-ucx-ipc-direct.stderr'), 0, null).crashed, false);
+		const c = detectCrash('', 'garbage\n\u0000\u0007', 134, null);
+		assert.equal(c.crashed, true);
+		assert.equal(c.signal, 6);
+	});
+
+	it('never throws on hostile text', () => {
+		const junk = '\u0000'.repeat(1000) + '| ep_cfg[x] |\n| 1..inf |\n' + 'noticed that process rank abc'.repeat(100) + '\n'.repeat(5000);
+		assert.doesNotThrow(() => {
+			detectCrash(junk, junk, null, 'SIGSEGV');
+			parseUcxLanes(junk);
+			parseUcxProtoInfo(junk);
+			extractJsonDocument(junk);
+		});
+		assert.equal(detectCrash('', '', null, 'SIGSEGV').crashed, true);
+	});
+});

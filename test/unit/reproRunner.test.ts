@@ -1,0 +1,164 @@
+/**
+ * The repro runner's pure parts: mpirun argv per flavour (presets as data, never a shell), classification of a run
+ * from its REAL captured output (test-fixtures/repro/), the IPC and fallback verdicts, the readable summaries, and
+ * rebuilding reports from a saved device result (entries wrapped around the real captured outputs).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ExecuteResult } from '../../extension/core/proc';
+import { classifyFallbackRun, combineFallback, fallbackVerdict } from '../../extension/core/repro/fallbackRunner';
+import { classifyIpcRun, ipcVerdict } from '../../extension/core/repro/ipcRunner';
+import { buildMpirunArgv, defaultSpec, parsePreset, PML_UCX_MCA } from '../../extension/core/repro/launcher';
+import { gatherTransportEvidence } from '../../extension/core/repro/reproParsers';
+import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../../extension/core/repro/reproRender';
+import type { IpcVariantResult } from '../../extension/shared/reproSchema';
+
+const DIR = path.resolve(process.cwd(), 'test-fixtures', 'repro');
+function fx(name: string): string { return fs.readFileSync(path.join(DIR, name), 'utf8'); }
+function captured(base: string, exitCode: number): ExecuteResult {
+	return { exitCode, signal: null, stdout: fx(`${base}.stdout`), stderr: fx(`${base}.stderr`), timedOut: false, durationMs: 1000 };
+}
+
+describe('repro launcher: mpirun argv', () => {
+	it('Open MPI: root, oversubscribe, loopback, MCA and -x presets, then -np and the program', () => {
+		const spec = { ...defaultSpec('openmpi', 'mpirun.openmpi', 4), allowRunAsRoot: true, loopbackOnly: true,
+			mca: [...PML_UCX_MCA, ['btl_smcuda_use_cuda_ipc', '0'] as [string, string]], env: [['UCX_TLS', '^cuda_ipc'] as [string, string]] };
+		const argv = buildMpirunArgv(spec, ['/e/gpumpi', 'repro', 'ipc']);
+		assert.deepEqual(argv, ['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '--mca', 'btl_tcp_if_include', 'lo',
+			'--mca', 'pml', 'ucx', '--mca', 'pml_ucx_tls', 'any', '--mca', 'pml_ucx_devices', 'any', '--mca', 'btl_smcuda_use_cuda_ipc', '0',
+			'-x', 'UCX_TLS=^cuda_ipc', '-np', '4', '/e/gpumpi', 'repro', 'ipc']);
+	});
+
+	it('MPICH: -genv NAME value; MCA parameters are refused with a clear message', () => {
+		const spec = { ...defaultSpec('mpich', 'mpirun.mpich', 2), env: [['UCX_TLS', 'sm,cuda_copy,self'] as [string, string]] };
+		assert.deepEqual(buildMpirunArgv(spec, ['g']), ['mpirun.mpich', '-genv', 'UCX_TLS', 'sm,cuda_copy,self', '-np', '2', 'g']);
+		assert.throws(() => buildMpirunArgv({ ...spec, mca: [['pml', 'ucx']] }, ['g']), /Open MPI only/);
+	});
+
+	it('hostile values stay one argv item; bad names are refused', () => {
+		const p = parsePreset('UCX_TLS=$(rm -rf /); echo "x"');
+		assert.ok(p);
+		const argv = buildMpirunArgv({ ...defaultSpec('openmpi', 'mpirun', 2), env: [p] }, ['g']);
+		assert.ok(argv.includes('UCX_TLS=$(rm -rf /); echo "x"'));
+		assert.equal(parsePreset('A B=1'), null);
+		assert.equal(parsePreset('=1'), null);
+		assert.throws(() => buildMpirunArgv({ ...defaultSpec('openmpi', 'mpirun', 2), mca: [['pml;x', 'ucx']] }, ['g']), /bad MCA/);
+		assert.throws(() => buildMpirunArgv(defaultSpec('openmpi', 'mpirun', 0), ['g']), /rank count/);
+	});
+});
+
+describe('repro runner: classifying real runs', () => {
+	it('a correct run keeps the engine outcome, ranks and the UCX lanes as evidence', () => {
+		const v = classifyIpcRun('direct', 'ucx', ['mpirun'], captured('ompi-ucx-ipc-direct', 0), 60000);
+		assert.equal(v.outcome, 'correct');
+		assert.equal(v.ranks.length, 4);
+		assert.equal(v.memory, 'host');
+		assert.ok(v.evidence.some(l => /ep_cfg\[\d\]: tag\(/.test(l)));
+	});
+
+	it('an Open MPI crash is "crashed" with rank 1 and signal 11', () => {
+		const v = classifyIpcRun('crash-test', 'ob1', ['mpirun'], captured('ompi-ipc-crash', 139), 60000);
+		assert.equal(v.outcome, 'crashed');
+		assert.equal(v.signal, 11);
+		assert.equal(v.crashedRank, 1);
+		assert.match(v.detail, /rank 1 was killed by signal 11/);
+	});
+
+	it('an MPICH crash is "crashed" with rank 1 and signal 11', () => {
+		const v = classifyIpcRun('crash-test', 'mpich', ['mpirun'], captured('mpich-ipc-crash', 11), 60000);
+		assert.equal(v.outcome, 'crashed');
+		assert.equal(v.crashedRank, 1);
+		assert.equal(v.signal, 11);
+	});
+
+	it('a timeout and a launcher that cannot start are told apart', () => {
+		const t = classifyIpcRun('direct', 'x', ['mpirun'], { exitCode: null, signal: 'SIGTERM', stdout: '', stderr: '', timedOut: true, durationMs: 5000, error: 'timed out' }, 5000);
+		assert.equal(t.outcome, 'timed_out');
+		const l = classifyIpcRun('direct', 'x', ['nope'], { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 1, error: 'not found' }, 5000);
+		assert.equal(l.outcome, 'launch_error');
+		assert.match(l.detail, /not found/);
+	});
+});
+
+function variant(v: Partial<IpcVariantResult> & Pick<IpcVariantResult, 'variant' | 'outcome'>): IpcVariantResult {
+	return { config: 'c', detail: '', signal: null, signalName: null, crashedRank: null, ranks: [], evidence: [], command: [], exitCode: 0, durationMs: 1, memory: 'device', gpuUnavailableReason: null, ...v };
+}
+
+describe('repro verdicts', () => {
+	it('IPC: direct fails on GPU memory, bounce works -> "No", why and what works instead', () => {
+		// Hand-made results (this machine has no GPU); the evidence line is the log signature quoted in
+		// shared/knowledge/gpu-mpi-sources.md §1 (UCX issue 4707).
+		const v = ipcVerdict([
+			variant({ variant: 'direct', outcome: 'mpi_error', detail: 'rank 1: MPI_Wait (receive): MPI_ERR_OTHER', evidence: ['cuIpcGetMemHandle(...) is failed. ret:invalid device context'] }),
+			variant({ variant: 'bounce', outcome: 'correct' }),
+			variant({ variant: 'host', outcome: 'correct' }),
+		]);
+		assert.equal(v.directWorks, false);
+		assert.equal(v.gpuVerdict, true);
+		assert.match(v.answer, /^No:/);
+		assert.ok(v.why.some(w => /cuda_ipc transport tries to export/.test(w)));
+		assert.deepEqual(v.worksInstead, ['bounce', 'host']);
+	});
+
+	it('IPC: host-memory runs give no GPU verdict and say why', () => {
+		const v = ipcVerdict([variant({ variant: 'direct', outcome: 'correct', memory: 'host', gpuUnavailableReason: 'libcuda.so.1: cannot open shared object file' })]);
+		assert.equal(v.gpuVerdict, false);
+		assert.match(v.answer, /No GPU verdict.*libcuda\.so\.1/);
+	});
+
+	it('fallback: a real host-memory run gives numbers but no GPU verdict', () => {
+		const { run, doc } = classifyFallbackRun(['mpi', 'staged', 'host'], 'ucx', ['mpirun'], captured('ompi-ucx-proto-fallback', 0), 60000);
+		assert.equal(run.outcome, 'ok');
+		assert.ok(doc);
+		const rep = combineFallback('ucx', [run], [doc], gatherTransportEvidence(fx('ompi-ucx-proto-fallback.stdout'), ''));
+		assert.equal(rep.verdict.gpuVerdict, false);
+		assert.equal(rep.verdict.path, 'unknown');
+		assert.equal(rep.verdict.atBytes, 16 << 20);
+		assert.ok(rep.verdict.stagedOverMpi !== null && rep.verdict.stagedOverMpi > 0);
+		const text = renderFallbackReport(rep);
+		assert.match(text, /mpi\s+16 MiB/);
+		assert.match(text, /No GPU verdict/);
+	});
+
+	it('fallback: an mpi-mode crash on device memory means "cannot"; a slow MPI with cuda_copy lanes means "staged"', () => {
+		// The real host-memory results re-labelled as device memory, to drive the decision rules (no GPU here).
+		const { doc } = classifyFallbackRun(['mpi', 'staged', 'host'], 'x', ['m'], captured('ompi-ucx-proto-fallback', 0), 1);
+		assert.ok(doc);
+		const crashed = classifyFallbackRun(['mpi'], 'x', ['m'], captured('ompi-ipc-crash', 139), 1).run;
+		assert.equal(crashed.outcome, 'crashed');
+		const noMpi = doc.results.filter(r => r.mode !== 'mpi');
+		const cannot = fallbackVerdict('device', null, [crashed], noMpi, { lanes: [], protocols: [], btls: [], lines: [] }, false);
+		assert.equal(cannot.path, 'cannot');
+		assert.match(cannot.pathText, /not CUDA-aware/);
+		const slow = doc.results.map(r => r.mode === 'mpi' ? { ...r, best_gbps: 0.5 } : { ...r, best_gbps: 4 });
+		const lanes = [{ host: 'h', pid: 1, epCfg: 0, lanes: { tag: ['tcp/lo', 'cuda_copy/cuda'] }, line: '' }];
+		const staged = fallbackVerdict('device', null, [], slow, { lanes, protocols: [], btls: [], lines: [] }, true);
+		assert.equal(staged.path, 'staged');
+		assert.ok(staged.text.some(t => /manual staging is 8\.00× faster than MPI/.test(t)));
+	});
+});
+
+describe('repro: saved device results (--from-json)', () => {
+	it('rebuilds both reports from repro.sh-style entries and renders them', () => {
+		const entry = (kind: string, config: string, base: string, exit: number, extra: Record<string, unknown>): Record<string, unknown> => {
+			const out = fx(`${base}.stdout`) + fx(`${base}.stderr`);
+			return { kind, config, command: 'mpirun -np 4 gpumpi', exit_code: exit, timed_out: false, duration_s: 2, output: out, document: null, ...extra };
+		};
+		const data = [
+			entry('ipc', 'ucx', 'ompi-ucx-ipc-direct', 0, { variant: 'direct' }),
+			entry('ipc', 'ob1', 'ompi-ipc-crash', 139, { variant: 'crash-test' }),
+			{ ...entry('ipc', 'ob1', 'ompi-ucx-ipc-direct', 124, { variant: 'bounce' }), timed_out: true },
+			entry('fallback', 'ucx-proto', 'ompi-ucx-proto-fallback', 0, { modes: 'mpi,staged,host' }),
+			'garbage',
+		];
+		const rep = reportsFromDeviceJson(JSON.parse(JSON.stringify(data)) as unknown);
+		assert.ok(rep.ipc);
+		assert.deepEqual(rep.ipc.variants.map(v => v.outcome), ['correct', 'crashed', 'timed_out']);
+		assert.equal(rep.fallback.length, 1);
+		assert.equal(rep.fallback[0].results.length, 6);
+		const text = renderIpcReport(rep.ipc);
+		assert.match(text, /crash-test\s+crashed\s+rank 1 was killed by signal 11/);
+		assert.throws(() => reportsFromDeviceJson({}), /expected a JSON array/);
+	});
+});
