@@ -61,7 +61,12 @@ run() {
   cat "$out" >>"$LOG"
   log "-- stderr:"
   cat "$err" >>"$LOG"
-  doc=$(grep -m1 '^{"schema":"gpumpi.inspect/1"' "$out" || true)
+  # Seen on the testbed (Open MPI 5.0.7, -np 4, 2026-12-02): stdout began with a NUL byte before the document.
+  # Count and drop NULs rather than lose the run; the TypeScript parser tolerates bytes before the JSON too.
+  local nuls
+  nuls=$(tr -cd '\000' <"$out" | wc -c)
+  if [ "$nuls" -gt 0 ]; then log "-- note: $nuls NUL byte(s) in stdout (dropped before parsing)"; fi
+  doc=$(tr -d '\000' <"$out" | grep -m1 '^{"schema":"gpumpi.inspect/1"' || true)
   [ -n "$doc" ] || doc=null
   for a in "$@"; do argv_json+="${argv_json:+,}\"${a//\"/\\\"}\""; done
   entries+=("{\"name\":\"$name\",\"argv\":[$argv_json],\"exit_code\":$rc,\"document\":$doc}")

@@ -90,6 +90,16 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 	};
 	let badTermination = false;
 	let hydraPid: number | null = null;
+	// PRRTE (Open MPI 5) wraps its notice over two lines: "prterun noticed that process rank 3 with PID 2123 on node
+	// vm exited on\nsignal 11 (Segmentation fault)." (seen on the H200 testbed): match it across the line break.
+	const wrapped = /noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on\s*\n\s*signal (\d+)(?: \(([^)]+)\))?/.exec(text);
+	if (wrapped) {
+		info.crashed = true;
+		info.rank = Number(wrapped[1]);
+		setPid(Number(wrapped[2]));
+		setSignal(Number(wrapped[4]), wrapped[5]);
+		ev(wrapped[0].replace(/\s*\n\s*/, ' '));
+	}
 	for (const l of lines(text)) {
 		let m = /noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)(?: \(([^)]+)\))?/.exec(l);
 		if (m) {
@@ -104,7 +114,8 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 		if (m) { info.crashed = true; setPid(Number(m[2])); setSignal(Number(m[4]), m[3]); ev(l); continue; }
 		m = /^\[([^\]:]+):(\d+)\] (Signal code|Failing at address): /.exec(l);
 		if (m) { ev(l); continue; }
-		m = /\[([^\]:]+):(\d+):\d+:\d+\] Caught signal (\d+) \(([^:)]+)/.exec(l);
+		// UCX pads the pid: "[vm:2123 :0:2123] Caught signal 11 (Segmentation fault: invalid permissions …)".
+		m = /\[([^\]:]+):(\d+)\s*:\d+:\d+\] Caught signal (\d+) \(([^:)]+)/.exec(l);
 		if (m) { info.crashed = true; setPid(Number(m[2])); setSignal(Number(m[3]), m[4]); ev(l); continue; }
 		if (/BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/.test(l)) { info.crashed = true; badTermination = true; ev(l); continue; }
 		if (badTermination) {
