@@ -99,8 +99,8 @@ const tlsExcludesCuda: Rule = {
 const ipcImported: Rule = {
 	id: 'ucx-cuda-ipc-imported-pointers', severity: 'warning', title: 'cudaIpcOpenMemHandle pointers with pml ucx and cuda_ipc',
 	reads: ['mpi.openmpi.components', 'mpi.openmpi.configuredWithUcx', 'ucx.transports'],
-	source: 'seed A (ompi-users "GPU-aware MPI"); O#14305; U#4707; U#3192; src@v1.20.0 uct/cuda/cuda_ipc/cuda_ipc_md.c; U#11754',
-	fixSummary: 'UCX_TLS=^cuda_ipc for runs that pass imported pointers (untested), or receive into a buffer the rank allocated itself and copy (bounce buffer).',
+	source: 'seed A (ompi-users "GPU-aware MPI"); O#14305; U#4707; U#3192; src@v1.20.0 uct/cuda/cuda_ipc/cuda_ipc_md.c; U#11754; measured: gpumpi repro ipc on the H200 testbed, 2026-12-02 (test-fixtures/repro/h200-testbed)',
+	fixSummary: 'Receive into a buffer the rank allocated itself and copy into the imported pointer (bounce buffer: correct on every configuration measured); do not rely on UCX_TLS=^cuda_ipc (it crashed sends from imported memory on UCX 1.13.1).',
 	evaluate(facts) {
 		if (!isOpenMpi(facts)) { return []; }
 		const pmlUcx = componentsOf(facts.mpi.openmpi, 'pml').find((c) => c.name === 'ucx');
@@ -109,17 +109,17 @@ const ipcImported: Rule = {
 		const inferred = !facts.ucx?.devicesListed && facts.mpi.openmpi?.configuredWithUcx && facts.mpi.openmpi.builtWithCuda?.value === true;
 		if (!ipc && !inferred) { return []; }
 		return [finding(this,
-			'Open MPI here can run over pml ucx with UCX\'s cuda_ipc transport. If a rank passes MPI a device pointer it obtained from cudaIpcOpenMemHandle (memory another process allocated), UCX tries to export that pointer again with cuIpcGetMemHandle when registering it (cuda_ipc_md.c, uct_cuda_ipc_mem_add_reg); if that call fails for the imported mapping, registration fails hard with no fallback to staging, so the transfer fails — the maintainers\' explanation in the thread, not yet confirmed by a reproducer here (log: "cuIpcGetMemHandle(...) is failed", "failed to register address … on md[…]=cuda_ipc"). This is the open question of O#14305; UCX after 1.22 (U#11754) skips cuda_ipc for unexportable memory on inter-node endpoints only.' +
+			'Open MPI here can run over pml ucx with UCX\'s cuda_ipc transport. If a rank passes MPI a device pointer it obtained from cudaIpcOpenMemHandle (memory another process allocated), UCX tries to export that pointer again with cuIpcGetMemHandle when registering it (cuda_ipc_md.c, uct_cuda_ipc_mem_add_reg); if that call fails for the imported mapping, registration fails hard with no fallback to staging, so the transfer fails — the maintainers\' explanation in the thread, not yet confirmed by a reproducer here (log: "cuIpcGetMemHandle(...) is failed", "failed to register address … on md[…]=cuda_ipc"). This is the open question of O#14305; UCX after 1.22 (U#11754) skips cuda_ipc for unexportable memory on inter-node endpoints only. Measured on one node (H200 testbed, Open MPI 5.0.7 + UCX 1.13.1, 4 ranks, 64 MiB): with cuda_ipc enabled, receiving into and sending from imported pointers were both correct; with the often-suggested UCX_TLS=^cuda_ipc, sending FROM an imported pointer crashed the importing rank (SIGSEGV in ucp_dt_pack: UCX took the imported device memory for host memory). The inter-node case of the report needs two nodes: run gpumpi-doctor repro ipc on your own layout.' +
 			(inferred ? ' (ucx_info -d was not available: inferred from Open MPI being built --with-ucx and with CUDA.)' : ''),
 			ev(pmlUcx.evidence, ipc?.evidence, inferred ? facts.mpi.openmpi?.configuredWithUcx?.evidence : undefined, facts.mpi.openmpi?.builtWithCuda?.evidence),
-			{ text: 'Workarounds, untested here unless the reproducer confirmed them: disable cuda_ipc for such runs, or receive into a buffer the receiving rank allocated itself and cudaMemcpy into the imported pointer (bounce buffer); with ob1 use --mca pml ob1.', command: 'export UCX_TLS=^cuda_ipc' })];
+			{ text: 'Receive into (and send from) a buffer the rank allocated itself and cudaMemcpy to/from the imported pointer (bounce buffer: correct with ob1, pml ucx and UCX_TLS=^cuda_ipc in the testbed run), or use libgpumpi\'s IPC helpers which do that for you; with Open MPI, pml ob1 (smcuda) was also correct. Check your own stack and layout with the reproducer before and after a change.', command: 'gpumpi-doctor repro ipc --memory device' })];
 	},
 };
 
 const stagingPool: Rule = {
 	id: 'ucx-staging-pool-growth', severity: 'info', title: 'Large GPU messages are staged through a UCX pool that grows without limit',
 	reads: ['ucx.transports', 'ucx.builtWithGdrcopy'],
-	source: 'gpu-mpi-sources.md §2 (rndv_ppln.c; U#11062; nv-legate/legate#999; rapidsai/rapidsmpf#244); seed B (UCX discussion, persistent fallback buffer); defaults as ucx_info -c prints them for UCX 1.13.1 (h200 testbed)',
+	source: 'gpu-mpi-sources.md §2 (rndv_ppln.c; U#11062; nv-legate/legate#999; rapidsai/rapidsmpf#244); seed B (UCX discussion, persistent fallback buffer); defaults as ucx_info -c prints them for UCX 1.13.1 (h200 testbed); measured: gpumpi repro fallback on the H200 testbed, 2026-12-02',
 	fixSummary: 'Bound the pool growth with UCX_RNDV_FRAG_ALLOC_COUNT / UCX_RNDV_FRAG_SIZE, split very large messages, or stage manually into persistent pinned buffers.',
 	evaluate(facts) {
 		const u = facts.ucx;
@@ -130,7 +130,7 @@ const stagingPool: Rule = {
 		const ib = u.transports.some((t) => isIbTransport(t.name));
 		if (gdr && ib) { return []; }
 		return [finding(this,
-			`UCX has cuda_copy but ${ib ? '' : 'no InfiniBand/RoCE transport'}${!ib && !gdr ? ' and ' : ''}${gdr ? '' : 'no gdr_copy'}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). All fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound, so a multi-GiB message grows it by 64 MiB host / 512 MiB GPU chunks ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). U#11062 (open) adds UCX_RNDV_FRAG_WORKER_MAX_MEM.`,
+			`UCX has cuda_copy but ${ib ? '' : 'no InfiniBand/RoCE transport'}${!ib && !gdr ? ' and ' : ''}${gdr ? '' : 'no gdr_copy'}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). All fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound, so a multi-GiB message grows it by 64 MiB host / 512 MiB GPU chunks ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). U#11062 (open) adds UCX_RNDV_FRAG_WORKER_MAX_MEM. Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by 775 MiB, a 256 MiB one by 194 MiB.`,
 			ev(copy.evidence, u.version?.evidence),
 			{ text: 'Smaller pool chunks (untested here), or split messages to a few hundred MiB; for full control stage manually into persistent pinned buffers (seed B measured ~1.5–1.8× over MPI staging).', command: 'export UCX_RNDV_FRAG_ALLOC_COUNT=host:16,cuda:16' })];
 	},

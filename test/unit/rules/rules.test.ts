@@ -146,8 +146,9 @@ describe('rules on real fixtures', () => {
 	it('ucx-cuda-ipc-imported-pointers: H200 (pml ucx + cuda_ipc) and the seed report (inferred), not Debian', () => {
 		const h = find(h200Raw(), 'ucx-cuda-ipc-imported-pointers');
 		assert.equal(h.length, 1);
-		assert.equal(h[0].fix?.command, 'export UCX_TLS=^cuda_ipc');
-		assert.match(h[0].fix?.text ?? '', /untested/);
+		assert.equal(h[0].fix?.command, 'gpumpi-doctor repro ipc --memory device');
+		assert.match(h[0].message, /UCX_TLS=\^cuda_ipc, sending FROM an imported pointer crashed/);
+		assert.match(h[0].fix?.text ?? '', /bounce buffer/);
 		assert.match(h[0].source ?? '', /O#14305/);
 		const s = find(seedRaw(), 'ucx-cuda-ipc-imported-pointers');
 		assert.equal(s.length, 1);
