@@ -3,7 +3,8 @@
 # the CUDA-aware testbed MPI on PATH (/opt/testbed2, see ../shared/testbed/README.md). No Node needed (there is none
 # on the device): this script drives the engine directly, one mpirun per run, each under `timeout`.
 #   ipc:      variants direct, bounce, host, send-from-import (64 MiB, 4 ranks, one GPU) under three configs:
-#             ob1 (smcuda), pml ucx, pml ucx with UCX_TLS=^cuda_ipc; plus one crash-test run (a real SIGSEGV in
+#             ob1 (smcuda), pml ucx, pml ucx with UCX_TLS=^cuda_ipc (also with UCX_MEMTYPE_CACHE=n), pml ucx over
+#             tcp,cuda_copy,self and tcp,cuda_copy,cuda_ipc,self; plus one crash-test run (a real SIGSEGV in
 #             rank 1, to see the device's crash output).
 #   fallback: 2 ranks, sizes 1M..1G, iters 3, modes mpi,staged,host under five configs: ob1 default,
 #             ob1 --mca btl_smcuda_use_cuda_ipc 0, ob1 --mca btl tcp,self, ucx UCX_TLS=sm,cuda_copy,self,
@@ -118,12 +119,18 @@ run() {
 }
 
 # ---- ipc: each variant its own mpirun ----
-IPC_CONFIGS=("ob1" "ucx" "ucx UCX_TLS=^cuda_ipc")
+# "ucx NAME=VALUE ..." configs pass each NAME=VALUE with -x. tcp,cuda_copy(,cuda_ipc),self imitate the report's
+# inter-node transport on one machine; UCX_MEMTYPE_CACHE=n tests whether the ^cuda_ipc crash (UCX taking imported
+# device memory for host memory, seen 2026-12-02) comes from the memory-type cache.
+IPC_CONFIGS=("ob1" "ucx" "ucx UCX_TLS=^cuda_ipc" "ucx UCX_TLS=^cuda_ipc UCX_MEMTYPE_CACHE=n"
+             "ucx UCX_TLS=tcp,cuda_copy,self" "ucx UCX_TLS=tcp,cuda_copy,cuda_ipc,self")
 for config in "${IPC_CONFIGS[@]}"; do
   case "$config" in
     ob1) opts=("${OB1[@]}") ;;
     ucx) opts=("${UCX[@]}") ;;
-    *) opts=("${UCX[@]}" -x "UCX_TLS=^cuda_ipc") ;;
+    ucx\ *)
+      opts=("${UCX[@]}")
+      for kv in ${config#ucx }; do opts+=(-x "$kv"); done ;;
   esac
   for v in direct bounce host send-from-import; do
     run ipc "$config" "$v" 45 "${BASE[@]}" "${opts[@]}" -np 4 "$ENGINE" repro ipc --variant "$v" --size "$IPC_SIZE" --json
