@@ -1,0 +1,398 @@
+// `gpumpi bench`: libgpumpi bandwidth and memory, 2 ranks (rank 0 sends, rank 1 receives), per size and mode:
+//   mpi     the buffer straight to MPI (device pointers need a CUDA-aware MPI; split into <= 1 GiB messages)
+//   direct  libgpumpi, GPUMPI_FORCE_DIRECT          staged  libgpumpi, GPUMPI_FORCE_STAGED (pipelined staging)
+//   shm     libgpumpi, GPUMPI_FORCE_SHM (same host)  auto    libgpumpi, the protocol discovery chose
+// plus the limits: D2H and H2D copy bandwidth with pinned buffers, and MPI host-to-host bandwidth. Every transfer
+// is verified (pattern written by the sender, checked by the receiver; device data is copied back first).
+// Memory: peak extra host RSS during a mode (VmHWM reset via /proc/self/clear_refs) and the lowest free device
+// memory sampled during the transfer (cuMemGetInfo). JSON schema "gpumpi.bench/1" (docs/library.md).
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "command.hh"
+#include "cudaDriver.hh"
+#include "gpumpi.h"
+#include "json.hh"
+
+namespace {
+
+using gpumpi::cudaDriver;
+
+const char* kUsage =
+    "Usage: gpumpi bench [--sizes 1G,8G] [--modes mpi,direct,staged,shm,auto] [--chunk 16M] [--nbuf 4] [--iters 3]\n"
+    "                    [--piece 256M] [--memory device|host] [--json]   (run under mpirun -np 2)\n";
+
+bool parseSize(const std::string& s, size_t* out) {
+	if (s.empty()) return false;
+	char* end = nullptr;
+	double v = std::strtod(s.c_str(), &end);
+	if (end == s.c_str() || v < 0) return false;
+	std::string suf(end);
+	double m = 1;
+	if (suf == "K" || suf == "k" || suf == "KiB") m = 1024.0;
+	else if (suf == "M" || suf == "m" || suf == "MiB") m = 1024.0 * 1024;
+	else if (suf == "G" || suf == "g" || suf == "GiB") m = 1024.0 * 1024 * 1024;
+	else if (!suf.empty()) return false;
+	*out = static_cast<size_t>(v * m);
+	return true;
+}
+
+std::vector<std::string> split(const std::string& s) {
+	std::vector<std::string> out;
+	size_t a = 0;
+	while (a <= s.size()) {
+		size_t b = s.find(',', a);
+		if (b == std::string::npos) b = s.size();
+		if (b > a) out.push_back(s.substr(a, b - a));
+		a = b + 1;
+	}
+	return out;
+}
+
+long procKb(const char* key) {
+	FILE* f = std::fopen("/proc/self/status", "r");
+	if (!f) return -1;
+	char line[256];
+	long kb = -1;
+	size_t n = std::strlen(key);
+	while (std::fgets(line, sizeof line, f)) if (!std::strncmp(line, key, n)) { kb = std::atol(line + n + 1); break; }
+	std::fclose(f);
+	return kb;
+}
+
+void resetPeakRss() {
+	if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) { std::fputs("5", f); std::fclose(f); }
+}
+
+uint64_t word(size_t i, uint64_t seed) { return (i * 0x9E3779B97F4A7C15ull) ^ seed; }
+
+struct Bench {
+	int rank = 0;
+	bool device = false;
+	size_t chunk = 16u << 20;
+	int nbuf = 4;
+	char* pinned = nullptr;  // one chunk-sized pinned host buffer for fill/verify (device) — allocated once
+	size_t pinnedBytes = 0;
+	size_t minFreeDev = SIZE_MAX;
+	double lastSample = 0;
+
+	void sampleDev() {
+		if (!device) return;
+		double now = MPI_Wtime();
+		if (now - lastSample < 0.002) return;
+		lastSample = now;
+		size_t fr = 0, tot = 0;
+		if (gpumpi_device_mem_info(&fr, &tot) == GPUMPI_SUCCESS) minFreeDev = std::min(minFreeDev, fr);
+	}
+	/** Writes the pattern into buf (device: through the pinned buffer). */
+	void fill(char* buf, size_t bytes, uint64_t seed) {
+		size_t step = device ? pinnedBytes : bytes;
+		for (size_t off = 0; off < bytes; off += step) {
+			size_t n = std::min(step, bytes - off);
+			uint64_t* w = reinterpret_cast<uint64_t*>(device ? pinned : buf + off);
+			for (size_t i = 0; i < n / 8; ++i) w[i] = word(off / 8 + i, seed);
+			for (size_t i = n / 8 * 8; i < n; ++i) reinterpret_cast<char*>(w)[i] = static_cast<char>(i);
+			if (device) gpumpi_memcpy(buf + off, pinned, n);
+		}
+	}
+	/** First wrong byte offset or -1. */
+	long long verify(const char* buf, size_t bytes, uint64_t seed) {
+		size_t step = device ? pinnedBytes : bytes;
+		for (size_t off = 0; off < bytes; off += step) {
+			size_t n = std::min(step, bytes - off);
+			if (device) gpumpi_memcpy(pinned, buf + off, n);
+			const uint64_t* w = reinterpret_cast<const uint64_t*>(device ? pinned : buf + off);
+			for (size_t i = 0; i < n / 8; ++i) if (w[i] != word(off / 8 + i, seed)) return static_cast<long long>(off + i * 8);
+			for (size_t i = n / 8 * 8; i < n; ++i) if (reinterpret_cast<const char*>(w)[i] != static_cast<char>(i)) return static_cast<long long>(off + i);
+		}
+		return -1;
+	}
+};
+
+/** Raw MPI transfer of bytes (pieces <= 1 GiB), rank 0 -> 1. */
+int rawMpi(Bench& b, char* buf, size_t bytes) {
+	const size_t piece = 1u << 30;
+	std::vector<MPI_Request> reqs;
+	for (size_t off = 0; off < bytes || (bytes == 0 && reqs.empty()); off += piece) {
+		int n = static_cast<int>(std::min(piece, bytes - off));
+		MPI_Request r;
+		int rc = b.rank == 0 ? MPI_Isend(buf + off, n, MPI_BYTE, 1, 77, MPI_COMM_WORLD, &r) : MPI_Irecv(buf + off, n, MPI_BYTE, 0, 77, MPI_COMM_WORLD, &r);
+		if (rc != MPI_SUCCESS) return rc;
+		reqs.push_back(r);
+		if (bytes == 0) break;
+	}
+	int done = 0;
+	while (!done) {
+		int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+		if (rc != MPI_SUCCESS) return rc;
+		b.sampleDev();
+	}
+	return MPI_SUCCESS;
+}
+
+gpumpi_status libXfer(Bench& b, gpumpi_ctx* ctx, char* buf, size_t bytes, unsigned flags, gpumpi_protocol* proto) {
+	gpumpi_request* r = nullptr;
+	gpumpi_status st = b.rank == 0 ? gpumpi_isend_ex(ctx, buf, bytes, 1, 5, flags, &r) : gpumpi_irecv_ex(ctx, buf, bytes, 0, 5, flags, &r);
+	if (st != GPUMPI_SUCCESS) return st;
+	*proto = gpumpi_request_protocol(r);
+	int done = 0;
+	while (!done && st == GPUMPI_SUCCESS) {
+		st = gpumpi_test(ctx, &r, &done);
+		b.sampleDev();
+	}
+	return st;
+}
+
+double median(std::vector<double> v) {
+	if (v.empty()) return 0;
+	std::sort(v.begin(), v.end());
+	return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+/** Copy bandwidth D2H / H2D with one pinned buffer of min(bytes, 1 GiB), best of 3; -1 without CUDA. */
+void copyLimits(Bench& b, size_t bytes, double* d2h, double* h2d) {
+	*d2h = *h2d = -1;
+	if (!b.device) return;
+	const auto& d = cudaDriver();
+	size_t n = std::min(bytes, static_cast<size_t>(1) << 30);
+	void* host = nullptr;
+	void* dev = nullptr;
+	if (d.cuMemHostAlloc(&host, n, gpumpi::CU_MEMHOSTALLOC_PORTABLE) != gpumpi::CUDA_SUCCESS) return;
+	if (gpumpi_device_alloc(&dev, n) == GPUMPI_SUCCESS) {
+		for (int i = 0; i < 3; ++i) {
+			double t0 = MPI_Wtime();
+			d.cuMemcpyDtoH(host, reinterpret_cast<gpumpi::CUdeviceptr>(dev), n);
+			double t1 = MPI_Wtime();
+			d.cuMemcpyHtoD(reinterpret_cast<gpumpi::CUdeviceptr>(dev), host, n);
+			double t2 = MPI_Wtime();
+			*d2h = std::max(*d2h, n / (t1 - t0) / 1e9);
+			*h2d = std::max(*h2d, n / (t2 - t1) / 1e9);
+		}
+		gpumpi_device_free(dev);
+	}
+	d.cuMemFreeHost(host);
+}
+
+int run(const std::vector<std::string>& args) {
+	std::vector<size_t> sizes{static_cast<size_t>(1) << 30};
+	std::vector<std::string> modes{"mpi", "staged", "shm"};
+	size_t chunk = 16u << 20, piece = 256u << 20;
+	int nbuf = 4, iters = 3;
+	bool json = false;
+	std::string memory = "device";
+	for (size_t i = 0; i < args.size(); ++i) {
+		const std::string& a = args[i];
+		auto next = [&](std::string* v) { if (i + 1 >= args.size()) return false; *v = args[++i]; return true; };
+		std::string v;
+		if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
+		if (a == "--json") { json = true; continue; }
+		if (!next(&v)) { std::fprintf(stderr, "gpumpi bench: %s needs a value (or is unknown)\n%s", a.c_str(), kUsage); return 2; }
+		if (a == "--sizes") {
+			sizes.clear();
+			for (const auto& s : split(v)) { size_t x; if (!parseSize(s, &x)) { std::fprintf(stderr, "gpumpi bench: bad size '%s'\n", s.c_str()); return 2; } sizes.push_back(x); }
+		} else if (a == "--modes") {
+			modes = split(v);
+			for (const auto& m : modes) if (m != "mpi" && m != "direct" && m != "staged" && m != "shm" && m != "auto") { std::fprintf(stderr, "gpumpi bench: unknown mode '%s'\n", m.c_str()); return 2; }
+		} else if (a == "--chunk") { if (!parseSize(v, &chunk)) { std::fprintf(stderr, "gpumpi bench: bad chunk '%s'\n", v.c_str()); return 2; }
+		} else if (a == "--piece") { if (!parseSize(v, &piece)) { std::fprintf(stderr, "gpumpi bench: bad piece '%s'\n", v.c_str()); return 2; }
+		} else if (a == "--nbuf") { nbuf = std::atoi(v.c_str());
+		} else if (a == "--iters") { iters = std::max(1, std::atoi(v.c_str()));
+		} else if (a == "--memory") { memory = v; if (v != "device" && v != "host") { std::fprintf(stderr, "gpumpi bench: --memory device|host\n"); return 2; }
+		} else { std::fprintf(stderr, "gpumpi bench: unknown option %s\n%s", a.c_str(), kUsage); return 2; }
+	}
+	Bench b;
+	b.chunk = chunk;
+	b.nbuf = nbuf;
+	std::string noDevice;
+	if (memory == "device") {
+		gpumpi_status st = gpumpi_cuda_preinit(-1, nullptr);  // before MPI_Init
+		if (st == GPUMPI_SUCCESS) b.device = true;
+		else noDevice = std::string("no usable CUDA (") + gpumpi_strerror(st) + "): host memory instead";
+	}
+	int provided = 0;
+	MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+	int size = 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (b.rank == 0) std::fprintf(stderr, "gpumpi bench: run with exactly 2 ranks (mpirun -np 2), got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	gpumpi_config cfg;
+	gpumpi_config_default(&cfg);
+	cfg.chunk_bytes = chunk;
+	cfg.num_buffers = nbuf;
+	cfg.direct_piece_bytes = piece;
+	cfg.alloc_staging = 1;
+	cfg.flags = GPUMPI_FORCE_SHM;  // segments for the shm mode even where auto would not pick it
+	long rssBeforeInit = procKb("VmRSS:");
+	gpumpi_ctx* ctx = nullptr;
+	if (gpumpi_init(MPI_COMM_WORLD, &cfg, &ctx) != GPUMPI_SUCCESS) {
+		std::fprintf(stderr, "rank %d: gpumpi_init: %s\n", b.rank, gpumpi_last_error(nullptr));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	long rssAfterInit = procKb("VmRSS:");
+	gpumpi_path_info info;
+	gpumpi_path(ctx, 1 - b.rank, &info);
+	size_t maxSize = *std::max_element(sizes.begin(), sizes.end());
+	if (b.device) {
+		b.pinnedBytes = std::min<size_t>(maxSize ? maxSize : 8, 256u << 20);
+		b.pinnedBytes = (b.pinnedBytes + 7) / 8 * 8;
+		void* p = nullptr;
+		if (cudaDriver().cuMemHostAlloc(&p, b.pinnedBytes, gpumpi::CU_MEMHOSTALLOC_PORTABLE) != gpumpi::CUDA_SUCCESS) {
+			std::fprintf(stderr, "rank %d: cuMemHostAlloc for the verify buffer failed\n", b.rank);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		b.pinned = static_cast<char*>(p);
+	}
+	gpumpi::JsonWriter w;
+	w.beginObject().key("schema").value("gpumpi.bench/1");
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+	int len = 0;
+	MPI_Get_library_version(lib, &len);
+	std::string libs(lib, static_cast<size_t>(len));
+	if (libs.find('\n') != std::string::npos) libs = libs.substr(0, libs.find('\n'));
+	w.key("mpi").value(libs).key("memory").value(b.device ? "device" : "host");
+	if (!noDevice.empty()) w.key("memoryNote").value(noDevice);
+	w.key("path").beginObject().key("class").value(gpumpi_path_name(info.path)).key("protocol").value(gpumpi_protocol_name(info.protocol))
+	    .key("reason").value(info.reason).key("mpiCudaAware").value(info.mpi_cuda_aware).endObject();
+	w.key("config").beginObject().key("chunkBytes").value(static_cast<unsigned long long>(chunk)).key("numBuffers").value(nbuf).key("directPieceBytes").value(static_cast<unsigned long long>(piece)).key("iters").value(iters)
+	    .key("stagingBytes").value(static_cast<unsigned long long>(gpumpi_staging_bytes(ctx)))
+	    .key("initRssKb").value(static_cast<long long>(rssAfterInit - rssBeforeInit)).endObject();
+	if (b.rank == 0 && !json) {
+		std::printf("gpumpi bench: %s memory, path %s (%s): %s\n", b.device ? "device" : "host", gpumpi_path_name(info.path),
+		            gpumpi_protocol_name(info.protocol), info.reason);
+		std::printf("%-8s %-7s %-7s %10s %10s %14s %14s %s\n", "size", "mode", "proto", "best GB/s", "med GB/s", "extra host MB", "extra dev MB", "verified");
+	}
+	w.key("results").beginArray();
+	int failures = 0;
+	std::vector<std::pair<size_t, double>> hostMpi;
+	for (size_t bytes : sizes) {
+		char* buf = nullptr;
+		if (b.device) { if (gpumpi_device_alloc(reinterpret_cast<void**>(&buf), bytes) != GPUMPI_SUCCESS) buf = nullptr; }
+		else if ((buf = static_cast<char*>(std::malloc(bytes ? bytes : 1)))) std::memset(buf, 0, bytes);  // first touch outside the measurement
+		int ok = buf != nullptr, all = 0;
+		MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (!all) {
+			w.beginObject().key("size").value(static_cast<unsigned long long>(bytes)).key("skipped").value("buffer allocation failed").endObject();
+			if (buf) { if (b.device) gpumpi_device_free(buf); else std::free(buf); }
+			continue;
+		}
+		std::vector<std::string> todo = modes;
+		todo.insert(todo.begin(), "host-mpi");  // the limit: MPI host-to-host on the same path
+		for (const std::string& mode : todo) {
+			bool hostLimit = mode == "host-mpi";
+			char* tbuf = buf;
+			if (hostLimit) {
+				size_t n = std::min(bytes, static_cast<size_t>(1) << 30);
+				tbuf = static_cast<char*>(std::malloc(n ? n : 1));
+				std::memset(tbuf, 0, n);
+			}
+			size_t tbytes = hostLimit ? std::min(bytes, static_cast<size_t>(1) << 30) : bytes;
+			std::string skip;
+			if (mode == "mpi" && b.device && info.mpi_cuda_aware != 1) skip = "MPI is not CUDA-aware: device pointers cannot go to MPI";
+			if (mode == "direct" && b.device && info.mpi_cuda_aware != 1) skip = "MPI is not CUDA-aware";
+			if (mode == "shm" && !info.same_host) skip = "peer is on another host";
+			std::vector<double> times;
+			long long bad = -1;
+			std::string err;
+			gpumpi_protocol proto = GPUMPI_PROTO_DIRECT;
+			size_t devFree0 = 0, tot = 0;
+			b.minFreeDev = SIZE_MAX;
+			if (b.device) gpumpi_device_mem_info(&devFree0, &tot);
+			resetPeakRss();
+			long rss0 = procKb("VmRSS:");
+			bool savedDev = b.device;
+			if (hostLimit) b.device = false;
+			for (int it = 0; it < iters && skip.empty() && err.empty(); ++it) {
+				uint64_t seed = 0xabc0ull + static_cast<uint64_t>(it) * 7919u + bytes;
+				if (b.rank == 0) b.fill(tbuf, tbytes, seed);
+				else if (b.device) gpumpi_device_memset(tbuf, 0, tbytes);
+				else std::memset(tbuf, 0, tbytes);
+				MPI_Barrier(MPI_COMM_WORLD);
+				double t0 = MPI_Wtime();
+				if (mode == "mpi" || hostLimit) {
+					int rc = rawMpi(b, tbuf, tbytes);
+					if (rc != MPI_SUCCESS) err = "MPI error " + std::to_string(rc);
+				} else {
+					unsigned fl = mode == "direct" ? GPUMPI_FORCE_DIRECT : mode == "staged" ? GPUMPI_FORCE_STAGED : mode == "shm" ? GPUMPI_FORCE_SHM : 0;
+					gpumpi_status st = libXfer(b, ctx, tbuf, tbytes, fl, &proto);
+					if (st != GPUMPI_SUCCESS) err = std::string(gpumpi_strerror(st)) + ": " + gpumpi_last_error(ctx);
+				}
+				double mine = MPI_Wtime() - t0, secs = 0;
+				MPI_Allreduce(&mine, &secs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+				if (b.rank == 1 && err.empty()) {
+					long long v = b.verify(tbuf, tbytes, seed);
+					if (v >= 0 && bad < 0) bad = v;
+				}
+				times.push_back(secs);
+				int e = !err.empty(), any = 0;
+				MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+				if (any && err.empty()) err = "the peer failed";
+			}
+			b.device = savedDev;
+			long hwm = procKb("VmHWM:");
+			long long extraHost = hwm > 0 && rss0 > 0 ? (hwm - rss0) * 1024LL : -1;
+			long long extraDev = b.device && b.minFreeDev != SIZE_MAX && devFree0 > b.minFreeDev ? static_cast<long long>(devFree0 - b.minFreeDev) : 0;
+			long long peers[3] = {bad, extraHost, extraDev}, worst[3] = {0, 0, 0};
+			MPI_Allreduce(peers, worst, 3, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+			std::vector<double> bw;
+			for (double t : times) bw.push_back(t > 0 ? tbytes / t / 1e9 : 0);
+			double best = bw.empty() ? 0 : *std::max_element(bw.begin(), bw.end());
+			double med = median(bw);
+			bool verified = skip.empty() && err.empty() && worst[0] < 0;
+			if (skip.empty() && !verified) ++failures;
+			if (hostLimit) hostMpi.push_back({bytes, best});
+			w.beginObject().key("size").value(static_cast<unsigned long long>(tbytes)).key("mode").value(mode);
+			if (!skip.empty()) {
+				w.key("skipped").value(skip);
+			} else {
+				const char* pn = mode == "mpi" || hostLimit ? "mpi" : gpumpi_protocol_name(proto);
+				w.key("protocol").value(pn).key("bestGBps").value(best).key("medianGBps").value(med).key("timesS").beginArray();
+				for (double t : times) w.value(t);
+				w.endArray().key("verified").value(verified).key("extraHostBytes").value(worst[1]).key("extraDeviceBytes").value(worst[2]);
+				if (!err.empty()) w.key("error").value(err);
+				if (worst[0] >= 0) w.key("firstBadByte").value(worst[0]);
+				if (b.rank == 0 && !json)
+					std::printf("%-8zu %-7s %-7s %10.2f %10.2f %14.1f %14.1f %s%s\n", tbytes, mode.c_str(), pn, best, med, worst[1] / 1048576.0,
+					            worst[2] / 1048576.0, verified ? "yes" : "NO", err.empty() ? "" : (" " + err).c_str());
+			}
+			if (!skip.empty() && b.rank == 0 && !json) std::printf("%-8zu %-7s skipped: %s\n", tbytes, mode.c_str(), skip.c_str());
+			w.endObject();
+			if (hostLimit) std::free(tbuf);
+		}
+		if (b.device) gpumpi_device_free(buf); else std::free(buf);
+	}
+	w.endArray();
+	double d2h = -1, h2d = -1;
+	if (b.rank == 0) copyLimits(b, maxSize, &d2h, &h2d);
+	w.key("limits").beginObject().key("d2hGBps").value(d2h).key("h2dGBps").value(h2d).key("hostMpiGBps").beginArray();
+	for (auto& hm : hostMpi) w.beginObject().key("size").value(static_cast<unsigned long long>(hm.first)).key("bestGBps").value(hm.second).endObject();
+	w.endArray().endObject();
+	w.key("failures").value(failures).endObject();
+	if (b.rank == 0) {
+		if (json) std::printf("%s\n", w.str().c_str());
+		else std::printf("limits: D2H %.2f GB/s, H2D %.2f GB/s (pinned, 1 transfer of min(size, 1 GiB)); failures %d\n", d2h, h2d, failures);
+	}
+	if (b.pinned) cudaDriver().cuMemFreeHost(b.pinned);
+	gpumpi_finalize(&ctx);
+	MPI_Finalize();
+	return failures ? 1 : 0;
+}
+
+const gpumpi::cli::Registration reg{"bench", "libgpumpi bandwidth + memory per mode (mpirun -np 2)", run};
+
+}  // namespace
