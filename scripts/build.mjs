@@ -92,6 +92,8 @@ const targets = [
 		},
 		after: () => fs.copyFileSync(path.join(root, 'media/panel/panel.css'), path.join(root, 'dist/panel.css')),
 	},
+	{ name: 'map', options: { ...common, entryPoints: { map: 'media/map/main.ts' }, outdir: 'dist', platform: 'browser', format: 'iife' }, after: () => fs.copyFileSync(path.join(root, 'media/map/map.css'), path.join(root, 'dist/map.css')) },
+	{ name: 'repro', options: { ...common, entryPoints: { repro: 'media/repro/main.ts' }, outdir: 'dist', platform: 'browser', format: 'iife' }, after: () => fs.copyFileSync(path.join(root, 'media/repro/repro.css'), path.join(root, 'dist/repro.css')) },
 	{
 		name: 'tests',
 		options: {

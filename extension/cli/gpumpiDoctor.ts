@@ -12,10 +12,13 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import panelCss from '../../media/panel/panel.css';
 import { version as toolVersion } from '../../package.json';
 import { renderStandaloneReport } from '../shared/render';
+import { resolveHost } from '../core/hosts/hostSettings';
 import { LocalHost } from '../core/hosts/localHost';
+import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget';
 import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink } from '../core/logger';
 import { analyzeMain, collectMain } from './bundleCli';
+import { mapMain } from './mapCli';
 import { reproMain } from './reproCli';
 import { renderReportText } from './textReport';
 
@@ -62,6 +65,7 @@ const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',
 	summary: 'Inspect this host\'s MPI / UCX / CUDA stack and explain what GPU buffers will do.',
 	usage: `gpumpi-doctor inspect [--json] [--html FILE] [--ranks N] [--engine PATH] [--mpirun PATH] [--timeout S] [--verbose]
+                      [--host SSH-HOST [--setup LINE] [--ssh-config FILE]]
 
   --json          print the report as JSON on stdout (nothing else; no HTML unless --html)
   --html FILE     write the standalone HTML report to FILE (default without --json: gpumpi-report.html)
@@ -69,7 +73,12 @@ const inspectCommand: ParsedSubcommand = {
   --engine PATH   the gpumpi engine binary (default: the one built in native/build)
   --mpirun PATH   the mpirun to launch the engine with (default: mpirun on PATH)
   --timeout S     seconds after which a tool is killed (1..3600, default 60)
-  --verbose       log what is being run to stderr`,
+  --verbose       log what is being run to stderr
+  --host H        inspect the ssh host H (an alias from ~/.ssh/config or user@host) instead of this machine, with the
+                  system ssh client (key login, host key already in known_hosts); without --engine the engine is
+                  copied to and built on H (cached in ~/.cache/gpumpi-doctor/ there)
+  --setup LINE    shell code run on H before every command, e.g. "module load openmpi" (executed as shell there)
+  --ssh-config F  ssh_config file to use instead of ~/.ssh/config`,
 	options: {
 		json: { type: 'boolean' },
 		html: { type: 'string' },
@@ -78,6 +87,9 @@ const inspectCommand: ParsedSubcommand = {
 		mpirun: { type: 'string' },
 		timeout: { type: 'string' },
 		verbose: { type: 'boolean', short: 'v' },
+		host: { type: 'string' },
+		setup: { type: 'string' },
+		'ssh-config': { type: 'string' },
 	},
 	async run(values, positionals, io) {
 		if (positionals.length > 0) { throw new UsageError(`unexpected argument: ${positionals[0]}`); }
@@ -97,13 +109,34 @@ const inspectCommand: ParsedSubcommand = {
 		if (problems.length > 0) { throw new UsageError(problems.join('; ')); }
 		if (typeof values.html === 'string' && values.html.length === 0) { throw new UsageError('--html needs a file name'); }
 
+		if (values.host === undefined && (values.setup !== undefined || values['ssh-config'] !== undefined)) {
+			throw new UsageError('--setup and --ssh-config need --host');
+		}
 		const logger = values.verbose ? createLogger(streamSink(io.stderr, 'debug'), 'cli') : nullLogger;
-		const report = await inspectHost(new LocalHost(), {
-			...settings,
-			signal: io.signal,
-			logger,
-			onProgress: m => logger.info(m),
-		});
+		let remote: RemoteTarget | undefined;
+		if (typeof values.host === 'string') {
+			const target = resolveHost([], values.host, typeof values.setup === 'string' ? values.setup : undefined);
+			if ('error' in target) { throw new UsageError(`--host: ${target.error}`); }
+			remote = await openRemoteTarget({ ...target, enginePath: settings.enginePath, mpirun: settings.mpirunPath }, {
+				configFile: typeof values['ssh-config'] === 'string' ? path.resolve(io.cwd, values['ssh-config']) : undefined,
+				onProgress: m => logger.info(m),
+			});
+			if (remote.deploy && !remote.deploy.ok) {
+				io.stderr(`gpumpi-doctor: ${remote.deploy.error}\n${remote.deploy.lines.map(l => `  ${l}\n`).join('')}`);
+			}
+		}
+		let report;
+		try {
+			report = await inspectHost(remote?.host ?? new LocalHost(), {
+				...settings,
+				...(remote ? { enginePath: remote.enginePath, locateEngine: remote.locateEngine, probe: remote.probe } : {}),
+				signal: io.signal,
+				logger,
+				onProgress: m => logger.info(m),
+			});
+		} finally {
+			await remote?.close();
+		}
 		if (io.signal.aborted) { io.stderr('gpumpi-doctor: interrupted; running tools were stopped\n'); return EXIT_INTERRUPTED; }
 
 		const htmlFile = typeof values.html === 'string' ? path.resolve(io.cwd, values.html)
@@ -144,7 +177,8 @@ const analyzeCommand: RawSubcommand = {
 };
 
 /** Every subcommand, in `--help` order. */
-export const SUBCOMMANDS: readonly Subcommand[] = [inspectCommand, collectCommand, analyzeCommand, reproCommand];
+export const SUBCOMMANDS: readonly Subcommand[] = [inspectCommand, collectCommand, analyzeCommand, reproCommand,
+	{ name: 'map', summary: 'Transport map: how each pair of ranks moves GPU data (gpumpi map under mpirun); see "map --help".', runRaw: (args, io) => mapMain(args, io) }];
 
 function helpText(): string {
 	return `gpumpi-doctor ${toolVersion} — what your MPI / UCX / CUDA stack really does with GPU buffers

@@ -32,20 +32,29 @@ export type Envelope<T> =
 
 const MESSAGE_TYPES_FROM_WEBVIEW = new Set<FromWebviewMessage['type']>(['ready', 'copy', 'rerun']);
 
-/** Validate something that claims to be a message from the webview. Returns null for anything unexpected. */
-export function asFromWebviewEnvelope(raw: unknown): Envelope<FromWebviewMessage> | null {
+/**
+ * Validate the envelope frame of something received over postMessage and let `validBody` judge the body (which has
+ * a string `type`). Returns null for anything unexpected. Every webview's validator is built on this.
+ */
+export function asEnvelope<T>(raw: unknown, validBody: (body: Record<string, unknown>) => boolean): Envelope<T> | null {
 	if (typeof raw !== 'object' || raw === null) { return null; }
 	const env = raw as Record<string, unknown>;
 	if (env.kind === 'reply') {
-		return typeof env.inReplyTo === 'number' ? (env as unknown as Envelope<FromWebviewMessage>) : null;
+		return typeof env.inReplyTo === 'number' ? (env as unknown as Envelope<T>) : null;
 	}
 	if (env.kind !== 'event' && env.kind !== 'request') { return null; }
 	if (env.kind === 'request' && typeof env.id !== 'number') { return null; }
 	const body = env.body as Record<string, unknown> | undefined;
 	if (typeof body !== 'object' || body === null || typeof body.type !== 'string') { return null; }
-	if (!MESSAGE_TYPES_FROM_WEBVIEW.has(body.type as FromWebviewMessage['type'])) { return null; }
-	if (body.type === 'copy' && (typeof body.text !== 'string' || body.text.length > 1_000_000)) { return null; }
-	return env as unknown as Envelope<FromWebviewMessage>;
+	return validBody(body) ? (env as unknown as Envelope<T>) : null;
+}
+
+/** Validate something that claims to be a message from the webview. Returns null for anything unexpected. */
+export function asFromWebviewEnvelope(raw: unknown): Envelope<FromWebviewMessage> | null {
+	return asEnvelope<FromWebviewMessage>(raw, body => {
+		if (!MESSAGE_TYPES_FROM_WEBVIEW.has(body.type as FromWebviewMessage['type'])) { return false; }
+		return !(body.type === 'copy' && (typeof body.text !== 'string' || body.text.length > 1_000_000));
+	});
 }
 
 /**

@@ -8,6 +8,9 @@ import { registerCommand } from './commands';
 import { DiagnosticsPanel } from './diagnosticsPanel';
 import { InspectionService } from './inspectionService';
 import { createOutputLogger } from './outputLogger';
+import { registerTransportMap } from './transportMapPanel';
+import { ReproPanel, type ReproPanelState } from './reproPanel';
+import { registerReproCommands } from './reproCommands';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -17,6 +20,8 @@ export interface GpumpiDoctorApi {
 	inspect(): Promise<Report>;
 	/** Whether the diagnostics panel is open and its webview has sent `ready`. */
 	panelReady(): boolean;
+	/** The reproducer panel's state (ready, which results reached the webview), or null when it is closed. */
+	reproPanelState(): ReproPanelState | null;
 }
 
 export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
@@ -40,6 +45,8 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerCommand('gpumpiDoctor.inspectHost', inspect, log, showLog),
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
 		{ dispose: () => DiagnosticsPanel.current?.dispose() },
+		registerTransportMap(context.extensionUri, logger.child('map')),
+		registerReproCommands(context, logger.child('repro'), () => service.lastReport, showLog),
 	);
 	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'})`);
 
@@ -47,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		lastReport: () => service.lastReport,
 		inspect,
 		panelReady: () => DiagnosticsPanel.current?.isReady ?? false,
+		reproPanelState: () => ReproPanel.current?.state ?? null,
 	};
 }
 

@@ -7,6 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../../extension/core/repro/reproRender';
+import type { IpcVariantResult } from '../../extension/shared/reproSchema';
 
 const FIXTURE = path.join(__dirname, '..', '..', '..', 'test-fixtures', 'repro', 'h200-testbed', 'repro-2026-12-02.json');
 
@@ -21,7 +22,7 @@ describe('repro verdicts on the real H200 testbed result', () => {
 		assert.ok(ipc);
 		for (const config of ['ob1', 'ucx']) {
 			for (const variant of ['direct', 'bounce', 'host', 'send-from-import']) {
-				const v = ipc.variants.find(x => x.config === config && x.variant === variant);
+				const v: IpcVariantResult | undefined = ipc.variants.find(x => x.config === config && x.variant === variant);
 				assert.ok(v, `${config} ${variant} present`);
 				assert.equal(v.outcome, 'correct', `${config} ${variant}: ${v.detail}`);
 				assert.equal(v.memory, 'device');

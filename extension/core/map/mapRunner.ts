@@ -1,0 +1,77 @@
+/**
+ * Runs `gpumpi map` once under mpirun (launcher of extension/core/repro/launcher.ts) with the transport evidence
+ * switched on (UCX_LOG_LEVEL=info; Open MPI --mca btl_base_verbose 100), validates the engine's document and joins
+ * the evidence to it (mapEvidence.ts). Never throws on a failed run: the result says what went wrong.
+ */
+import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
+import { execute, formatSeconds } from '../proc';
+import { buildMpirunArgv, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from '../repro/launcher';
+import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
+import { applyEvidence } from './mapEvidence';
+
+/** Engine options of one map run (strings are validated again by the engine). */
+export interface MapEngineOptions {
+	pairs: 'all' | 'sampled';
+	maxRanks: number;
+	large: string;
+	small: string;
+	iters: number;
+	memory: 'device' | 'host';
+}
+
+/** Default engine options (kept small: the run time grows with the number of pairs). */
+export const DEFAULT_MAP_OPTIONS: MapEngineOptions = { pairs: 'all', maxRanks: 16, large: '64M', small: '8', iters: 5, memory: 'device' };
+
+/** What to run. */
+export interface MapRunOptions {
+	engine: string;
+	spec: LaunchSpec;
+	config: LaunchConfig;
+	map: MapEngineOptions;
+	timeoutMs: number;
+	onProgress?: (line: string) => void;
+	signal?: AbortSignal;
+}
+
+/** Outcome of a run: the map, or why there is none (with the output tail to show). */
+export type MapRunResult =
+	| { ok: true; doc: MapDocument }
+	| { ok: false; error: string; command: string[]; outputTail: string };
+
+const SIZE_RE = /^\d+[KMG]?$/;
+
+/** The engine argv for `opts` (throws on invalid options). */
+export function mapProgram(engine: string, o: MapEngineOptions): string[] {
+	if (!SIZE_RE.test(o.large) || !SIZE_RE.test(o.small)) { throw new Error('sizes must look like 64M or 8'); }
+	if (!Number.isInteger(o.iters) || o.iters < 1 || o.iters > 1000) { throw new Error('iters must be 1..1000'); }
+	if (!Number.isInteger(o.maxRanks) || o.maxRanks < 2) { throw new Error('max ranks must be >= 2'); }
+	return [engine, 'map', '--pairs', o.pairs, '--max-ranks', String(o.maxRanks), '--large', o.large, '--small', o.small,
+		'--iters', String(o.iters), '--memory', o.memory, '--json'];
+}
+
+/** Run the map once. */
+export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
+	const program = mapProgram(opts.engine, opts.map);
+	const argv = buildMpirunArgv(withConfig(opts.spec, withEvidence(opts.config, opts.spec.flavor, false)), program);
+	opts.onProgress?.(`running ${opts.spec.np} ranks: ${argv.join(' ')}`);
+	const pairsTotal = opts.spec.np * (opts.spec.np - 1) / 2;
+	opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
+	const r = await execute(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal }).result;
+	const tail = (r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine).join('\n');
+	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
+	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the process group was killed (a pair may hang: try fewer ranks or --pairs sampled)`); }
+	if (opts.signal?.aborted) { return fail('cancelled'); }
+	const ex = extractJsonDocument(r.stdout);
+	if ('error' in ex) {
+		const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
+		if (crash.crashed) { return fail(`${crash.rank !== null ? `rank ${crash.rank}` : 'a rank'} crashed (${crash.signalName ?? crash.signal ?? 'signal'}): ${crash.evidence.slice(0, 2).join(' | ')}`); }
+		return fail(`${r.error ?? `exit status ${r.exitCode ?? r.signal ?? '?'}`}: ${ex.error}`);
+	}
+	const doc = validateMapDocument(ex.json);
+	if (typeof doc === 'string') { return fail(`the engine's map is invalid: ${doc}`); }
+	const withEv = applyEvidence(doc, r.stdout, r.stderr);
+	const ev = gatherTransportEvidence(r.stdout, r.stderr);
+	withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
+	opts.onProgress?.(`map done: ${withEv.pairs.length} pairs in ${formatSeconds(r.durationMs)}`);
+	return { ok: true, doc: withEv };
+}

@@ -1,0 +1,205 @@
+/**
+ * "GPU-MPI: Show Transport Map": a WebviewPanel (strict CSP with a nonce, `ready` handshake, typed messages of
+ * shared/mapProtocol.ts validated on arrival) that shows a transport map loaded from a run (gpumpi map under mpirun
+ * through core/map/mapRunner.ts, with progress and cancel) or from a saved JSON file. Exports (SVG, PNG, JSON) are
+ * posted by the webview and written here after a save dialog.
+ */
+import * as crypto from 'node:crypto';
+import * as vscode from 'vscode';
+import { errorText, type Logger } from '../core/logger';
+import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
+import { findEngine, type EngineFlavor } from '../core/native';
+import { defaultSpec, detectFlavor } from '../core/repro/launcher';
+import { escapeHtml } from '../shared/htmlEscape';
+import {
+	asFromMapWebviewEnvelope, type FromMapWebviewMessage, type MapExportFormat, type MapReadyResponse, type ToMapWebviewMessage,
+} from '../shared/mapProtocol';
+import { validateMapDocument, type MapDocument } from '../shared/mapSchema';
+import { MessageHandler } from '../shared/protocol';
+import { Disposable } from './dispose';
+import { readSettings } from './settings';
+
+/** The panel's view type. */
+export const TRANSPORT_MAP_VIEW_TYPE = 'gpumpiDoctor.transportMap';
+/** The command that opens it. */
+export const SHOW_TRANSPORT_MAP_COMMAND = 'gpumpiDoctor.showTransportMap';
+
+/** The single transport-map panel of this window. */
+export class TransportMapPanel extends Disposable {
+	private static _current: TransportMapPanel | undefined;
+	private _ready = false;
+	private _busy = false;
+	private _map: MapDocument | null = null;
+	private _source = '';
+	private readonly _rpc: MessageHandler<ToMapWebviewMessage, FromMapWebviewMessage>;
+
+	/** Show the panel (creating it when needed). */
+	static show(extensionUri: vscode.Uri, log: Logger): TransportMapPanel {
+		if (TransportMapPanel._current) { TransportMapPanel._current._panel.reveal(undefined, true); return TransportMapPanel._current; }
+		const panel = vscode.window.createWebviewPanel(TRANSPORT_MAP_VIEW_TYPE, vscode.l10n.t('Transport Map'), vscode.ViewColumn.Active, {
+			enableScripts: true, enableCommandUris: false, retainContextWhenHidden: false,
+			localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
+		});
+		TransportMapPanel._current = new TransportMapPanel(panel, extensionUri, log);
+		return TransportMapPanel._current;
+	}
+
+	/** The open panel, if any (tests). */
+	static get current(): TransportMapPanel | undefined { return TransportMapPanel._current; }
+
+	private constructor(private readonly _panel: vscode.WebviewPanel, private readonly _extensionUri: vscode.Uri, private readonly _log: Logger) {
+		super();
+		this._rpc = new MessageHandler<ToMapWebviewMessage, FromMapWebviewMessage>(env => { void this._panel.webview.postMessage(env); }, msg => this._onMessage(msg));
+		this._register(this._panel.onDidDispose(() => this.dispose()));
+		this._register(this._panel.onDidChangeViewState(e => { if (!e.webviewPanel.visible) { this._ready = false; } }));
+		this._register(this._panel.webview.onDidReceiveMessage((raw: unknown) => {
+			const env = asFromMapWebviewEnvelope(raw);
+			if (!env) { this._log.warn('ignored malformed message from the transport-map webview'); return; }
+			void this._rpc.handleMessage(env);
+		}));
+		this._panel.webview.html = this._html();
+	}
+
+	/** Whether the webview has sent `ready` since it was (re)loaded. */
+	get isReady(): boolean { return this._ready; }
+
+	/** Show `map` (from `source`: a file name or "run"). */
+	setMap(map: MapDocument, source: string): void {
+		this._map = map;
+		this._source = source;
+		if (this._ready) { this._rpc.sendEvent({ type: 'showMap', map, source }); }
+	}
+
+	/** Tell the webview a run started / ended. */
+	setBusy(busy: boolean, message: string): void {
+		this._busy = busy;
+		if (this._ready) { this._rpc.sendEvent({ type: 'busy', busy, message }); }
+	}
+
+	override dispose(): void {
+		if (TransportMapPanel._current === this) { TransportMapPanel._current = undefined; }
+		super.dispose();
+		this._panel.dispose();
+	}
+
+	private async _onMessage(msg: FromMapWebviewMessage): Promise<unknown> {
+		switch (msg.type) {
+			case 'ready': {
+				this._ready = true;
+				const reply: MapReadyResponse = { type: 'mapReadyResponse', map: this._map, source: this._source, busy: this._busy };
+				return reply;
+			}
+			case 'export': return this._export(msg.format, msg.data);
+			case 'runMap': await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'run'); return undefined;
+			case 'openMap': await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'open'); return undefined;
+		}
+	}
+
+	private async _export(format: MapExportFormat, data: string): Promise<boolean> {
+		const filters: Record<MapExportFormat, Record<string, string[]>> = { svg: { SVG: ['svg'] }, png: { PNG: ['png'] }, json: { JSON: ['json'] } };
+		const uri = await vscode.window.showSaveDialog({ filters: filters[format], saveLabel: vscode.l10n.t('Export'), title: vscode.l10n.t('Export transport map') });
+		if (!uri) { return false; }
+		const bytes = format === 'png' ? Buffer.from(data.slice(data.indexOf(',') + 1), 'base64') : Buffer.from(data, 'utf8');
+		await vscode.workspace.fs.writeFile(uri, bytes);
+		this._log.info(`exported the transport map as ${format} to ${uri.fsPath} (${bytes.length} bytes)`);
+		return true;
+	}
+
+	private _html(): string {
+		const webview = this._panel.webview;
+		const nonce = crypto.randomBytes(18).toString('base64url');
+		const script = webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.js'));
+		const style = webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.css'));
+		const csp = [`default-src 'none'`, `script-src 'nonce-${nonce}'`, `style-src ${webview.cspSource}`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource} data:`].join('; ');
+		return `<!DOCTYPE html>
+<html lang="${escapeHtml(vscode.env.language)}">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeHtml(style.toString())}">
+<title>${escapeHtml(vscode.l10n.t('Transport Map'))}</title>
+</head>
+<body><main id="app"><p>${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>
+<script nonce="${nonce}" src="${escapeHtml(script.toString())}"></script>
+</body>
+</html>`;
+	}
+}
+
+/** Run `gpumpi map` with progress and cancel; returns the map or throws with the reason. */
+async function runFromVsCode(log: Logger): Promise<MapDocument | undefined> {
+	const npText = await vscode.window.showInputBox({
+		title: vscode.l10n.t('Transport map'), prompt: vscode.l10n.t('Number of ranks (each pair is measured one at a time)'), value: '4',
+		validateInput: v => /^\d+$/.test(v) && Number(v) >= 2 && Number(v) <= 4096 ? undefined : vscode.l10n.t('2 to 4096'),
+	});
+	if (!npText) { return undefined; }
+	const { settings } = readSettings();
+	const mpirun = settings.mpirunPath || 'mpirun';
+	const flavor = await detectFlavor(mpirun);
+	if (!flavor) { throw new Error(vscode.l10n.t('Cannot tell which MPI {0} is.', mpirun)); }
+	const engine = settings.enginePath || findEngine(flavor as EngineFlavor).path || findEngine('default').path;
+	if (!engine) { throw new Error(vscode.l10n.t('No gpumpi engine found: build it (node scripts/buildNative.mjs) or set gpumpiDoctor.enginePath.')); }
+	const panel = TransportMapPanel.current;
+	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI transport map'), cancellable: true }, async (progress, token) => {
+		const abort = new AbortController();
+		const sub = token.onCancellationRequested(() => abort.abort());
+		panel?.setBusy(true, vscode.l10n.t('Running gpumpi map on {0} ranks…', npText));
+		try {
+			const r = await runMap({
+				engine, spec: defaultSpec(flavor, mpirun, Number(npText)), config: { label: 'map', env: [], mca: [], extraArgs: [] },
+				map: { ...DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal,
+				onProgress: line => { log.info(line); progress.report({ message: line.slice(0, 120) }); },
+			});
+			if (!r.ok) {
+				if (abort.signal.aborted) { return undefined; }
+				log.error(`map run failed: ${r.error}\n${r.outputTail}`);
+				throw new Error(r.error);
+			}
+			return r.doc;
+		} finally {
+			sub.dispose();
+			panel?.setBusy(false, '');
+		}
+	});
+}
+
+async function openFromFile(): Promise<{ map: MapDocument; source: string } | undefined> {
+	const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { JSON: ['json'] }, title: vscode.l10n.t('Open a transport map') });
+	if (!picked?.[0]) { return undefined; }
+	const bytes = await vscode.workspace.fs.readFile(picked[0]);
+	let raw: unknown;
+	try { raw = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch (e) { throw new Error(vscode.l10n.t('{0} is not JSON: {1}', picked[0].fsPath, errorText(e))); }
+	const doc = validateMapDocument(raw);
+	if (typeof doc === 'string') { throw new Error(vscode.l10n.t('{0} is not a transport map: {1}', picked[0].fsPath, doc)); }
+	return { map: doc, source: picked[0].fsPath };
+}
+
+/** Register "GPU-MPI: Show Transport Map". The optional argument 'run' | 'open' skips the quick pick. */
+export function registerTransportMap(extensionUri: vscode.Uri, log: Logger): vscode.Disposable {
+	const command = vscode.commands.registerCommand(SHOW_TRANSPORT_MAP_COMMAND, async (how?: unknown) => {
+		try {
+			if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
+			let choice = how === 'run' || how === 'open' ? how : undefined;
+			if (!choice) {
+				const run = vscode.l10n.t('Run a map now (gpumpi map under mpirun)');
+				const open = vscode.l10n.t('Open a saved map JSON…');
+				const picked = await vscode.window.showQuickPick([run, open], { title: vscode.l10n.t('GPU-MPI: Show Transport Map') });
+				if (!picked) { return; }
+				choice = picked === run ? 'run' : 'open';
+			}
+			const panel = TransportMapPanel.show(extensionUri, log);
+			if (choice === 'open') {
+				const r = await openFromFile();
+				if (r) { panel.setMap(r.map, r.source); }
+			} else {
+				const doc = await runFromVsCode(log);
+				if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
+			}
+		} catch (e) {
+			log.error(`transport map: ${errorText(e)}`);
+			void vscode.window.showErrorMessage(vscode.l10n.t('GPU-MPI Doctor: {0}', errorText(e)));
+		}
+	});
+	return vscode.Disposable.from(command, { dispose: () => TransportMapPanel.current?.dispose() });
+}
