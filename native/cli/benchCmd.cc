@@ -263,8 +263,11 @@ int run(const std::vector<std::string>& args) {
 	char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
 	int len = 0;
 	MPI_Get_library_version(lib, &len);
+	if (len < 0 || len > MPI_MAX_LIBRARY_VERSION_STRING) len = static_cast<int>(std::strlen(lib));
 	std::string libs(lib, static_cast<size_t>(len));
-	if (libs.find('\n') != std::string::npos) libs = libs.substr(0, libs.find('\n'));
+	// Open MPI counts the terminating NUL in len (observed.md A): cut at the first NUL / newline, trim the end.
+	libs = libs.substr(0, libs.find_first_of(std::string("\n\0", 2)));
+	while (!libs.empty() && (libs.back() == ' ' || libs.back() == '\t' || libs.back() == '\r')) libs.pop_back();
 	w.key("mpi").value(libs).key("memory").value(b.device ? "device" : "host");
 	if (!noDevice.empty()) w.key("memoryNote").value(noDevice);
 	w.key("path").beginObject().key("class").value(gpumpi_path_name(info.path)).key("protocol").value(gpumpi_protocol_name(info.protocol))

@@ -270,6 +270,13 @@ gpumpi_status gpumpi_register_staging(gpumpi_ctx* ctx, void* buf, size_t bytes, 
 		if (c->host.busy()) return fail(c, GPUMPI_ERR_BUSY, "staging slots are in use; register before posting transfers");
 		if (bytes < c->host.slotBytes) return fail(c, GPUMPI_ERR_STAGING, "staging buffer of %zu bytes is smaller than one chunk (%zu bytes)", bytes, c->host.slotBytes);
 		if (c->cuda && gpumpi_is_device_ptr(buf)) return fail(c, GPUMPI_ERR_STAGING, "staging buffer %p is device memory; it must be host memory", buf);
+		// Overlap with an already-registered staging buffer is the caller's error: detect it before pinning
+		// (cuMemHostRegister would otherwise fail first with CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
+		const char* b = static_cast<const char*>(buf);
+		for (const auto& reg : c->host.regions)
+			if (b < reg.base + reg.bytes && reg.base < b + bytes)
+				return fail(c, GPUMPI_ERR_STAGING, "staging buffer %p (%zu bytes) overlaps the registered staging buffer %p (%zu bytes)", buf, bytes,
+				            static_cast<void*>(reg.base), reg.bytes);
 		bool pinned = false;
 		char* pinBase = static_cast<char*>(buf);
 		if (c->cuda && flags == GPUMPI_STAGING_PIN) {
@@ -281,7 +288,10 @@ gpumpi_status gpumpi_register_staging(gpumpi_ctx* ctx, void* buf, size_t bytes, 
 				r = cudaDriver().cuMemHostRegister(reinterpret_cast<void*>(a), e - a, CU_MEMHOSTREGISTER_PORTABLE);
 				pinBase = reinterpret_cast<char*>(a);
 			}
-			if (r != CUDA_SUCCESS) return cudaFail(c, r, "cuMemHostRegister of the staging buffer (already pinned? pass GPUMPI_STAGING_ALREADY_PINNED)");
+			if (r == 712 /* CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: pinned by the caller or another library */)
+				return fail(c, GPUMPI_ERR_STAGING, "staging buffer %p is already pinned (cuMemHostRegister: %s); pass GPUMPI_STAGING_ALREADY_PINNED", buf,
+				            cudaErrorText(r).c_str());
+			if (r != CUDA_SUCCESS) return cudaFail(c, r, "cuMemHostRegister of the staging buffer");
 			pinned = true;
 		}
 		gpumpi_status st = poolAddRegion(c, c->host, static_cast<char*>(buf), bytes, false, pinned, false, pinBase);

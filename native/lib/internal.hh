@@ -176,6 +176,8 @@ int copyDone(Ctx* c, CopyKind k, CUevent ev);
 gpumpi_status post(Ctx* c, int dir, void* buf, size_t bytes, int peer, int tag, unsigned flags, gpumpi_request** out);
 gpumpi_status progress(Ctx* c);
 void freeRequest(gpumpi_request* r);
+/** Completes r with st/text: settles its MPI requests (handshake included), frees its slots, leaves the order queue. */
+void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string& text);
 
 // shmPath.cc
 gpumpi_status shmSetup(Ctx* c);

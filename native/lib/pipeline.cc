@@ -52,6 +52,8 @@ void dequeue(Ctx* c, gpumpi_request* r) {
 
 SlotPool& poolOf(Ctx* c, gpumpi_request* r) { return r->mode == gpumpi_request::Bounce ? c->bounce : c->host; }
 
+}  // namespace
+
 void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string& text) {
 	if (r->done) return;
 	r->err = st;
@@ -87,6 +89,8 @@ void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string
 	dequeue(c, r);
 	r->done = true;
 }
+
+namespace {
 
 /** Test one MPI op; 1 done, 0 pending, -1 failed (request aborted). Checks the received length. */
 int testOp(Ctx* c, gpumpi_request* r, Op& op) {
@@ -394,7 +398,7 @@ gpumpi_status post(Ctx* c, int dir, void* buf, size_t bytes, int peer, int tag, 
 	else if (flags & GPUMPI_FORCE_DIRECT) proto = GPUMPI_PROTO_DIRECT;
 	if (proto == GPUMPI_PROTO_SHM && !shmHasLink(c, peer))
 		return fail(c, GPUMPI_ERR_UNSUPPORTED, "no shared segment with peer %d (%s; GPUMPI_FORCE_SHM needs it in the config of both ranks)", peer,
-		            p.sameHost ? "not set up at init" : "not on this host");
+		            peer == c->rank ? "the peer is this rank" : p.sameHost ? "not set up at init" : "not on this host");
 
 	auto* r = new gpumpi_request();
 	r->ctx = c;

@@ -201,13 +201,10 @@ bool shmStep(Ctx* c, gpumpi_request* r) {
 		}
 		r->queued = false;
 	};
+	// A failed request completes with its error and holds nothing: abortRequest also settles the clear-to-send and
+	// size-header requests (the receiver may see a chunk signal before the header), then shmAbort frees the slots.
 	auto bail = [&](gpumpi_status st, const std::string& t) {
-		shmAbort(c, r);
-		r->ops.clear();
-		if (r->queued) dequeue();
-		r->err = st;
-		r->errText = t;
-		r->done = true;
+		abortRequest(c, r, st, t);
 		return true;
 	};
 	if (r->dir == 1) {

@@ -82,6 +82,21 @@ static inline size_t buf_verify(const void* p, size_t n, unsigned seed, int devi
 	return r;
 }
 
+/* Shared-segment bytes gpumpi_staging_bytes must count on top of the staging buffers, derived from the discovered
+ * paths (the library sets up one outgoing nbuf x chunk segment per same-host peer whose protocol is shm, and per
+ * same-host peer when both configs set GPUMPI_FORCE_SHM): with CUDA, a staged-same-host pair gets one on its own. */
+static inline size_t expected_shm_bytes(gpumpi_ctx* ctx, int forced, int nbuf) {
+	int size = 0;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	size_t n = 0;
+	for (int j = 0; j < size; ++j) {
+		gpumpi_path_info pi;
+		if (j == g_rank || gpumpi_path(ctx, j, &pi) != GPUMPI_SUCCESS || !pi.same_host) continue;
+		if (pi.protocol == GPUMPI_PROTO_SHM || forced) n += (size_t)nbuf * pi.chunk_bytes;
+	}
+	return n;
+}
+
 /* --device: CUDA before MPI_Init (primary context of the local rank's GPU), as the Open MPI CUDA docs ask. */
 static inline void parse_args(int argc, char** argv) {
 	for (int i = 1; i < argc; ++i) if (!strcmp(argv[i], "--device")) g_device = 1;

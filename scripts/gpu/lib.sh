@@ -103,6 +103,9 @@ for p in ob1-ipc ob1-noipc ucx-tcp; do
   run_test basic "$p" "$T/lib_basic" --device
   run_test transfer "$p" "$T/lib_transfer" --device
 done
+# shared segments forced on a direct (CUDA IPC) pair: the shm-protocol checks (mismatch on both sides, nothing left
+# in flight) on the path where the protocol is otherwise direct
+run_test basic-shm ob1-ipc "$T/lib_basic" --device --shm
 run_test example ob1-noipc "$BUILD/examples/staged_exchange" $((256 << 20))
 
 S1=1G S8=1G,8G IT=3

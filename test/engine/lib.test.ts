@@ -60,9 +60,10 @@ const BASIC_CHECKS = [
 	'init_bad_config', 'init_bad_nbuf', 'init_null_out', 'init', 'path_same_host', 'path_host_only', 'path_reason', 'path_chunk',
 	'path_calibrated', 'path_self', 'path_symmetric', 'err_path_peer', 'err_path_null', 'err_null_ctx', 'err_peer_high', 'err_any_source',
 	'err_tag_negative', 'err_any_tag', 'err_null_buf', 'err_size_overflow', 'err_null_req', 'err_flag_conflict', 'err_unknown_flag',
-	'err_no_staging', 'err_shm_not_set_up', 'err_shm_flag_conflict', 'err_no_request_leak', 'err_staging_too_small', 'err_staging_null', 'err_staging_flags', 'staging_register',
-	'err_staging_overlap', 'staging_bytes', 'err_unregister_unknown', 'err_ipc_no_cuda', 'err_ipc_open_no_cuda', 'err_ipc_close_unknown',
-	'err_size_mismatch_staged', 'err_finalize_busy', 'finalize_busy_keeps_ctx', 'staging_unregister', 'waitall', 'waitall_frees', 'strerror_all', 'finalize', 'finalize_nulls_ctx',
+	'err_no_staging', 'err_shm_self', 'err_shm_flag_conflict', 'err_no_request_leak', 'err_staging_too_small', 'err_staging_null', 'err_staging_flags', 'staging_base',
+	'staging_register', 'err_staging_overlap', 'staging_bytes', 'err_unregister_unknown', 'err_ipc_no_cuda', 'err_ipc_open_no_cuda', 'err_ipc_close_unknown',
+	'mismatch_request_freed', 'after_mismatch_ok', 'err_size_mismatch_staged', 'err_finalize_busy', 'finalize_busy_keeps_ctx', 'staging_unregister', 'waitall',
+	'waitall_frees', 'strerror_all', 'finalize', 'finalize_nulls_ctx',
 ];
 const TRANSFER_CHECKS = [
 	'init', 'register_staging', ...MODES.flatMap(m => SIZES.map(s => `xfer_${m}_${s}`)),
@@ -83,9 +84,25 @@ for (const { flavor, launch } of FLAVORS) {
 
 		it('discovery says host-only (no CUDA) with the reason; every wrong usage gets its error, never a crash', async () => {
 			const r = await run([...launch(2), prog('tests', 'lib_basic')]);
-			const checks = assertChecks(r, 2, BASIC_CHECKS);
-			assert.ok(checks.some(c => c.rank === 1 && c.name === 'err_size_mismatch'), 'receiver saw the size mismatch');
+			const checks = assertChecks(r, 2, [...BASIC_CHECKS, 'err_shm_not_set_up']);
+			assert.ok(checks.some(c => c.rank === 1 && c.name === 'err_size_mismatch' && /\(protocol direct\)$/.test(c.detail)), 'receiver saw the size mismatch');
+			assert.ok(checks.some(c => c.rank === 0 && c.name === 'mismatch_sender_ok'), 'on the direct protocol the sender cannot tell');
 			assert.match(r.stderr, /^PATH 0 -> 1 host-only protocol=direct same_host=1 .*reason=.*libcuda\.so\.1/m);
+		});
+
+		// What a staged-same-host GPU pair does by itself (its protocol is shm, so even host buffers go through the
+		// shared segments), forced here on host memory: shared-segment bytes are counted, the size mismatch fails on
+		// BOTH sides (sizes are exchanged first), every failed request is released and finalize succeeds.
+		it('the same checks over the shared-segment protocol (--shm): mismatch fails on both sides, nothing left in flight', async () => {
+			const r = await run([...launch(2), prog('tests', 'lib_basic'), '--shm']);
+			const checks = assertChecks(r, 2, BASIC_CHECKS);
+			assert.ok(checks.some(c => c.rank === 0 && c.name === 'mismatch_sender_fails'), 'the sender saw the mismatch too');
+			assert.ok(!checks.some(c => c.name === 'err_shm_not_set_up'), 'a segment exists, so FORCE_SHM to the peer is legal');
+			for (const name of ['mismatch_sender_fails', 'err_size_mismatch', 'after_mismatch_ok']) {
+				const c = checks.find(x => x.name === name);
+				assert.ok(c && /\(protocol shm\)$/.test(c.detail), `${name} ran on the shm protocol: ${c?.detail}`);
+			}
+			for (const c of checks.filter(x => x.name === 'staging_bytes')) { assert.match(c.detail, /^458752, want 196608 registered \+ 262144 shared$/); }
 		});
 
 		// Overrides that make MPI stage GPU data through host memory reach the ranks as environment variables; the
