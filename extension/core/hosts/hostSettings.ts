@@ -1,0 +1,92 @@
+/**
+ * The `gpumpiDoctor.hosts` setting: remote hosts reached over ssh. Validated by a pure function (hostile values are
+ * data: wrong types, NUL bytes, destinations ssh would read as options, duplicate names) that keeps the good entries
+ * and returns one clear problem per rejected value. The `setup` line is the user's own shell code, executed as
+ * shell on their host by design (see sshHost.ts); it is only checked for NUL bytes and size.
+ */
+import * as path from 'node:path';
+import { destinationProblem } from './sshHost';
+
+/** One configured remote host. */
+export interface HostSetting {
+	/** Display name, unique; what `--host NAME` selects. */
+	name: string;
+	/** ssh destination: an alias from ~/.ssh/config or user@host. */
+	sshHost: string;
+	/** Shell line run before every command on that host, e.g. `module load openmpi`. */
+	setup: string;
+	/** mpirun on that host ("" for mpirun on its PATH). */
+	mpirun: string;
+	/** Engine binary on that host ("" to deploy and build it there). */
+	enginePath: string;
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const MAX_SETUP = 4096;
+
+/** Validate the raw setting value. */
+export function validateHostSettings(raw: unknown): { hosts: HostSetting[]; problems: string[] } {
+	const hosts: HostSetting[] = [];
+	const problems: string[] = [];
+	if (raw === undefined || raw === null) { return { hosts, problems }; }
+	if (!Array.isArray(raw)) { return { hosts, problems: [`gpumpiDoctor.hosts must be an array of hosts, got ${typeName(raw)}`] }; }
+	raw.forEach((entry: unknown, i: number) => {
+		const where = `gpumpiDoctor.hosts[${i}]`;
+		if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+			problems.push(`${where} must be an object like {"name": "...", "sshHost": "..."}, got ${typeName(entry)}`);
+			return;
+		}
+		const e = entry as Record<string, unknown>;
+		const bad: string[] = [];
+		const str = (key: string, required: boolean): string => {
+			const v = e[key];
+			if (v === undefined && !required) { return ''; }
+			if (typeof v !== 'string') { bad.push(`${key} must be a string, got ${typeName(v)}`); return ''; }
+			if (v.includes('\0')) { bad.push(`${key} contains a NUL byte`); return ''; }
+			return v;
+		};
+		const name = str('name', true);
+		const sshHost = str('sshHost', true);
+		const setup = str('setup', false);
+		const mpirun = str('mpirun', false);
+		const enginePath = str('enginePath', false);
+		if (typeof e.name === 'string' && !NAME_RE.test(name)) {
+			bad.push(`name ${JSON.stringify(name.slice(0, 80))} must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+		}
+		if (typeof e.sshHost === 'string') {
+			const p = destinationProblem(sshHost);
+			if (p) { bad.push(p); }
+		}
+		if (setup.length > MAX_SETUP) { bad.push(`setup is longer than ${MAX_SETUP} characters`); }
+		if (mpirun && !(path.posix.isAbsolute(mpirun) || /^[A-Za-z0-9._+-]+$/.test(mpirun))) {
+			bad.push(`mpirun must be an absolute path or a program name, got ${JSON.stringify(mpirun.slice(0, 80))}`);
+		}
+		if (enginePath && !path.posix.isAbsolute(enginePath)) { bad.push(`enginePath must be an absolute path on that host, got ${JSON.stringify(enginePath.slice(0, 80))}`); }
+		for (const key of Object.keys(e)) {
+			if (!['name', 'sshHost', 'setup', 'mpirun', 'enginePath'].includes(key)) { bad.push(`unknown key ${JSON.stringify(key.slice(0, 40))}`); }
+		}
+		if (bad.length === 0 && hosts.some(h => h.name === name)) { bad.push(`the name ${JSON.stringify(name)} is used twice`); }
+		if (bad.length > 0) { problems.push(`${where}${typeof e.name === 'string' && NAME_RE.test(name) ? ` (${name})` : ''}: ${bad.join('; ')}`); return; }
+		hosts.push({ name, sshHost, setup, mpirun, enginePath });
+	});
+	return { hosts, problems };
+}
+
+/**
+ * Resolve `--host X`: a configured host by name, else X itself as an ssh destination (an alias or user@host).
+ * Returns the host or the reason X is unusable.
+ */
+export function resolveHost(hosts: readonly HostSetting[], x: string, setup?: string): HostSetting | { error: string } {
+	const configured = hosts.find(h => h.name === x);
+	if (configured) { return setup !== undefined ? { ...configured, setup } : configured; }
+	const p = destinationProblem(x);
+	if (p) { return { error: p }; }
+	if (setup !== undefined && (setup.includes('\0') || setup.length > MAX_SETUP)) { return { error: 'the setup line contains a NUL byte or is too long' }; }
+	return { name: x, sshHost: x, setup: setup ?? '', mpirun: '', enginePath: '' };
+}
+
+function typeName(v: unknown): string {
+	if (v === null) { return 'null'; }
+	if (Array.isArray(v)) { return 'an array'; }
+	return typeof v === 'string' ? `the string ${JSON.stringify(v.slice(0, 60))}` : typeof v;
+}
