@@ -1,7 +1,8 @@
 /**
  * `gpumpi-doctor repro ipc|fallback …`: runs the reproducers through mpirun (each IPC variant and each fallback mode
  * its own mpirun) and prints a readable summary (or the combined report with --json). `--from-json FILE` renders a
- * saved device result of scripts/gpu/repro.sh instead of running anything. Returns the process exit code:
+ * saved device result of scripts/gpu/repro.sh (or a saved --json report) instead of running anything; `--markdown`
+ * prints a bug report (core/repro/bugReport.ts) instead of the summary. Returns the process exit code:
  * 0 a report was produced, 1 nothing could run (engine or mpirun missing), 2 usage error.
  */
 import * as fs from 'node:fs';
@@ -11,11 +12,15 @@ import { runIpcVariants } from '../core/repro/ipcRunner';
 import {
 	PML_UCX_MCA, buildMpirunArgv, defaultSpec, detectFlavor, parsePreset, type LaunchConfig, type MpiFlavor,
 } from '../core/repro/launcher';
-import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../core/repro/reproRender';
+import { bugReportMarkdown } from '../core/repro/bugReport';
+import { loadReproText } from '../core/repro/reproFile';
+import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --json                 print the combined report as JSON instead of the summary
+  --markdown             print a Markdown bug report (versions, command lines, results, verdict, evidence,
+                         how to reproduce) ready for the Open MPI / UCX mailing lists or an issue
   --np N                 ranks (ipc: 4, fallback: 2; the reproducers need exactly these)
   --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
   --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
@@ -40,6 +45,7 @@ const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
 interface CliOptions {
 	which: 'ipc' | 'fallback';
 	json: boolean;
+	markdown: boolean;
 	np: number | null;
 	mpirun: string;
 	flavor: MpiFlavor | null;
@@ -73,7 +79,7 @@ function parseArgs(argv: string[]): CliOptions {
 	if (which === '--help' || which === '-h') { throw new UsageError(''); }
 	if (which !== 'ipc' && which !== 'fallback') { throw new UsageError(`which reproducer? (ipc or fallback), got ${JSON.stringify(which ?? '')}`); }
 	const o: CliOptions = {
-		which, json: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M',
+		which, json: false, markdown: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M',
 		variants: [...IPC_VARIANTS], sizes: '1M..1G', modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
 		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, fromJson: null, pmlUcx: false, also: [],
 	};
@@ -91,6 +97,7 @@ function parseArgs(argv: string[]): CliOptions {
 		const a = argv[i];
 		switch (a) {
 			case '--json': o.json = true; break;
+			case '--markdown': o.markdown = true; break;
 			case '--loopback': o.loopback = true; break;
 			case '--proto-info': o.protoInfo = true; break;
 			case '--pml-ucx': o.pmlUcx = true; break;
@@ -157,6 +164,7 @@ function parseArgs(argv: string[]): CliOptions {
 			default: throw new UsageError(`unknown option ${JSON.stringify(a)}`);
 		}
 	}
+	if (o.json && o.markdown) { throw new UsageError('--json and --markdown exclude each other'); }
 	return o;
 }
 
@@ -180,13 +188,16 @@ export async function reproMain(argv: string[]): Promise<number> {
 	}
 	if (o.fromJson) {
 		try {
-			const rep = reportsFromDeviceJson(JSON.parse(fs.readFileSync(o.fromJson, 'utf8')) as unknown);
+			const rep = loadReproText(fs.readFileSync(o.fromJson, 'utf8'));
+			const source = `${o.fromJson}${rep.kind === 'device-result' ? ' (saved device result)' : ' (saved report)'}`;
 			if (o.which === 'ipc') {
 				if (!rep.ipc) { process.stderr.write('gpumpi-doctor repro: the file has no ipc runs\n'); return 1; }
-				process.stdout.write(o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
+				process.stdout.write(o.markdown ? bugReportMarkdown({ ipc: rep.ipc, outputs: rep.outputs, source })
+					: o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
 			} else {
 				if (rep.fallback.length === 0) { process.stderr.write('gpumpi-doctor repro: the file has no fallback runs\n'); return 1; }
-				process.stdout.write(o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
+				process.stdout.write(o.markdown ? bugReportMarkdown({ fallback: rep.fallback, outputs: rep.outputs, source })
+					: o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
 			}
 			return 0;
 		} catch (e) {
@@ -221,7 +232,7 @@ export async function reproMain(argv: string[]): Promise<number> {
 		process.stderr.write(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n`);
 		return 2;
 	}
-	const progress = (l: string): void => { if (!o.json) { process.stderr.write(`  … ${l}\n`); } };
+	const progress = (l: string): void => { if (!o.json && !o.markdown) { process.stderr.write(`  … ${l}\n`); } };
 	const timeoutMs = o.timeoutS * 1000;
 	if (o.which === 'ipc') {
 		const sizeBytes = parseSizeText(o.size);
@@ -229,13 +240,13 @@ export async function reproMain(argv: string[]): Promise<number> {
 			engine, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
 			engineArgs: o.inject ? ['--inject', o.inject] : [], onProgress: progress,
 		});
-		process.stdout.write(o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));
+		process.stdout.write(o.markdown ? bugReportMarkdown({ ipc: rep, source: 'run on this host' }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));
 	} else {
 		const rep = await runFallbackRepro({
 			engine, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
 			memory: o.memory, timeoutMs, protoInfo: o.protoInfo, onProgress: progress,
 		});
-		process.stdout.write(o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
+		process.stdout.write(o.markdown ? bugReportMarkdown({ fallback: [rep], source: 'run on this host' }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
 	}
 	return 0;
 }

@@ -1,0 +1,112 @@
+/**
+ * What the user picks for a reproducer run in VS Code (launcher, memory, sizes, variants, workaround presets), its
+ * validation (the same rules whether the values come from QuickPicks, workspaceState or a command argument: hostile
+ * values are data and are refused or passed as one argv item, never shell), and presets → launcher configurations
+ * so workarounds run side by side, each as its own mpirun. Pure (no vscode).
+ */
+import { IPC_VARIANTS } from '../../shared/reproSchema';
+import { parsePreset, PML_UCX_MCA, type LaunchConfig, type MpiFlavor } from './launcher';
+
+/** A workaround preset offered in the multi-select. */
+export interface ReproPreset { id: string; label: string; detail: string; env: Array<[string, string]>; mca: Array<[string, string]> }
+
+/** The built-in presets (brief: the usual workarounds of the two user reports). */
+export const REPRO_PRESETS: readonly ReproPreset[] = [
+	{ id: 'UCX_TLS=^cuda_ipc', label: 'UCX_TLS=^cuda_ipc', detail: 'pml ucx without the cuda_ipc transport', env: [['UCX_TLS', '^cuda_ipc']], mca: PML_UCX_MCA },
+	{ id: 'UCX_MEMTYPE_CACHE=n', label: 'UCX_MEMTYPE_CACHE=n', detail: 'pml ucx, memory-type cache off', env: [['UCX_MEMTYPE_CACHE', 'n']], mca: PML_UCX_MCA },
+	{ id: '--mca btl_smcuda_use_cuda_ipc 0', label: '--mca btl_smcuda_use_cuda_ipc 0', detail: 'Open MPI ob1/smcuda without CUDA IPC', env: [], mca: [['pml', 'ob1'], ['btl_smcuda_use_cuda_ipc', '0']] },
+	{ id: '--mca pml ob1', label: '--mca pml ob1', detail: 'Open MPI ob1 (BTLs) instead of UCX', env: [], mca: [['pml', 'ob1']] },
+	{ id: '--mca pml ucx', label: '--mca pml ucx', detail: 'Open MPI pml ucx, all transports (Debian disables it by default)', env: [], mca: PML_UCX_MCA },
+	{ id: 'UCX_TLS=sm,cuda_copy,self', label: 'UCX_TLS=sm,cuda_copy,self', detail: 'pml ucx, shared memory + cuda_copy (staging)', env: [['UCX_TLS', 'sm,cuda_copy,self']], mca: PML_UCX_MCA },
+	{ id: 'UCX_TLS=tcp,cuda_copy,self', label: 'UCX_TLS=tcp,cuda_copy,self', detail: 'pml ucx, TCP + cuda_copy', env: [['UCX_TLS', 'tcp,cuda_copy,self']], mca: PML_UCX_MCA },
+];
+
+/** Everything picked for one run; persisted in workspaceState. */
+export interface ReproChoices {
+	/** mpirun path or name ("" = mpirun on PATH). */
+	mpirun: string;
+	memory: 'device' | 'host';
+	/** ipc message size, e.g. "64M". */
+	size: string;
+	/** fallback sizes, e.g. "1M..256M". */
+	sizes: string;
+	variants: string[];
+	/** Preset ids from REPRO_PRESETS and custom "NAME=VALUE" items. */
+	presets: string[];
+	/** Keep MPI/UCX TCP on loopback (single node). */
+	loopback: boolean;
+	/** Also run the configuration without presets. */
+	baseline: boolean;
+}
+
+/** Defaults for a first run. */
+export const DEFAULT_CHOICES: ReproChoices = {
+	mpirun: '', memory: 'device', size: '64M', sizes: '1M..256M', variants: [...IPC_VARIANTS], presets: [], loopback: true, baseline: true,
+};
+
+const SIZE_RE = /^[1-9]\d{0,9}[KMG]?$/;
+const SIZES_RE = /^(?:[1-9]\d{0,9}[KMG]?\.\.[1-9]\d{0,9}[KMG]?|[1-9]\d{0,9}[KMG]?(?:,[1-9]\d{0,9}[KMG]?){0,15})$/;
+
+/** Validation message for an ipc size, or null when fine. */
+export function checkSize(s: string): string | null { return SIZE_RE.test(s) ? null : 'a size like 64M, 1G or 4096'; }
+/** Validation message for fallback sizes, or null when fine. */
+export function checkSizes(s: string): string | null { return SIZES_RE.test(s) ? null : 'a range like 1M..1G (×4 steps) or a list like 1M,64M'; }
+/** Validation message for an mpirun path/name, or null when fine. */
+export function checkMpirun(s: string): string | null {
+	if (s.length > 4096) { return 'too long'; }
+	if (/[\u0000-\u001f]/.test(s)) { return 'control characters are not allowed'; }
+	if (s.startsWith('-')) { return 'must be a program, not an option'; }
+	return null;
+}
+/** Validation message for a custom preset, or null when fine. */
+export function checkCustomPreset(s: string): string | null {
+	if (s.length > 4096 || /[\u0000-\u001f]/.test(s)) { return 'no control characters, at most 4096 characters'; }
+	return parsePreset(s) ? null : 'NAME=VALUE with NAME a valid environment variable name';
+}
+
+/** Choices from an untrusted value (workspaceState, a command argument): a reason string when invalid. */
+export function validateChoices(raw: unknown, base: ReproChoices = DEFAULT_CHOICES): ReproChoices | string {
+	if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) { return 'expected an object'; }
+	const o = raw as Record<string, unknown>;
+	const c: ReproChoices = { ...base, variants: [...base.variants], presets: [...base.presets] };
+	if (o.mpirun !== undefined) { if (typeof o.mpirun !== 'string' || checkMpirun(o.mpirun)) { return `mpirun: ${typeof o.mpirun === 'string' ? checkMpirun(o.mpirun) : 'not a string'}`; } c.mpirun = o.mpirun; }
+	if (o.memory !== undefined) { if (o.memory !== 'device' && o.memory !== 'host') { return 'memory: device or host'; } c.memory = o.memory; }
+	if (o.size !== undefined) { if (typeof o.size !== 'string' || checkSize(o.size)) { return 'size: e.g. 64M'; } c.size = o.size; }
+	if (o.sizes !== undefined) { if (typeof o.sizes !== 'string' || checkSizes(o.sizes)) { return 'sizes: e.g. 1M..1G'; } c.sizes = o.sizes; }
+	if (o.variants !== undefined) {
+		if (!Array.isArray(o.variants) || o.variants.length === 0 || !o.variants.every(v => typeof v === 'string' && ((IPC_VARIANTS as readonly string[]).includes(v) || v === 'crash-test'))) {
+			return `variants: a non-empty list of ${IPC_VARIANTS.join(', ')}`;
+		}
+		c.variants = o.variants as string[];
+	}
+	if (o.presets !== undefined) {
+		if (!Array.isArray(o.presets) || o.presets.length > 16) { return 'presets: a list (at most 16)'; }
+		for (const p of o.presets) {
+			if (typeof p !== 'string' || (!REPRO_PRESETS.some(x => x.id === p) && checkCustomPreset(p))) { return `presets: unknown preset ${JSON.stringify(p)}`; }
+		}
+		c.presets = o.presets as string[];
+	}
+	if (o.loopback !== undefined) { if (typeof o.loopback !== 'boolean') { return 'loopback: true or false'; } c.loopback = o.loopback; }
+	if (o.baseline !== undefined) { if (typeof o.baseline !== 'boolean') { return 'baseline: true or false'; } c.baseline = o.baseline; }
+	if (!c.baseline && c.presets.length === 0) { return 'nothing to run: no baseline and no preset'; }
+	return c;
+}
+
+/** One launcher configuration per preset (plus the baseline), so workarounds are compared side by side. */
+export function configsFromChoices(c: ReproChoices, flavor: MpiFlavor): LaunchConfig[] {
+	const base: Array<[string, string]> = c.loopback ? [['UCX_NET_DEVICES', 'lo']] : [];
+	const out: LaunchConfig[] = [];
+	if (c.baseline) { out.push({ label: 'default', env: [...base], mca: [], extraArgs: [] }); }
+	for (const id of c.presets) {
+		const p = REPRO_PRESETS.find(x => x.id === id);
+		if (p) {
+			// MPICH has no MCA parameters: keep only the environment part there.
+			if (flavor === 'mpich' && p.env.length === 0) { continue; }
+			out.push({ label: p.label, env: [...base, ...p.env], mca: flavor === 'openmpi' ? [...p.mca] : [], extraArgs: [] });
+		} else {
+			const kv = parsePreset(id);
+			if (kv) { out.push({ label: id, env: [...base, kv], mca: [], extraArgs: [] }); }
+		}
+	}
+	return out;
+}

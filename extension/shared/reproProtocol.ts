@@ -1,0 +1,58 @@
+/**
+ * Typed messages between the extension host and the reproducer results webview (media/repro/main.ts). Reuses the
+ * envelope and MessageHandler of protocol.ts; this panel has its own unions so the two panels cannot mix messages.
+ */
+import { asEnvelope, type Envelope } from './protocol';
+import type { ReproFallbackReport, ReproIpcReport } from './reproSchema';
+
+/** What the panel shows: one IPC report and/or fallback reports, and where they came from. */
+export interface ReproPanelData {
+	ipc: ReproIpcReport | null;
+	fallback: ReproFallbackReport[];
+	/** e.g. "repro-2026-12-02.json (saved device result)" or "run at 10:31 on this host". */
+	source: string;
+}
+
+// #region to webview
+/** New results to show. */
+export interface ShowReproMessage { type: 'showRepro'; data: ReproPanelData }
+/** A reproducer run started/stopped. */
+export interface ReproBusyMessage { type: 'reproBusy'; busy: boolean; message: string }
+export type ToReproWebviewMessage = ShowReproMessage | ReproBusyMessage;
+// #endregion
+
+// #region from webview
+/** Sent once the script has loaded; the host answers with ReproReadyResponse and never posts before. */
+export interface ReproReadyRequest { type: 'ready' }
+/** Reply to ReproReadyRequest. */
+export interface ReproReadyResponse { type: 'reproReadyResponse'; data: ReproPanelData | null; busy: boolean }
+/** Ask the host to build the Markdown bug report of the shown results and put it on the clipboard. */
+export interface CopyBugReportRequest { type: 'copyBugReport' }
+/** Reply to CopyBugReportRequest: characters copied. */
+export interface CopyBugReportResponse { type: 'copyBugReportResponse'; chars: number }
+/** Ask the host to put a piece of text (an evidence block) on the clipboard. */
+export interface ReproCopyRequest { type: 'copy'; text: string }
+export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest;
+// #endregion
+
+const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy']);
+
+/** Validate something that claims to be a message from the reproducer webview; null for anything unexpected. */
+export function asFromReproWebviewEnvelope(raw: unknown): Envelope<FromReproWebviewMessage> | null {
+	return asEnvelope<FromReproWebviewMessage>(raw, body => {
+		if (!FROM_TYPES.has(body.type as FromReproWebviewMessage['type'])) { return false; }
+		if (body.type === 'copy') { return typeof body.text === 'string' && body.text.length <= 1_000_000; }
+		return Object.keys(body).length === 1;
+	});
+}
+
+/** Validate an envelope received by the webview from the host (shape only; the host is trusted but typed). */
+export function asToReproWebviewEnvelope(raw: unknown): Envelope<ToReproWebviewMessage> | null {
+	return asEnvelope<ToReproWebviewMessage>(raw, body => {
+		if (body.type === 'showRepro') {
+			const d = body.data as Record<string, unknown> | null;
+			return typeof d === 'object' && d !== null && Array.isArray(d.fallback) && typeof d.source === 'string' && (d.ipc === null || typeof d.ipc === 'object');
+		}
+		return body.type === 'reproBusy' && typeof body.busy === 'boolean' && typeof body.message === 'string';
+	});
+}

@@ -1,0 +1,213 @@
+/**
+ * The reproducer commands: "Run IPC-Pointer Reproducer", "Run Fallback Reproducer" (QuickPicks/InputBoxes, or a
+ * validated options object as command argument; a cancellable progress notification whose cancel aborts the
+ * runner, which kills the whole mpirun process group) and "Open Reproducer Result…" (a saved device result or a
+ * saved --json report; takes a Uri argument from tests and the explorer context menu). Last choices live in
+ * workspaceState.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { errorText, type Logger } from '../core/logger';
+import { findEngine, type EngineFlavor } from '../core/native';
+import { runFallbackRepro } from '../core/repro/fallbackRunner';
+import { runIpcVariants } from '../core/repro/ipcRunner';
+import { defaultSpec, detectFlavor } from '../core/repro/launcher';
+import {
+	checkCustomPreset, checkMpirun, checkSize, checkSizes, configsFromChoices, DEFAULT_CHOICES, REPRO_PRESETS, validateChoices,
+	type ReproChoices,
+} from '../core/repro/reproChoices';
+import { loadReproText } from '../core/repro/reproFile';
+import type { Report } from '../shared/report';
+import type { ReproPanelData } from '../shared/reproProtocol';
+import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
+import { ReproPanel } from './reproPanel';
+import { readSettings } from './settings';
+
+const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
+
+/** Register the three commands. */
+export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: () => Report | undefined, showLog: () => void): vscode.Disposable {
+	const panel = (): ReproPanel => ReproPanel.show(context.extensionUri, log.child('panel'), inspectReport);
+	const wrap = (id: string, fn: (arg: unknown) => Promise<unknown>): vscode.Disposable => vscode.commands.registerCommand(id, async (arg?: unknown) => {
+		const started = Date.now();
+		try {
+			return await fn(arg);
+		} catch (e) {
+			const message = errorText(e);
+			log.error(`[${id}] failed after ${Date.now() - started} ms: ${message}`);
+			const open = vscode.l10n.t('Show Log');
+			void vscode.window.showErrorMessage(vscode.l10n.t('GPU-MPI Doctor: {0}', message), open).then(c => { if (c === open) { showLog(); } });
+			return undefined;
+		}
+	});
+	return vscode.Disposable.from(
+		wrap('gpumpiDoctor.reproIpc', arg => runRepro(context, log, panel, 'ipc', arg)),
+		wrap('gpumpiDoctor.reproFallback', arg => runRepro(context, log, panel, 'fallback', arg)),
+		wrap('gpumpiDoctor.openReproResult', arg => openResult(log, panel, arg)),
+		{ dispose: () => ReproPanel.current?.dispose() },
+	);
+}
+
+async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): Promise<ReproPanelData | undefined> {
+	let uri: vscode.Uri | undefined;
+	if (arg instanceof vscode.Uri) { uri = arg; } else if (typeof arg === 'string' && arg.length > 0) { uri = vscode.Uri.file(arg); }
+	if (!uri) {
+		const picked = await vscode.window.showOpenDialog({
+			canSelectMany: false, openLabel: vscode.l10n.t('Open Result'),
+			filters: { [vscode.l10n.t('Reproducer results')]: ['json'] },
+			title: vscode.l10n.t('Open a repro.json device result or a saved gpumpi-doctor repro --json report'),
+		});
+		uri = picked?.[0];
+		if (!uri) { return undefined; }
+	}
+	const bytes = await vscode.workspace.fs.readFile(uri);
+	if (bytes.byteLength > 256 * 1024 * 1024) { throw new Error(vscode.l10n.t('{0} is larger than 256 MiB', uri.fsPath)); }
+	let loaded;
+	try {
+		loaded = loadReproText(new TextDecoder('utf-8').decode(bytes));
+	} catch (e) {
+		throw new Error(vscode.l10n.t('cannot read {0}: {1}', uri.fsPath, errorText(e)));
+	}
+	const data: ReproPanelData = {
+		ipc: loaded.ipc, fallback: loaded.fallback,
+		source: `${path.basename(uri.fsPath)} (${loaded.kind === 'device-result' ? 'saved device result' : 'saved report'})`,
+	};
+	log.info(`opened ${uri.fsPath}: ${loaded.ipc?.variants.length ?? 0} ipc run(s), ${loaded.fallback.length} fallback configuration(s)`);
+	panel().setResults(data, loaded.outputs);
+	return data;
+}
+
+function lastChoices(context: vscode.ExtensionContext, log: Logger): ReproChoices {
+	const stored = context.workspaceState.get<unknown>(STATE_KEY);
+	if (stored === undefined) { return DEFAULT_CHOICES; }
+	const c = validateChoices(stored);
+	if (typeof c === 'string') { log.warn(`ignored stored reproducer choices: ${c}`); return DEFAULT_CHOICES; }
+	return c;
+}
+
+async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promise<ReproChoices | undefined> {
+	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
+	// Launcher.
+	const launchers = [
+		{ label: vscode.l10n.t('mpirun on PATH'), value: '' },
+		{ label: 'mpirun.openmpi', value: 'mpirun.openmpi' },
+		{ label: 'mpirun.mpich', value: 'mpirun.mpich' },
+		{ label: vscode.l10n.t('Other launcher…'), value: '\u0000other' },
+	];
+	if (last.mpirun && !launchers.some(l => l.value === last.mpirun)) { launchers.unshift({ label: last.mpirun, value: last.mpirun }); }
+	const items = launchers.map(l => ({ ...l, picked: l.value === last.mpirun, description: l.value === last.mpirun ? vscode.l10n.t('last used') : undefined }));
+	const launcher = await vscode.window.showQuickPick(items, { title: `${title}: ${vscode.l10n.t('launcher')}`, placeHolder: vscode.l10n.t('Which mpirun launches the ranks ({0})', which === 'ipc' ? '4 ranks' : '2 ranks') });
+	if (!launcher) { return undefined; }
+	let mpirun = launcher.value;
+	if (mpirun === '\u0000other') {
+		const v = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Path of the launcher (run without a shell)'), value: last.mpirun, validateInput: s => checkMpirun(s.trim()) });
+		if (v === undefined) { return undefined; }
+		mpirun = v.trim();
+	}
+	// Memory.
+	const mem = await vscode.window.showQuickPick([
+		{ label: 'device', description: vscode.l10n.t('GPU buffers (falls back to host memory without a GPU, and says why)') },
+		{ label: 'host', description: vscode.l10n.t('host buffers: same flow, no GPU verdict') },
+	].map(m => ({ ...m, picked: m.label === last.memory })), { title: `${title}: ${vscode.l10n.t('memory')}` });
+	if (!mem) { return undefined; }
+	let size = last.size, sizes = last.sizes, variants = last.variants;
+	if (which === 'ipc') {
+		const s = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Message size'), value: last.size, validateInput: x => checkSize(x.trim()) });
+		if (s === undefined) { return undefined; }
+		size = s.trim();
+		const vs = await vscode.window.showQuickPick([...IPC_VARIANTS].map(v => ({ label: v, picked: last.variants.includes(v) })), { title: `${title}: ${vscode.l10n.t('variants')}`, canPickMany: true });
+		if (!vs || vs.length === 0) { return undefined; }
+		variants = vs.map(v => v.label);
+	} else {
+		const s = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Message sizes (×4 steps)'), value: last.sizes, validateInput: x => checkSizes(x.trim()) });
+		if (s === undefined) { return undefined; }
+		sizes = s.trim();
+	}
+	// Presets, side by side.
+	const BASE = '\u0000baseline', LOOP = '\u0000loopback', CUSTOM = '\u0000custom';
+	const customs = last.presets.filter(p => !REPRO_PRESETS.some(x => x.id === p));
+	const presetItems: Array<vscode.QuickPickItem & { id: string }> = [
+		{ id: BASE, label: vscode.l10n.t('Baseline (no preset)'), picked: last.baseline },
+		{ id: LOOP, label: vscode.l10n.t('Single node: keep TCP on loopback'), detail: 'UCX_NET_DEVICES=lo', picked: last.loopback },
+		...REPRO_PRESETS.map(p => ({ id: p.id, label: p.label, detail: p.detail, picked: last.presets.includes(p.id) })),
+		...customs.map(c => ({ id: c, label: c, detail: vscode.l10n.t('custom'), picked: true })),
+		{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…') },
+	];
+	const chosen = await vscode.window.showQuickPick(presetItems, { title: `${title}: ${vscode.l10n.t('configurations (each runs separately)')}`, canPickMany: true });
+	if (!chosen) { return undefined; }
+	const presets = chosen.filter(c => !c.id.startsWith('\u0000')).map(c => c.id);
+	if (chosen.some(c => c.id === CUSTOM)) {
+		const v = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Environment preset NAME=VALUE for every rank'), placeHolder: 'UCX_RNDV_THRESH=inf', validateInput: x => checkCustomPreset(x.trim()) });
+		if (v === undefined) { return undefined; }
+		presets.push(v.trim());
+	}
+	const c = validateChoices({ mpirun, memory: mem.label, size, sizes, variants, presets, loopback: chosen.some(x => x.id === LOOP), baseline: chosen.some(x => x.id === BASE) });
+	if (typeof c === 'string') { throw new Error(c); }
+	return c;
+}
+
+async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: () => ReproPanel, which: 'ipc' | 'fallback', arg: unknown): Promise<ReproPanelData | undefined> {
+	if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
+	const last = lastChoices(context, log);
+	let choices: ReproChoices | undefined;
+	if (arg !== undefined && arg !== null && !(arg instanceof vscode.Uri)) {
+		const c = validateChoices(arg, last);
+		if (typeof c === 'string') { throw new Error(vscode.l10n.t('invalid reproducer options: {0}', c)); }
+		choices = c;
+	} else {
+		choices = await pickChoices(which, last);
+	}
+	if (!choices) { return undefined; }
+	await context.workspaceState.update(STATE_KEY, choices);
+	const { settings } = readSettings();
+	const mpirun = choices.mpirun || settings.mpirunPath || 'mpirun';
+	const flavor = await detectFlavor(mpirun);
+	if (!flavor) { throw new Error(vscode.l10n.t('cannot tell whether {0} is Open MPI or MPICH (is it installed?)', mpirun)); }
+	let engine = settings.enginePath;
+	if (!engine) {
+		const tried: string[] = [];
+		for (const f of [flavor, 'default'] as EngineFlavor[]) {
+			const loc = findEngine(f);
+			tried.push(...loc.tried);
+			if (loc.path) { engine = loc.path; break; }
+		}
+		if (!engine) { throw new Error(vscode.l10n.t('no gpumpi engine found (tried {0}); build it with npm run build:native or set gpumpiDoctor.enginePath', tried.join(', '))); }
+	}
+	const spec = { ...defaultSpec(flavor, mpirun, which === 'ipc' ? 4 : 2), loopbackOnly: choices.loopback && flavor === 'openmpi' };
+	const configs = configsFromChoices(choices, flavor);
+	if (configs.length === 0) { throw new Error(vscode.l10n.t('none of the chosen presets applies to {0}', flavor)); }
+	const timeoutMs = Math.max(60, settings.timeoutSeconds) * 1000;
+	const p = panel();
+	const started = new Date();
+	log.info(`repro ${which}: ${mpirun} (${flavor}), engine ${engine}, memory ${choices.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
+	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer', which), cancellable: true }, async (progress, token) => {
+		const abort = new AbortController();
+		const sub = token.onCancellationRequested(() => { log.info('reproducer cancelled by the user; killing the mpirun process group'); abort.abort(); });
+		const onProgress = (line: string): void => { progress.report({ message: line }); p.setBusy(true, line); log.info(`  ${line}`); };
+		p.setBusy(true, vscode.l10n.t('Starting…'));
+		try {
+			const data: ReproPanelData = { ipc: null, fallback: [], source: '' };
+			if (which === 'ipc') {
+				data.ipc = await runIpcVariants({ engine: engine!, spec, configs, variants: choices!.variants, sizeBytes: sizeBytes(choices!.size), memory: choices!.memory, timeoutMs, onProgress, signal: abort.signal });
+			} else {
+				for (const config of configs) {
+					if (abort.signal.aborted) { break; }
+					data.fallback.push(await runFallbackRepro({ engine: engine!, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, protoInfo: false, onProgress, signal: abort.signal }));
+				}
+			}
+			data.source = `${which} run on this host at ${started.toLocaleTimeString()} with ${mpirun} (${flavor})${abort.signal.aborted ? ' — cancelled, partial results' : ''}`;
+			p.setResults(data);
+			if (abort.signal.aborted) { void vscode.window.showInformationMessage(vscode.l10n.t('Reproducer cancelled; the panel shows the runs that finished.')); }
+			return data;
+		} finally {
+			sub.dispose();
+			p.setBusy(false, '');
+		}
+	});
+}
+
+function sizeBytes(s: string): number {
+	const m = /^(\d+)([KMG]?)$/.exec(s);
+	if (!m) { return 64 << 20; }
+	return Number(m[1]) * (m[2] === 'K' ? 1024 : m[2] === 'M' ? 1 << 20 : m[2] === 'G' ? 1 << 30 : 1);
+}

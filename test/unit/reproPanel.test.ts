@@ -1,0 +1,131 @@
+/**
+ * The reproducer panel's pure parts: the SVG chart builder (escaping, log2 axis, empty data), the results markup
+ * on the real H200 fixture (badges, verdicts, escaping of hostile evidence), the panel HTML (CSP with nonce, no
+ * inline script or style), the message validator, and the validation of the user's choices.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { buildLineChart, niceMax } from '../../media/repro/chart';
+import { renderReproHtml } from '../../media/repro/render';
+import { configsFromChoices, DEFAULT_CHOICES, validateChoices } from '../../extension/core/repro/reproChoices';
+import { loadReproText } from '../../extension/core/repro/reproFile';
+import { reproPanelHtml } from '../../extension/shared/reproPanelHtml';
+import { asFromReproWebviewEnvelope, asToReproWebviewEnvelope } from '../../extension/shared/reproProtocol';
+
+const FIXTURE = path.resolve('test-fixtures/repro/h200-testbed/repro-2026-12-02.json');
+const fmt = { formatX: (x: number) => `${x} B`, formatY: (y: number) => y.toFixed(1), emptyText: 'nothing', xLabel: 'size', yLabel: 'GB/s' };
+
+describe('repro chart (SVG builder)', () => {
+	it('places sizes on a log2 axis: equal spacing for ×4 steps, one tick per power of two', () => {
+		const svg = buildLineChart({ ...fmt, title: 't', series: [{ name: 'mpi', points: [1024, 4096, 16384].map((x, i) => ({ x, y: i + 1 })) }], width: 400 });
+		const cx = [...svg.matchAll(/<circle cx="([\d.]+)"/g)].map(m => Number(m[1]));
+		assert.equal(cx.length, 3 + 1, 'three points and one legend marker');
+		assert.ok(Math.abs((cx[1] - cx[0]) - (cx[2] - cx[1])) < 0.2, `equal spacing: ${cx.join(', ')}`);
+		for (const e of [10, 11, 12, 13, 14]) { assert.ok(svg.includes(`>${2 ** e} B<`), `tick for 2^${e}`); }
+		assert.match(svg, /<polyline points="[^"]+"\/>/);
+		assert.match(svg, /<title>mpi: 4096 B → 2\.0<\/title>/);
+	});
+
+	it('escapes every text (title, series names, tick labels) and emits no style attributes', () => {
+		const svg = buildLineChart({ ...fmt, title: '<script>x</script>', series: [{ name: '"><img src=x onerror=alert(1)>', points: [{ x: 2, y: 1 }] }], formatX: () => '<b>' });
+		assert.doesNotMatch(svg, /<script|<img|<b>/);
+		assert.match(svg, /&lt;script&gt;x&lt;\/script&gt;/);
+		assert.match(svg, /&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;/);
+		assert.doesNotMatch(svg, /style=/);
+	});
+
+	it('empty or unusable data gives the empty text, never NaN coordinates', () => {
+		const svg = buildLineChart({ ...fmt, title: 't', series: [{ name: 'a', points: [] }, { name: 'b', points: [{ x: 0, y: 1 }, { x: NaN, y: 2 }, { x: 8, y: Infinity }] }] });
+		assert.match(svg, /class="chart-empty"[^>]*>nothing</);
+		assert.doesNotMatch(svg, /NaN|Infinity/);
+		const one = buildLineChart({ ...fmt, title: 't', series: [{ name: 'a', points: [{ x: 64, y: 0 }] }] });
+		assert.doesNotMatch(one, /NaN|Infinity/);
+		assert.deepEqual(niceMax(35.86), { max: 50, step: 10 });
+		assert.deepEqual(niceMax(0), { max: 1, step: 0.25 });
+	});
+});
+
+describe('repro panel markup on the real H200 result', () => {
+	const loaded = loadReproText(fs.readFileSync(FIXTURE, 'utf8'));
+	const html = renderReproHtml({ ipc: loaded.ipc, fallback: loaded.fallback, source: 'repro-2026-12-02.json (saved device result)' });
+
+	it('shows the config × variant matrix with the crash badge (rank 3, signal 11)', () => {
+		assert.equal((html.match(/<tr><th scope="row">/g) ?? []).length, 3);
+		assert.match(html, /badge-crashed[^>]*>crashed · rank 3 · signal 11</);
+		assert.equal((html.match(/badge badge-correct/g) ?? []).length, 2 * 11, 'matrix and run list');
+		assert.match(html, /verdict-ok">Yes: receiving into an IPC-imported GPU pointer works/);
+	});
+
+	it('draws two charts per fallback configuration, with the 775 MiB point as a tooltip', () => {
+		assert.equal((html.match(/<svg /g) ?? []).length, 12);
+		assert.match(html, /<title>mpi: 1 GiB → 775<\/title>/);
+		assert.match(html, /<title>mpi: 1 GiB → 36<\/title>/);
+	});
+
+	it('escapes hostile evidence', () => {
+		const ipc = structuredClone(loaded.ipc!);
+		ipc.variants[0].evidence = ['<img src=x onerror=alert(1)>'];
+		ipc.variants[0].config = '<script>alert(1)</script>';
+		const h = renderReproHtml({ ipc, fallback: [], source: '<b>' });
+		assert.doesNotMatch(h, /<img|<script|<b>/);
+	});
+});
+
+describe('repro panel HTML and messages', () => {
+	const html = reproPanelHtml({ cspSource: 'vscode-webview://abc', nonce: 'AbCdEfGhIjKlMnOpQrSt', scriptUri: 'vscode-webview://abc/dist/repro.js', styleUri: 'vscode-webview://abc/dist/repro.css', lang: 'en', title: 'T', copyLabel: 'Copy as bug report', loading: '…' });
+
+	it('has a strict CSP with the nonce and no inline script or style', () => {
+		const csp = (/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1] ?? '').replace(/&#39;/g, "'");
+		assert.match(csp, /default-src 'none'/);
+		assert.match(csp, /script-src 'nonce-AbCdEfGhIjKlMnOpQrSt'(;|$)/);
+		assert.match(csp, /style-src vscode-webview:\/\/abc(;|$)/);
+		assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+		const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+		assert.equal(scripts.length, 1);
+		assert.match(scripts[0][1], /nonce="AbCdEfGhIjKlMnOpQrSt" src="vscode-webview:\/\/abc\/dist\/repro\.js"/);
+		assert.equal(scripts[0][2].trim(), '', 'no inline script body');
+		assert.doesNotMatch(html, /<style|\sstyle=|\son\w+=/);
+		assert.throws(() => reproPanelHtml({ cspSource: 'x', nonce: "a' 'unsafe-inline", scriptUri: '', styleUri: '', lang: '', title: '', copyLabel: '', loading: '' }));
+	});
+
+	it('accepts only well-formed messages from the webview', () => {
+		assert.ok(asFromReproWebviewEnvelope({ kind: 'request', id: 1, body: { type: 'ready' } }));
+		assert.ok(asFromReproWebviewEnvelope({ kind: 'request', id: 2, body: { type: 'copyBugReport' } }));
+		assert.equal(asFromReproWebviewEnvelope({ kind: 'request', id: 2, body: { type: 'copyBugReport', extra: 1 } }), null);
+		assert.equal(asFromReproWebviewEnvelope({ kind: 'request', id: 3, body: { type: 'copy', text: 5 } }), null);
+		assert.equal(asFromReproWebviewEnvelope({ kind: 'request', body: { type: 'ready' } }), null);
+		assert.equal(asFromReproWebviewEnvelope({ kind: 'event', body: { type: 'rerun' } }), null);
+		assert.equal(asFromReproWebviewEnvelope('ready'), null);
+		assert.ok(asToReproWebviewEnvelope({ kind: 'event', body: { type: 'reproBusy', busy: true, message: 'x' } }));
+		assert.equal(asToReproWebviewEnvelope({ kind: 'event', body: { type: 'showRepro', data: { ipc: null } } }), null);
+	});
+});
+
+describe('repro choices (QuickPick values, workspaceState, command arguments)', () => {
+	it('refuses hostile or malformed values with a reason', () => {
+		assert.equal(typeof validateChoices({ size: '64M; rm -rf /' }), 'string');
+		assert.equal(typeof validateChoices({ mpirun: '--help' }), 'string');
+		assert.equal(typeof validateChoices({ mpirun: 'mpirun\nrm' }), 'string');
+		assert.equal(typeof validateChoices({ variants: ['direct', '$(id)'] }), 'string');
+		assert.equal(typeof validateChoices({ presets: ['1BAD=x'] }), 'string');
+		assert.equal(typeof validateChoices({ sizes: '1M..1G,7' }), 'string');
+		assert.equal(typeof validateChoices({ baseline: false, presets: [] }), 'string');
+		assert.equal(typeof validateChoices([]), 'string');
+	});
+
+	it('one configuration per preset, side by side; custom values stay one item', () => {
+		const c = validateChoices({ presets: ['UCX_TLS=^cuda_ipc', '--mca btl_smcuda_use_cuda_ipc 0', 'MY_VAR=a b;c'], loopback: true });
+		assert.ok(typeof c !== 'string');
+		const configs = configsFromChoices(c, 'openmpi');
+		assert.deepEqual(configs.map(x => x.label), ['default', 'UCX_TLS=^cuda_ipc', '--mca btl_smcuda_use_cuda_ipc 0', 'MY_VAR=a b;c']);
+		assert.deepEqual(configs[1].env, [['UCX_NET_DEVICES', 'lo'], ['UCX_TLS', '^cuda_ipc']]);
+		assert.deepEqual(configs[1].mca.map(m => m[0]), ['pml', 'pml_ucx_tls', 'pml_ucx_devices']);
+		assert.deepEqual(configs[3].env[1], ['MY_VAR', 'a b;c']);
+		// MPICH: MCA-only presets are dropped, environment presets keep only their environment.
+		const m = configsFromChoices(c, 'mpich');
+		assert.deepEqual(m.map(x => x.label), ['default', 'UCX_TLS=^cuda_ipc', 'MY_VAR=a b;c']);
+		assert.ok(m.every(x => x.mca.length === 0));
+		assert.deepEqual(validateChoices({}), DEFAULT_CHOICES);
+	});
+});
