@@ -9,10 +9,9 @@ import * as path from 'node:path';
 import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../../extension/core/repro/reproRender';
 import type { IpcVariantResult } from '../../extension/shared/reproSchema';
 
-const FIXTURE = path.join(__dirname, '..', '..', '..', 'test-fixtures', 'repro', 'h200-testbed', 'repro-2026-12-02.json');
-
-function load(): ReturnType<typeof reportsFromDeviceJson> {
-	const file = fs.existsSync(FIXTURE) ? FIXTURE : path.resolve('test-fixtures/repro/h200-testbed/repro-2026-12-02.json');
+function load(name = 'repro-2026-12-02.json'): ReturnType<typeof reportsFromDeviceJson> {
+	const bundled = path.join(__dirname, '..', '..', '..', 'test-fixtures', 'repro', 'h200-testbed', name);
+	const file = fs.existsSync(bundled) ? bundled : path.resolve('test-fixtures/repro/h200-testbed', name);
 	return reportsFromDeviceJson(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown);
 }
 
@@ -42,6 +41,18 @@ describe('repro verdicts on the real H200 testbed result', () => {
 		assert.ok(v.evidence.some(l => /Caught signal 11/.test(l)), v.evidence.join('\n'));
 		const text = renderIpcReport(ipc!);
 		assert.match(text, /rank 3/);
+	});
+
+	it('ipc, second run (repro-2026-12-02-run2.json): the ^cuda_ipc crash is intermittent; over tcp,cuda_copy,self the send from an import hangs', () => {
+		const { ipc } = load('repro-2026-12-02-run2.json');
+		assert.ok(ipc);
+		const at = (config: string, variant: string): IpcVariantResult | undefined => ipc.variants.find(x => x.config === config && x.variant === variant);
+		assert.equal(at('ucx UCX_TLS=^cuda_ipc', 'send-from-import')?.outcome, 'correct');
+		assert.equal(at('ucx UCX_TLS=^cuda_ipc UCX_MEMTYPE_CACHE=n', 'send-from-import')?.outcome, 'correct');
+		const hung = at('ucx UCX_TLS=tcp,cuda_copy,self', 'send-from-import');
+		assert.equal(hung?.outcome, 'timed_out');
+		assert.equal(at('ucx UCX_TLS=tcp,cuda_copy,self', 'direct')?.outcome, 'correct', 'receiving into the import works over tcp');
+		assert.equal(at('ucx UCX_TLS=tcp,cuda_copy,cuda_ipc,self', 'send-from-import')?.outcome, 'correct');
 	});
 
 	it('fallback: UCX staging through host memory grows resident memory with the message size; ob1 smcuda without IPC is beaten by manual staging', () => {
