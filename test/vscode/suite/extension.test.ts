@@ -1,0 +1,80 @@
+/**
+ * Runs inside the real extension host (code-server or desktop VS Code): the extension is found,
+ * activates, returns its API and registers its commands as its manifest declares them.
+ */
+import * as assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import * as vscode from 'vscode';
+import { recordMetric } from './metrics';
+
+const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
+
+interface ManifestCommand { command: string; title: string; category?: string }
+
+/**
+ * Wait until the extension host's event loop is quiet (the window's built-in extensions finish starting right
+ * when the tests begin), so the activation time measures our extension, not the host's start-up backlog.
+ */
+async function settle(maxMs = 15_000): Promise<void> {
+	const t0 = Date.now();
+	let quiet = 0;
+	while (quiet < 20 && Date.now() - t0 < maxMs) {
+		const s = performance.now();
+		await new Promise((r) => setTimeout(r, 10));
+		quiet = performance.now() - s < 15 ? quiet + 1 : 0;
+	}
+}
+
+describe('extension', () => {
+	it('is installed from the development path', () => {
+		const ext = vscode.extensions.getExtension(EXTENSION_ID);
+		assert.ok(ext, `${EXTENSION_ID} not found among ${vscode.extensions.all.length} extensions`);
+		assert.equal(ext.packageJSON.name, 'gpumpi-doctor');
+	});
+
+	it('activates and returns its API (activation time recorded)', async function () {
+		this.timeout(60_000);
+		const ext = vscode.extensions.getExtension(EXTENSION_ID);
+		assert.ok(ext);
+		const wasActive = ext.isActive;
+		if (!wasActive) { await settle(); }
+		const t0 = performance.now();
+		const api: unknown = await ext.activate();
+		const ms = performance.now() - t0;
+		if (!wasActive) { recordMetric('activationMs', ms); }
+		assert.equal(ext.isActive, true);
+		assert.ok(typeof api === 'object' && api !== null, 'activate() must return an API object');
+		const a = api as Record<string, unknown>;
+		assert.equal(typeof a.inspect, 'function', 'API has inspect()');
+		assert.equal(typeof a.lastReport, 'function', 'API has lastReport()');
+	});
+
+	it('registers every command its manifest contributes', async () => {
+		const ext = vscode.extensions.getExtension(EXTENSION_ID);
+		assert.ok(ext);
+		await ext.activate();
+		const declared = (ext.packageJSON.contributes?.commands ?? []) as ManifestCommand[];
+		assert.ok(declared.some((c) => c.command === 'gpumpiDoctor.inspectHost'), 'manifest declares gpumpiDoctor.inspectHost');
+		const registered = new Set(await vscode.commands.getCommands(true));
+		const notRegistered = declared.filter((c) => !registered.has(c.command)).map((c) => c.command);
+		assert.deepEqual(notRegistered, [], 'declared but not registered');
+	});
+
+	it('titles the inspect command "GPU-MPI: Inspect Host" in the palette', () => {
+		const ext = vscode.extensions.getExtension(EXTENSION_ID);
+		assert.ok(ext);
+		const declared = (ext.packageJSON.contributes?.commands ?? []) as ManifestCommand[];
+		const inspect = declared.find((c) => c.command === 'gpumpiDoctor.inspectHost');
+		assert.ok(inspect);
+		assert.equal(`${inspect.category ?? ''}: ${inspect.title}`, 'GPU-MPI: Inspect Host');
+	});
+
+	it('"GPU-MPI: Show Log" runs without error', async () => {
+		await vscode.commands.executeCommand('gpumpiDoctor.showLog');
+	});
+
+	it('runs in a trusted workspace (the extension refuses untrusted ones)', () => {
+		assert.equal(vscode.workspace.isTrusted, true);
+		assert.ok(vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders.length === 1, 'fixture workspace is open');
+	});
+});

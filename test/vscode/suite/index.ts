@@ -1,0 +1,77 @@
+/**
+ * In-host test runner: VS Code (desktop through @vscode/test-electron, or code-server through
+ * test/vscode/runCodeServer.mjs) loads this module inside the real extension host and calls `run()`.
+ *
+ * - The test modules are an EXPLICIT list (no globbing): a missing bundle is an error, never a silent skip.
+ * - `TEST_FILTER` (env) is passed to mocha's grep.
+ * - `GPUMPI_VSCODE_RESULT` (env): path of a JSON file that receives the counts, the failures and the
+ *   metrics the tests recorded, because the outer runner only sees text through codeAutomationLog.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Mocha from 'mocha';
+import { takeMetrics } from './metrics';
+
+/** Test modules, in order, as bundled next to this file (dist/test/vscode/suite/*.test.js). */
+const TEST_MODULES = ['extension.test.js', 'inspectApi.test.js', 'repro.test.js'];
+
+/** What the outer runner reads back. */
+export interface InHostResult {
+	passes: number;
+	failures: number;
+	pending: number;
+	failed: { title: string; error: string }[];
+	passed: string[];
+	metrics: Record<string, number>;
+	vscodeVersion: string;
+}
+
+function writeResult(result: InHostResult): void {
+	const out = process.env.GPUMPI_VSCODE_RESULT;
+	if (!out) { return; }
+	fs.mkdirSync(path.dirname(out), { recursive: true });
+	fs.writeFileSync(out, JSON.stringify(result, null, 2));
+}
+
+/** Entry point called by VS Code's extension test loader. Rejects when any test failed. */
+export async function run(): Promise<void> {
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const vscodeVersion = (require('vscode') as typeof import('vscode')).version;
+	const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 60_000, reporter: 'spec' });
+	const filter = process.env.TEST_FILTER;
+	if (filter) { mocha.grep(filter); }
+	const missing: string[] = [];
+	for (const name of TEST_MODULES) {
+		const file = path.join(__dirname, name);
+		if (fs.existsSync(file)) { mocha.addFile(file); } else { missing.push(file); }
+	}
+	const result: InHostResult = { passes: 0, failures: 0, pending: 0, failed: [], passed: [], metrics: {}, vscodeVersion };
+	if (missing.length > 0) {
+		result.failures = missing.length;
+		result.failed = missing.map((file) => ({ title: `load ${path.basename(file)}`, error: `test module not built: ${file}` }));
+		writeResult(result);
+		throw new Error(`test modules missing: ${missing.join(', ')}`);
+	}
+	await new Promise<void>((resolve, reject) => {
+		try {
+			const runner = mocha.run(() => resolve());
+			runner.on('pass', (test) => { result.passed.push(test.fullTitle()); });
+			runner.on('fail', (test, err: unknown) => {
+				const e = err instanceof Error ? (err.stack ?? err.message) : String(err);
+				result.failed.push({ title: test.fullTitle(), error: e });
+			});
+			runner.on('end', () => {
+				result.passes = runner.stats?.passes ?? result.passed.length;
+				result.failures = runner.stats?.failures ?? result.failed.length;
+				result.pending = runner.stats?.pending ?? 0;
+			});
+		} catch (e) {
+			reject(e);
+		}
+	});
+	result.metrics = takeMetrics();
+	writeResult(result);
+	if (result.failures > 0) {
+		throw new Error(`${result.failures} test(s) failed`);
+	}
+}

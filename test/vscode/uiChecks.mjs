@@ -1,0 +1,222 @@
+// The UI test, driven from outside like a user: command palette → "GPU-MPI: Inspect Host" → the report webview
+// (iframe.webview → inner #active-frame) must show THIS host's real findings. What to expect is read from the
+// system independently of the product (ompi_info, /etc/openmpi/openmpi-mca-params.conf), so the test fails when
+// the panel shows something else. Each step is one counted test; when a step fails, later steps that need it
+// are counted as failed ("not reached"), never skipped silently.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const COMMAND_LABEL = 'GPU-MPI: Inspect Host';
+const MCA_PARAMS = '/etc/openmpi/openmpi-mca-params.conf';
+/** Rule ids (extension/core/rules) whose findings this host must show. */
+const RULE_NOT_CUDA_AWARE = 'mpi-not-cuda-aware';
+const RULE_PML_UCX_DISABLED = 'ompi-pml-ucx-disabled-by-param-file';
+
+/** What this host really has, read without the product's code. */
+export function systemFacts() {
+	const facts = { openMpiVersion: null, cudaSupport: null, pmlLine: null, gpuVisible: false };
+	try {
+		const out = execFileSync('ompi_info', ['--parsable', '--all'], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20 });
+		facts.openMpiVersion = /^ompi:version:full:(\S+)/m.exec(out)?.[1] ?? null;
+		facts.cudaSupport = /_built_with_cuda_support:value:(\w+)/.exec(out)?.[1] ?? null;
+	} catch { /* no Open MPI: the checks that need it fail with a clear message */ }
+	try {
+		facts.gpuVisible = /^GPU \d+:/m.test(execFileSync('nvidia-smi', ['-L'], { encoding: 'utf8', timeout: 30_000 }));
+	} catch { /* no driver, no GPU */ }
+	try {
+		const lines = fs.readFileSync(MCA_PARAMS, 'utf8').split('\n').map((l) => l.trim()).filter((l) => /^pml\s*=/.test(l));
+		facts.pmlLine = lines.at(-1) ?? null;
+	} catch { /* no file */ }
+	return facts;
+}
+
+function reportFrame(page) {
+	// VS Code webviews: an outer iframe.webview (the host shim) whose #active-frame holds our HTML.
+	return page.locator('iframe.webview.ready').last().contentFrame().locator('#active-frame').contentFrame();
+}
+
+async function waitFor(fn, { timeoutMs, what, intervalMs = 250 }) {
+	const t0 = Date.now();
+	let last = '';
+	for (;;) {
+		try {
+			const r = await fn();
+			if (r === true) { return; }
+			last = typeof r === 'string' ? r : last;
+		} catch (e) { last = e instanceof Error ? e.message.split('\n')[0] : String(e); }
+		if (Date.now() - t0 > timeoutMs) { throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last seen: ${last.slice(0, 400)})` : ''}`); }
+		await new Promise((r) => setTimeout(r, intervalMs));
+	}
+}
+
+/** Run a command through the palette by its label (used for layout only, not asserted). */
+async function runPaletteCommand(page, label) {
+	const input = page.locator('.quick-input-widget input.input');
+	if (await input.isVisible()) { await page.keyboard.press('Escape'); }
+	await page.keyboard.press('F1');
+	await input.waitFor({ state: 'visible', timeout: 5000 });
+	await input.fill(`>${label}`);
+	await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor({ state: 'visible', timeout: 5000 });
+	await page.keyboard.press('Enter');
+	await page.waitForTimeout(300);
+}
+
+/** Run the UI checks on a page already navigated to a code-server window with the extension under development. */
+export async function runUiChecks(page, { screenshot, debugDir }) {
+	const facts = systemFacts();
+	fs.rmSync(path.join(debugDir, 'ui-failure.png'), { force: true });
+	const tests = [];
+	const metrics = {};
+	let broken = null;
+	const check = async (title, fn) => {
+		if (broken) { tests.push({ suite: 'ui', title, ok: false, error: `not reached: "${broken}" failed` }); return; }
+		try {
+			await fn();
+			tests.push({ suite: 'ui', title, ok: true });
+			console.log(`  ✔ [ui] ${title}`);
+		} catch (e) {
+			tests.push({ suite: 'ui', title, ok: false, error: e instanceof Error ? e.message : String(e) });
+			console.log(`  ✘ [ui] ${title}`);
+			return false;
+		}
+		return true;
+	};
+	const must = async (title, fn) => {
+		const wasBroken = broken !== null;
+		if ((await check(title, fn)) || wasBroken) { return; }
+		broken = title;
+		fs.mkdirSync(debugDir, { recursive: true });
+		const shot = path.join(debugDir, 'ui-failure.png');
+		await page.screenshot({ path: shot }).then(() => console.log(`  (window at failure: ${shot})`), () => {});
+	};
+	const frame = () => reportFrame(page);
+
+	await must('workbench opens the fixture folder', async () => {
+		await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 90_000 });
+		await page.locator('.explorer-folders-view, .monaco-workbench .part.sidebar').first().waitFor({ state: 'visible', timeout: 30_000 });
+	});
+
+	await must(`command palette offers "${COMMAND_LABEL}"`, async () => {
+		// The palette lists the commands known when it opens; the extension host may still be starting, so
+		// reopen it until our contribution is there.
+		const input = page.locator('.quick-input-widget input.input');
+		const row = page.locator('.quick-input-list .monaco-list-row', { hasText: COMMAND_LABEL }).first();
+		await waitFor(async () => {
+			if (await input.isVisible()) { await page.keyboard.press('Escape'); }
+			await page.keyboard.press('F1');
+			await input.waitFor({ state: 'visible', timeout: 5000 });
+			await input.fill(`>${COMMAND_LABEL}`);
+			await row.waitFor({ state: 'visible', timeout: 3000 });
+			return true;
+		}, { timeoutMs: 90_000, what: `"${COMMAND_LABEL}" in the command palette` });
+	});
+
+	let t0 = 0;
+	await must('Enter runs it and opens the report webview', async () => {
+		const focused = (await page.locator('.quick-input-list .monaco-list-row.focused').first().textContent({ timeout: 5000 })) ?? '';
+		if (!focused.includes(COMMAND_LABEL)) { throw new Error(`the highlighted palette entry is "${focused}", not "${COMMAND_LABEL}"`); }
+		t0 = performance.now();
+		await page.keyboard.press('Enter');
+		await page.locator('iframe.webview.ready').last().waitFor({ state: 'attached', timeout: 60_000 });
+		await frame().locator('body').waitFor({ state: 'attached', timeout: 60_000 });
+	});
+
+	await must(`summary names this host's Open MPI (${facts.openMpiVersion ?? 'ompi_info not found'})`, async () => {
+		if (!facts.openMpiVersion) { throw new Error('ompi_info --parsable --all gave no ompi:version:full (is openmpi-bin installed?)'); }
+		const want = `Open MPI ${facts.openMpiVersion}`;
+		await waitFor(async () => {
+			const text = (await frame().locator('#summary').textContent({ timeout: 1000 })) ?? '';
+			return text.includes(want) ? true : text.replace(/\s+/g, ' ');
+		}, { timeoutMs: 180_000, what: `#summary to contain "${want}"` });
+		metrics.uiCommandToSummaryMs = performance.now() - t0;
+	});
+
+	await check(`finding ${RULE_NOT_CUDA_AWARE} is shown as a problem (ompi_info: built_with_cuda_support=${facts.cudaSupport})`, async () => {
+		if (facts.cudaSupport !== 'false') { throw new Error(`this check needs a non-CUDA Open MPI; ompi_info says ${facts.cudaSupport}`); }
+		const f = frame().locator(`.finding[data-rule-id="${RULE_NOT_CUDA_AWARE}"]`).first();
+		await f.waitFor({ state: 'visible', timeout: 10_000 });
+		// An error when a GPU is visible (device pointers would crash), a warning on a host without one (CI).
+		const sev = (await f.getAttribute('data-severity')) ?? '';
+		const want = facts.gpuVisible ? ['error'] : ['warning', 'error'];
+		if (!want.includes(sev)) { throw new Error(`severity is "${sev}", expected ${want.join(' or ')} (GPU visible: ${facts.gpuVisible})`); }
+		const cls = (await f.getAttribute('class')) ?? '';
+		if (!cls.split(/\s+/).includes(`severity-${sev}`)) { throw new Error(`class "${cls}" lacks severity-${sev}`); }
+		const text = (await f.textContent()) ?? '';
+		if (!text.includes('built_with_cuda_support:value:false')) { throw new Error(`finding does not quote ompi_info's built_with_cuda_support: ${text.replace(/\s+/g, ' ').slice(0, 300)}`); }
+	});
+
+	await check(`finding ${RULE_PML_UCX_DISABLED} quotes "${facts.pmlLine}" from ${MCA_PARAMS}`, async () => {
+		if (!facts.pmlLine) { throw new Error(`${MCA_PARAMS} has no pml line on this host`); }
+		const f = frame().locator(`.finding[data-rule-id="${RULE_PML_UCX_DISABLED}"]`);
+		await f.first().waitFor({ state: 'visible', timeout: 10_000 });
+		const text = (await f.first().textContent()) ?? '';
+		if (!text.includes(facts.pmlLine)) { throw new Error(`finding does not quote "${facts.pmlLine}": ${text.replace(/\s+/g, ' ').slice(0, 400)}`); }
+		if (!text.includes(MCA_PARAMS)) { throw new Error(`finding does not name ${MCA_PARAMS}`); }
+	});
+
+	await check('raw outputs section holds the real ompi_info output', async () => {
+		const raw = frame().locator('#raw');
+		await raw.waitFor({ state: 'attached', timeout: 10_000 });
+		const text = (await raw.textContent()) ?? '';
+		if (!text.includes('ompi_info')) { throw new Error('#raw does not mention ompi_info'); }
+		if (facts.openMpiVersion && !text.includes(facts.openMpiVersion)) { throw new Error(`#raw does not contain ${facts.openMpiVersion}`); }
+	});
+
+	await check('garbage messages from the webview are ignored, and the host still answers a valid request', async () => {
+		// Posted through the function acquireVsCodeApi().postMessage calls (__vscode_post_message__ on the webview's
+		// host frame; VS Code deletes window.parent inside the content frame), so they reach the extension's
+		// onDidReceiveMessage exactly as a compromised webview's messages would. Replies are collected in the content frame.
+		const body = frame().locator('body');
+		await body.evaluate(() => {
+			window.__gpumpiReplies = [];
+			window.addEventListener('message', (e) => { if (e.data && e.data.kind === 'reply') { window.__gpumpiReplies.push(e.data); } });
+		});
+		await page.locator('iframe.webview.ready').last().contentFrame().locator('body').evaluate(() => {
+			const post = (m) => window.__vscode_post_message__('onmessage', { message: m });
+			const deep = {}; let cur = deep; for (let i = 0; i < 500; i++) { cur.next = {}; cur = cur.next; }
+			const garbage = [null, 42, 'ready', [], { kind: 'request' }, { kind: 'request', id: 'x', body: { type: 'ready' } },
+				{ kind: 'event', body: { type: 'rm -rf /' } }, { kind: 'request', id: 9001, body: { type: 'copy', text: 12 } },
+				{ kind: 'request', id: 9002, body: { type: 'copy', text: 'x'.repeat(2_000_000) } }, { kind: 'reply', inReplyTo: 'nope' },
+				{ kind: 'request', id: 9003, body: { type: '__proto__' } }, { kind: 'request', id: 9004, body: deep }];
+			for (const g of garbage) { post(g); }
+			post({ kind: 'request', id: 4242, body: { type: 'ready' } });
+		});
+		const result = await body.evaluate(async () => {
+			const t0 = Date.now();
+			while (!window.__gpumpiReplies.some((r) => r.inReplyTo === 4242) && Date.now() - t0 < 15_000) { await new Promise((r) => setTimeout(r, 100)); }
+			await new Promise((r) => setTimeout(r, 500)); // let any (wrong) replies to the garbage arrive too
+			return window.__gpumpiReplies.map((r) => ({ inReplyTo: r.inReplyTo, error: r.error ?? null, type: r.body && r.body.type, hasReport: !!(r.body && r.body.report) }));
+		});
+		const answer = result.find((r) => r.inReplyTo === 4242);
+		if (!answer) { throw new Error(`no reply to the valid ready request after the garbage (replies: ${JSON.stringify(result)})`); }
+		if (answer.error || answer.type !== 'readyResponse' || !answer.hasReport) { throw new Error(`unexpected reply: ${JSON.stringify(answer)}`); }
+		const toGarbage = result.filter((r) => r.inReplyTo !== 4242);
+		if (toGarbage.length > 0) { throw new Error(`the host answered garbage: ${JSON.stringify(toGarbage)}`); }
+		const summary = (await frame().locator('#summary').textContent()) ?? '';
+		if (!summary.includes('Open MPI')) { throw new Error('the panel lost its report after the garbage'); }
+	});
+
+	await check(`screenshot of the window saved to ${path.relative(process.cwd(), screenshot)}`, async () => {
+		// Give the panel the whole width and drop notification toasts, so the picture shows the report.
+		await runPaletteCommand(page, 'View: Close Primary Side Bar').catch(() => {});
+		await runPaletteCommand(page, 'Notifications: Clear All Notifications').catch(() => {});
+		await frame().locator('#summary').waitFor({ state: 'visible', timeout: 10_000 });
+		fs.mkdirSync(path.dirname(screenshot), { recursive: true });
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(500);
+		await page.screenshot({ path: screenshot });
+		const size = fs.statSync(screenshot).size;
+		if (size < 20_000) { throw new Error(`screenshot is only ${size} bytes`); }
+		// A second picture with the pml-ucx finding (its quoted param-file line) in view.
+		const pml = frame().locator(`.finding[data-rule-id="${RULE_PML_UCX_DISABLED}"]`).first();
+		await pml.scrollIntoViewIfNeeded({ timeout: 5000 });
+		await page.waitForTimeout(300);
+		await page.screenshot({ path: screenshot.replace(/\.png$/, '-pml-ucx.png') });
+	});
+
+	const failures = tests.filter((t) => !t.ok).length;
+	console.log(`  ui: ${tests.length - failures} passed, ${failures} failed`);
+	return { passes: tests.length - failures, failures, pending: 0, tests, metrics };
+}
