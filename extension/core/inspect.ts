@@ -11,7 +11,8 @@ import { analyze } from './analyze';
 import { collect, type EngineLocator, type ProbeOutcome } from './collect';
 import type { Host } from './hosts/host';
 import { nullLogger, errorText, type Logger } from './logger';
-import { findEngine, loadAddon } from './native';
+import { findAddonFile, findEngine, loadAddon } from './native';
+import { execute } from './proc';
 
 /** Validated inspection settings (from VS Code settings or CLI flags). */
 export interface InspectSettings {
@@ -70,8 +71,38 @@ export function normalizeSettings(raw: { ranks?: unknown; timeoutSeconds?: unkno
 	return { settings, problems };
 }
 
-/** The default probe: load the native addon in this process and call probe(). */
-export async function addonProbe(): Promise<ProbeOutcome> {
+/** What the probe child runs: load the addon named by argv[1], print probe()'s result as JSON. */
+const PROBE_CHILD_SCRIPT = 'const a=require(process.argv[1]);a.probe().then(r=>{process.stdout.write(JSON.stringify(r))},'
+	+ 'e=>{process.stderr.write(String(e&&e.message||e));process.exit(3)})';
+
+/**
+ * The default probe: run the addon's probe() in a short-lived Node child (the extension host's own binary with
+ * ELECTRON_RUN_AS_NODE=1). dlopen of UCX runs its library constructors, which install signal handlers; once in
+ * about ten fresh processes under load the probe's process died with SIGSEGV (seen 2026-12-02, docs/benchmarks.md).
+ * In a child, such a crash or hang becomes a finding instead of taking the extension host down.
+ */
+export async function addonProbe(timeoutMs = 20_000): Promise<ProbeOutcome> {
+	const found = findAddonFile();
+	if (!found.file) {
+		return { error: `native addon not found (tried ${found.tried.length} paths); build it with 'npm run build:native'`, tried: found.tried };
+	}
+	const r = await execute([process.execPath, '-e', PROBE_CHILD_SCRIPT, found.file], {
+		env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+		timeoutMs,
+	}).result;
+	if (r.exitCode === 0) {
+		try {
+			const parsed = JSON.parse(r.stdout) as ProbeResult;
+			if (Array.isArray(parsed.libraries)) { return { result: parsed }; }
+		} catch { /* reported below */ }
+		return { error: `addon probe printed no result: ${r.stdout.slice(0, 200)}`, tried: found.tried };
+	}
+	const why = r.error ?? (r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`);
+	return { error: `addon probe (${found.file}) failed: ${why}${r.stderr.trim() ? `: ${r.stderr.trim().slice(-500)}` : ''}`, tried: found.tried };
+}
+
+/** The probe in this process (no isolation): for benchmarks and tests of the addon itself. */
+export async function addonProbeInProcess(): Promise<ProbeOutcome> {
 	const loaded = loadAddon();
 	if (!loaded.addon) {
 		return { error: `native addon not loaded: ${loaded.error ?? 'not found'}`, tried: loaded.tried };

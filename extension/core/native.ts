@@ -93,16 +93,32 @@ function isNativeAddon(m: unknown): m is NativeAddon {
  * then prebuilds/<platform>-<arch>, each under every candidate root. A missing file is skipped; a file that exists
  * but fails to load (wrong architecture, missing symbol) stops the search with that error.
  */
-export function loadAddon(env: NodeJS.ProcessEnv = process.env): AddonLoad {
+/** The addon files loadAddon tries, in order ($GPUMPI_ADDON first). */
+function addonCandidates(env: NodeJS.ProcessEnv): string[] {
 	const files: string[] = [];
 	const explicit = env.GPUMPI_ADDON;
 	if (explicit) { files.push(path.resolve(explicit)); }
 	for (const root of candidateRoots()) {
 		for (const parts of ADDON_CANDIDATES) { files.push(path.join(root, ...parts)); }
 	}
+	return [...new Set(files)];
+}
+
+/** The first addon file that exists, without loading it (for probing in a child process), and every path tried. */
+export function findAddonFile(env: NodeJS.ProcessEnv = process.env): { file: string | null; tried: string[] } {
+	const tried: string[] = [];
+	for (const file of addonCandidates(env)) {
+		tried.push(file);
+		if (fs.existsSync(file)) { return { file, tried }; }
+	}
+	return { file: null, tried };
+}
+
+export function loadAddon(env: NodeJS.ProcessEnv = process.env): AddonLoad {
+	const files = addonCandidates(env);
 	const tried: string[] = [];
 	const nodeRequire = createRequire(__filename);
-	for (const file of [...new Set(files)]) {
+	for (const file of files) {
 		tried.push(file);
 		if (!fs.existsSync(file)) { continue; }
 		try {

@@ -1,0 +1,66 @@
+/**
+ * The addon probe runs in a child process so that a crash or hang there (seen once in about ten fresh processes
+ * under load: SIGSEGV after dlopen of UCX, docs/benchmarks.md) becomes an error in the report, not a dead
+ * extension host. The real crash cannot be produced on demand, so these tests stand a small JavaScript module in for
+ * the addon (via $GPUMPI_ADDON, which the loader tries first) that kills itself or never answers: fakes, said so.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { addonProbe } from '../../extension/core/inspect';
+
+function withAddon(source: string): { file: string; restore: () => void } {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-addon-'));
+	const file = path.join(dir, 'fake_addon.js');
+	fs.writeFileSync(file, source);
+	const before = process.env.GPUMPI_ADDON;
+	process.env.GPUMPI_ADDON = file;
+	return {
+		file,
+		restore: () => {
+			if (before === undefined) { delete process.env.GPUMPI_ADDON; } else { process.env.GPUMPI_ADDON = before; }
+			fs.rmSync(dir, { recursive: true, force: true });
+		},
+	};
+}
+
+describe('addon probe isolation (child process)', function () {
+	this.timeout(30_000);
+
+	it('the real addon answers through the child with the libraries of this host', async () => {
+		const outcome = await addonProbe();
+		assert.ok('result' in outcome, 'error' in outcome ? outcome.error : '');
+		assert.ok(outcome.result.libraries.some(l => l.soname === 'libmpi.so.40' && l.loaded));
+	});
+
+	it('a probe that crashes (SIGSEGV) is an error naming the signal, and this process lives on', async () => {
+		const fake = withAddon("process.kill(process.pid, 'SIGSEGV');");
+		try {
+			const outcome = await addonProbe();
+			assert.ok('error' in outcome);
+			assert.match(outcome.error, /SIGSEGV/);
+			assert.ok(outcome.tried.includes(fake.file));
+		} finally { fake.restore(); }
+	});
+
+	it('a probe that never answers is killed at the timeout', async () => {
+		const fake = withAddon('module.exports = { version: () => "x", probe: () => new Promise(() => setInterval(() => {}, 1000)) };');
+		try {
+			const t0 = Date.now();
+			const outcome = await addonProbe(1500);
+			assert.ok('error' in outcome);
+			assert.match(outcome.error, /timed out/);
+			assert.ok(Date.now() - t0 < 10_000);
+		} finally { fake.restore(); }
+	});
+
+	it('a probe that rejects passes its message on', async () => {
+		const fake = withAddon('module.exports = { version: () => "x", probe: () => Promise.reject(new Error("dlopen exploded")) };');
+		try {
+			const outcome = await addonProbe();
+			assert.ok('error' in outcome);
+			assert.match(outcome.error, /dlopen exploded/);
+		} finally { fake.restore(); }
+	});
+});
