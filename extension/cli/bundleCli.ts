@@ -5,10 +5,8 @@
  */
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { version as toolVersion, name as toolName } from '../../package.json';
-import { analyze } from '../core/analyze';
-import { BundleError, readBundleFull, writeBundle } from '../core/bundle';
-import { REPORT_SCHEMA, type Report } from '../shared/report';
+import { BundleError, reportFromBundle, writeBundle } from '../core/bundle';
+import type { Report } from '../shared/report';
 import { renderReportText, terminalSafe } from './textReport';
 
 /** Where the subcommands write. */
@@ -81,21 +79,6 @@ export async function collectMain(argv: readonly string[], deps: CollectDeps): P
 }
 
 /** Build the report for a bundle (analysis re-run here, with this version's rules). */
-export async function reportFromBundle(dir: string): Promise<Report> {
-	const started = Date.now();
-	const { manifest, raw } = await readBundleFull(dir);
-	const { facts, findings, summary } = analyze(raw, manifest.host.label);
-	return {
-		schema: REPORT_SCHEMA,
-		tool: { name: toolName, version: toolVersion },
-		createdAt: manifest.createdAt,
-		host: { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' },
-		summary, findings, facts, raw,
-		engine: facts.engine?.document ?? null,
-		probe: facts.probe ? { libraries: facts.probe.libraries, nvml: facts.probe.nvml, elapsed_ms: 0 } : null,
-		elapsedMs: Date.now() - started,
-	};
-}
 
 /** `gpumpi-doctor analyze <bundle-dir> [--json]`. */
 export async function analyzeMain(argv: readonly string[], io: BundleIo = processIo): Promise<number> {

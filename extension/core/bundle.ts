@@ -6,7 +6,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { HostRef, RawOutput, Report } from '../shared/report';
+import { version as toolVersion, name as toolName } from '../../package.json';
+import { REPORT_SCHEMA, type HostRef, type RawOutput, type Report } from '../shared/report';
+import { analyze } from './analyze';
 
 export const BUNDLE_SCHEMA = 'gpumpi-doctor.bundle/1';
 export const MANIFEST_FILE = 'bundle.json';
@@ -200,4 +202,21 @@ export async function readBundleFull(dir: string): Promise<{ manifest: BundleMan
 /** Read a bundle's raw outputs (validated). Throws BundleError naming the offending file. */
 export async function readBundle(dir: string): Promise<RawOutput[]> {
 	return (await readBundleFull(dir)).raw;
+}
+
+/** Analyse a bundle into a Report, exactly as `inspect` would have on that host (CLI `analyze` and the extension). */
+export async function reportFromBundle(dir: string): Promise<Report> {
+	const started = Date.now();
+	const { manifest, raw } = await readBundleFull(dir);
+	const { facts, findings, summary } = analyze(raw, manifest.host.label);
+	return {
+		schema: REPORT_SCHEMA,
+		tool: { name: toolName, version: toolVersion },
+		createdAt: manifest.createdAt,
+		host: { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' },
+		summary, findings, facts, raw,
+		engine: facts.engine?.document ?? null,
+		probe: facts.probe ? { libraries: facts.probe.libraries, nvml: facts.probe.nvml, elapsed_ms: 0 } : null,
+		elapsedMs: Date.now() - started,
+	};
 }

@@ -6,18 +6,18 @@ import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
 
 /** Every command id this extension contributes (package.json `contributes.commands`). */
-export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog';
+export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle';
 
 let invocation = 0;
 
 /** Register `handler` under `id`, wrapped. */
-export function registerCommand(id: CommandId, handler: () => Promise<unknown> | unknown, log: Logger, showLog: () => void): vscode.Disposable {
-	return vscode.commands.registerCommand(id, async () => {
+export function registerCommand(id: CommandId, handler: (...args: unknown[]) => Promise<unknown> | unknown, log: Logger, showLog: () => void): vscode.Disposable {
+	return vscode.commands.registerCommand(id, async (...args: unknown[]) => {
 		const cid = `${id}#${++invocation}`;
 		const started = Date.now();
 		log.debug(`[${cid}] start`);
 		try {
-			const result = await handler();
+			const result = await handler(...args);
 			log.debug(`[${cid}] end (${Date.now() - started} ms)`);
 			return result;
 		} catch (e) {

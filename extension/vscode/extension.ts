@@ -11,6 +11,7 @@ import { createOutputLogger } from './outputLogger';
 import { registerTransportMap } from './transportMapPanel';
 import { ReproPanel, type ReproPanelState } from './reproPanel';
 import { registerReproCommands } from './reproCommands';
+import { reportFromBundle } from '../core/bundle';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -40,10 +41,27 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		return service.inspect();
 	};
 	const showLog = (): void => channel.show(true);
+	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
+	const analyzeBundle = async (target?: vscode.Uri | string): Promise<Report | undefined> => {
+		let dir = typeof target === 'string' ? target : target?.fsPath;
+		if (!dir) {
+			const picked = await vscode.window.showOpenDialog({
+				canSelectFolders: true, canSelectFiles: false, canSelectMany: false,
+				openLabel: vscode.l10n.t('Analyze bundle'),
+			});
+			dir = picked?.[0]?.fsPath;
+			if (!dir) { return undefined; }
+		}
+		const report = await reportFromBundle(dir);
+		showPanel();
+		service.showReport(report);
+		return report;
+	};
 
 	context.subscriptions.push(
 		registerCommand('gpumpiDoctor.inspectHost', inspect, log, showLog),
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
+		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => DiagnosticsPanel.current?.dispose() },
 		registerTransportMap(context.extensionUri, logger.child('map')),
 		registerReproCommands(context, logger.child('repro'), () => service.lastReport, showLog),

@@ -28,6 +28,12 @@ export class InspectionService extends Disposable {
 	get busy(): boolean { return this._running !== undefined; }
 	get busyMessage(): string { return this._busyMessage; }
 
+	/** Show a report made elsewhere (an offline bundle) as this window's current report. */
+	showReport(report: Report): void {
+		this._lastReport = report;
+		this._onDidChange.fire({ kind: 'report', report });
+	}
+
 	/** Run an inspection (or join the one already running). Rejects in untrusted workspaces. */
 	inspect(): Promise<Report> {
 		if (!vscode.workspace.isTrusted) {

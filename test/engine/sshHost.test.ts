@@ -4,6 +4,9 @@
  * changed host keys, refused connections and hung commands are produced for real. Needs root and
  * openssh-server/openssh-client/iproute2 (CI installs them); without them the suite FAILS with the reason.
  */
+import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { applyEvidence } from '../../extension/core/map/mapEvidence';
+import type { MapDocument } from '../../extension/shared/mapSchema';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -189,6 +192,44 @@ describe('SshHost over real sshd in network namespaces', function () {
 		const doc = JSON.parse(r.stdout) as { world_size: number; ranks: { rank: number; host: string }[] };
 		assert.equal(doc.world_size, 4);
 		assert.deepEqual(doc.ranks.map(x => x.host).sort(), ['host-a', 'host-a', 'host-b', 'host-b']);
+	});
+
+	it('runs the IPC-pointer reproducer in the report\'s own layout: 2 nodes, imports within a node, sends across', async function () {
+		this.timeout(120_000);
+		const engine = findEngine('openmpi', {});
+		assert.ok(engine.path, `engine not built: ${engine.tried.join(', ')}`);
+		const r = await host('host-a').run(['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '--host', 'host-a:2,host-b:2', '-np', '4',
+			'--mca', 'btl_tcp_if_include', lab.subnet, '--mca', 'oob_tcp_if_include', lab.subnet, '--mca', 'plm_rsh_agent', 'ssh',
+			'-x', 'PATH', engine.path, 'repro', 'ipc', '--variant', 'direct', '--size', '1M', '--memory', 'host', '--json'], { timeoutMs: 100_000 });
+		assert.equal(r.exitCode, 0, `${r.error ?? ''} ${r.stderr.slice(-1500)}`);
+		const extracted = extractJsonDocument(r.stdout);
+		assert.ok('json' in extracted, 'error' in extracted ? extracted.error : '');
+		const doc = extracted.json as { outcome: string; topology: { hosts: string[]; imports_intra_node: boolean; sends_inter_node: boolean } };
+		assert.deepEqual(doc.topology.hosts, ['host-a', 'host-a', 'host-b', 'host-b']);
+		assert.equal(doc.topology.imports_intra_node, true);
+		assert.equal(doc.topology.sends_inter_node, true, 'rank 0 -> 3 and 2 -> 1 cross the two hosts, as in the report');
+		assert.equal(doc.outcome, 'correct');
+	});
+
+	it('maps 2+2 ranks across two namespace hosts: shared memory inside a host, tcp between hosts', async function () {
+		this.timeout(180_000);
+		const engine = findEngine('openmpi', {});
+		assert.ok(engine.path, `engine not built: ${engine.tried.join(', ')}`);
+		const r = await host('host-a').run(['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '--host', 'host-a:2,host-b:2', '-np', '4',
+			'--mca', 'btl_tcp_if_include', lab.subnet, '--mca', 'oob_tcp_if_include', lab.subnet, '--mca', 'plm_rsh_agent', 'ssh',
+			'--mca', 'btl_base_verbose', '100', '-x', 'PATH', engine.path, 'map', '--large', '4M', '--iters', '2', '--json'], { timeoutMs: 150_000 });
+		assert.equal(r.exitCode, 0, `${r.error ?? ''} ${r.stderr.slice(-1500)}`);
+		const extracted = extractJsonDocument(r.stdout);
+		assert.ok('json' in extracted, 'error' in extracted ? extracted.error : '');
+		const doc = applyEvidence(extracted.json as MapDocument, r.stdout, r.stderr);
+		assert.equal(doc.pairs.length, 6);
+		for (const p of doc.pairs) {
+			const sameHost = Math.floor(p.a / 2) === Math.floor(p.b / 2);
+			assert.equal(p.same_host, sameHost, `pair ${p.a}-${p.b}`);
+			assert.equal(p.channel, sameHost ? 'shared_memory' : 'network', `pair ${p.a}-${p.b}: ${p.evidence.join(' | ')}`);
+			assert.equal(p.status, 'ok');
+			assert.ok((p.bandwidth_gbps ?? 0) > 0);
+		}
 	});
 });
 
