@@ -146,6 +146,32 @@ std::string hostName() {
 	return buf;
 }
 
+bool startReproMpi(const std::string& memory, const char* what, ReproStart& out) {
+	if (memory == "device") {
+		out.cuda = setupCudaBeforeMpi(localRankFromEnv());  // before MPI_Init: Open MPI's CUDA component needs a current context
+		if (!out.cuda.usable) out.gpuReason = out.cuda.reason;
+	} else {
+		out.gpuReason = "host memory was requested (--memory host)";
+	}
+	int provided = 0;
+	int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+	if (rc != MPI_SUCCESS) {
+		std::fprintf(stderr, "gpumpi %s: MPI_Init failed (%d)\n", what, rc);
+		releaseCuda(out.cuda);
+		return false;
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, &out.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &out.size);
+	announceRank(out.rank);
+	// Every rank must agree on the memory kind: device only when all ranks have a usable GPU.
+	int gpuHere = out.cuda.usable ? 1 : 0, gpuAll = 0;
+	MPI_Allreduce(&gpuHere, &gpuAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	out.device = gpuAll == 1;
+	if (memory == "device" && !out.device && out.gpuReason.empty()) out.gpuReason = "another rank has no usable GPU";
+	return true;
+}
+
 void announceRank(int rank) {
 	std::fprintf(stderr, "%s rank=%d pid=%d host=%s\n", kRankLine, rank, static_cast<int>(getpid()), hostName().c_str());
 	std::fflush(stderr);

@@ -59,6 +59,22 @@ CudaSetup setupCudaBeforeMpi(int localRank);
 /** Release what setupCudaBeforeMpi retained (after MPI_Finalize). */
 void releaseCuda(const CudaSetup& setup);
 
+/** What startReproMpi established: the CUDA set-up, this rank, and the memory kind every rank agreed on. */
+struct ReproStart {
+	CudaSetup cuda;
+	int rank = 0;
+	int size = 0;
+	bool device = false;    // every rank has a usable GPU and device memory was asked for
+	std::string gpuReason;  // why the run is not on device memory ("" when device)
+};
+
+/**
+ * The start of every reproducer: when `memory` is "device", set CUDA up before MPI_Init; then MPI_Init, errors
+ * returned (MPI_ERRORS_RETURN), the rank line announced, and device memory only when all ranks have a usable GPU.
+ * Returns false (after printing "gpumpi <what>: MPI_Init failed") when MPI_Init fails; CUDA is released then.
+ */
+bool startReproMpi(const std::string& memory, const char* what, ReproStart& out);
+
 /** "MPI_ERR_TRUNCATE: message truncated" style text for an MPI return code. */
 std::string mpiErrorText(int rc);
 

@@ -84,31 +84,12 @@ bool parseSizeList(const std::string& text, std::vector<unsigned long long>& out
 }
 
 int runFallback(const FallbackOptions& opts) {
-	int localRank = localRankFromEnv();
-	CudaSetup cuda;
-	std::string gpuReason;
-	if (opts.memory == "device") {
-		cuda = setupCudaBeforeMpi(localRank);  // before MPI_Init (see reproCommon.hh)
-		if (!cuda.usable) gpuReason = cuda.reason;
-	} else {
-		gpuReason = "host memory was requested (--memory host)";
-	}
-	int provided = 0;
-	int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
-	if (rc != MPI_SUCCESS) {
-		std::fprintf(stderr, "gpumpi repro fallback: MPI_Init failed (%d)\n", rc);
-		releaseCuda(cuda);
-		return 1;
-	}
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	int rank = 0, size = 0;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	announceRank(rank);
-	int gpuHere = cuda.usable ? 1 : 0, gpuAll = 0;
-	MPI_Allreduce(&gpuHere, &gpuAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	const bool device = gpuAll == 1;
-	if (opts.memory == "device" && !device && gpuReason.empty()) gpuReason = "another rank has no usable GPU";
+	ReproStart start;
+	if (!startReproMpi(opts.memory, "repro fallback", start)) return 1;
+	CudaSetup& cuda = start.cuda;
+	std::string& gpuReason = start.gpuReason;
+	const int rank = start.rank, size = start.size;
+	const bool device = start.device;
 
 	char myHost[256] = {0};
 	std::snprintf(myHost, sizeof myHost, "%s", hostName().c_str());

@@ -70,33 +70,12 @@ bool isIpcVariant(const std::string& v) {
 }
 
 int runIpc(const IpcOptions& opts) {
-	int localRank = localRankFromEnv();
-	CudaSetup cuda;
-	std::string gpuReason;
-	if (opts.memory == "device") {
-		cuda = setupCudaBeforeMpi(localRank);  // before MPI_Init: Open MPI's CUDA component needs a current context
-		if (!cuda.usable) gpuReason = cuda.reason;
-	} else {
-		gpuReason = "host memory was requested (--memory host)";
-	}
-	int provided = 0;
-	int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
-	if (rc != MPI_SUCCESS) {
-		std::fprintf(stderr, "gpumpi repro ipc: MPI_Init failed (%d)\n", rc);
-		releaseCuda(cuda);
-		return 1;
-	}
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	int rank = 0, size = 0;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	announceRank(rank);
-
-	// Every rank must agree on the memory kind: device only when all ranks have a usable GPU.
-	int gpuHere = cuda.usable ? 1 : 0, gpuAll = 0;
-	MPI_Allreduce(&gpuHere, &gpuAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	bool device = gpuAll == 1;
-	if (opts.memory == "device" && !device && gpuReason.empty()) gpuReason = "another rank has no usable GPU";
+	ReproStart start;
+	if (!startReproMpi(opts.memory, "repro ipc", start)) return 1;
+	CudaSetup& cuda = start.cuda;
+	std::string& gpuReason = start.gpuReason;
+	const int rank = start.rank, size = start.size;
+	bool device = start.device;
 
 	std::vector<char> hosts(static_cast<size_t>(size > 0 ? size : 1) * 256, 0);
 	char myHost[256] = {0};
@@ -122,13 +101,13 @@ int runIpc(const IpcOptions& opts) {
 	if (runIt) run.run(rank, size);
 	res = run.result();
 	res.rank = rank;
-	res.localRank = localRank;
+	res.localRank = localRankFromEnv();
 	res.pid = static_cast<int>(getpid());
 	res.device = device ? cuda.device : -1;
 	copyText(res.host, sizeof res.host, myHost);
 
 	std::vector<RankResult> all(rank == 0 ? static_cast<size_t>(size) : 1);
-	rc = MPI_Gather(&res, sizeof res, MPI_BYTE, all.data(), sizeof res, MPI_BYTE, 0, MPI_COMM_WORLD);
+	int rc = MPI_Gather(&res, sizeof res, MPI_BYTE, all.data(), sizeof res, MPI_BYTE, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
 		if (rc != MPI_SUCCESS) {
 			all.assign(1, res);
