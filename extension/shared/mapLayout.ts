@@ -45,10 +45,16 @@ export function pairVisible(doc: MapDocument, p: MapPair, f: MapFilter): boolean
 	return (ha !== undefined && f.hosts.has(ha)) || (hb !== undefined && f.hosts.has(hb));
 }
 
-/** Edge width (1..6 px) from bandwidth on a log scale between bwMin and bwMax; 1 px when not measured. */
+/** Narrowest bandwidth span (max/min) the edge widths stretch over: 1 % noise must not look like a 6× difference. */
+export const MIN_WIDTH_SPAN = 10;
+
+/**
+ * Edge width (1..6 px) from bandwidth on a log scale ending at bwMax and spanning at least MIN_WIDTH_SPAN (a map whose
+ * pairs all run at 348–352 GB/s draws them all about equally wide); 1 px when not measured.
+ */
 export function edgeWidth(bw: number | null, bwMin: number, bwMax: number): number {
 	if (bw === null || !(bw > 0) || !(bwMax > bwMin)) { return bw !== null && bw > 0 ? 3 : 1; }
-	const t = Math.log(bw / bwMin) / Math.log(bwMax / bwMin);
+	const t = 1 - Math.log(bwMax / bw) / Math.log(Math.max(MIN_WIDTH_SPAN, bwMax / bwMin));
 	return 1 + 5 * Math.min(1, Math.max(0, t));
 }
 

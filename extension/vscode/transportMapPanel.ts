@@ -6,6 +6,7 @@
  */
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
+import { fromDeviceResult } from '../cli/mapCli';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
 import { findEngine, type EngineFlavor } from '../core/native';
@@ -24,6 +25,19 @@ export const TRANSPORT_MAP_VIEW_TYPE = 'gpumpiDoctor.transportMap';
 /** The command that opens it. */
 export const SHOW_TRANSPORT_MAP_COMMAND = 'gpumpiDoctor.showTransportMap';
 
+/** What the webview of the open panel has been sent (tests reach it through the extension API). */
+export interface TransportMapPanelState {
+	/** The webview sent `ready` since it was (re)loaded. */
+	ready: boolean;
+	/** Source label of the map the webview received (in its ready reply or a showMap event), or null. */
+	delivered: string | null;
+	worldSize: number;
+	pairs: number;
+	/** Path class of every delivered pair, in document order. */
+	classes: string[];
+	busy: boolean;
+}
+
 /** The single transport-map panel of this window. */
 export class TransportMapPanel extends Disposable {
 	private static _current: TransportMapPanel | undefined;
@@ -31,6 +45,7 @@ export class TransportMapPanel extends Disposable {
 	private _busy = false;
 	private _map: MapDocument | null = null;
 	private _source = '';
+	private _delivered: { map: MapDocument; source: string } | null = null;
 	private readonly _rpc: MessageHandler<ToMapWebviewMessage, FromMapWebviewMessage>;
 
 	/** Show the panel (creating it when needed). */
@@ -63,11 +78,17 @@ export class TransportMapPanel extends Disposable {
 	/** Whether the webview has sent `ready` since it was (re)loaded. */
 	get isReady(): boolean { return this._ready; }
 
+	/** What the webview has been sent (tests). */
+	get state(): TransportMapPanelState {
+		const d = this._delivered;
+		return { ready: this._ready, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0, classes: d?.map.pairs.map(p => p.class) ?? [], busy: this._busy };
+	}
+
 	/** Show `map` (from `source`: a file name or "run"). */
 	setMap(map: MapDocument, source: string): void {
 		this._map = map;
 		this._source = source;
-		if (this._ready) { this._rpc.sendEvent({ type: 'showMap', map, source }); }
+		if (this._ready) { this._rpc.sendEvent({ type: 'showMap', map, source }); this._delivered = { map, source }; }
 	}
 
 	/** Tell the webview a run started / ended. */
@@ -86,6 +107,7 @@ export class TransportMapPanel extends Disposable {
 		switch (msg.type) {
 			case 'ready': {
 				this._ready = true;
+				if (this._map) { this._delivered = { map: this._map, source: this._source }; }
 				const reply: MapReadyResponse = { type: 'mapReadyResponse', map: this._map, source: this._source, busy: this._busy };
 				return reply;
 			}
@@ -164,41 +186,83 @@ async function runFromVsCode(log: Logger): Promise<MapDocument | undefined> {
 	});
 }
 
-async function openFromFile(): Promise<{ map: MapDocument; source: string } | undefined> {
-	const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { JSON: ['json'] }, title: vscode.l10n.t('Open a transport map') });
-	if (!picked?.[0]) { return undefined; }
-	const bytes = await vscode.workspace.fs.readFile(picked[0]);
+/**
+ * Read a saved map: a map document (gpumpi.map/1) or a scripts/gpu/map.sh device result (gpumpi.map-gpu/1, each run
+ * joined with its evidence lines); of a device result, run `runName`, else the only run, else the one the user picks.
+ * Without `file` the user picks the file.
+ */
+async function openFromFile(file?: vscode.Uri, runName?: string): Promise<{ map: MapDocument; source: string } | undefined> {
+	if (!file) {
+		const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { JSON: ['json'] }, title: vscode.l10n.t('Open a transport map') });
+		if (!picked?.[0]) { return undefined; }
+		file = picked[0];
+	}
+	const bytes = await vscode.workspace.fs.readFile(file);
 	let raw: unknown;
-	try { raw = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch (e) { throw new Error(vscode.l10n.t('{0} is not JSON: {1}', picked[0].fsPath, errorText(e))); }
+	try { raw = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch (e) { throw new Error(vscode.l10n.t('{0} is not JSON: {1}', file.fsPath, errorText(e))); }
+	const name = file.path.slice(file.path.lastIndexOf('/') + 1);
+	const runs = fromDeviceResult(raw);
+	if (runs) {
+		const ok = runs.filter((r): r is { name: string; doc: MapDocument } => typeof r.doc !== 'string');
+		if (ok.length === 0) { throw new Error(vscode.l10n.t('{0} has no run with a map', file.fsPath)); }
+		let run = runName !== undefined ? ok.find(r => r.name === runName) : ok.length === 1 ? ok[0] : undefined;
+		if (runName !== undefined && !run) { throw new Error(vscode.l10n.t('{0} has no run {1} (runs: {2})', file.fsPath, runName, ok.map(r => r.name).join(', '))); }
+		if (!run) {
+			const pick = await vscode.window.showQuickPick(ok.map(r => r.name), { title: vscode.l10n.t('Which run of {0}?', name) });
+			run = ok.find(r => r.name === pick);
+			if (!run) { return undefined; }
+		}
+		return { map: run.doc, source: vscode.l10n.t('{0} — run {1} (saved device result)', name, run.name) };
+	}
 	const doc = validateMapDocument(raw);
-	if (typeof doc === 'string') { throw new Error(vscode.l10n.t('{0} is not a transport map: {1}', picked[0].fsPath, doc)); }
-	return { map: doc, source: picked[0].fsPath };
+	if (typeof doc === 'string') { throw new Error(vscode.l10n.t('{0} is not a transport map: {1}', file.fsPath, doc)); }
+	return { map: doc, source: file.fsPath };
 }
 
-/** Register "GPU-MPI: Show Transport Map". The optional argument 'run' | 'open' skips the quick pick. */
+/** A saved map named by a command argument: a vscode.Uri or an absolute path (tests, the explorer context menu). */
+function fileArgument(how: unknown): vscode.Uri | undefined {
+	if (how instanceof vscode.Uri) { return how; }
+	if (typeof how === 'string' && how !== 'run' && how !== 'open' && /^(\/|[A-Za-z]:[\\/])/.test(how)) { return vscode.Uri.file(how); }
+	return undefined;
+}
+
+/**
+ * Register "GPU-MPI: Show Transport Map". The optional first argument 'run' | 'open' skips the quick pick; a Uri or
+ * an absolute path opens that saved map (the optional second argument names the run of a device result). Resolves
+ * to the map shown, or undefined.
+ */
 export function registerTransportMap(extensionUri: vscode.Uri, log: Logger): vscode.Disposable {
-	const command = vscode.commands.registerCommand(SHOW_TRANSPORT_MAP_COMMAND, async (how?: unknown) => {
+	const command = vscode.commands.registerCommand(SHOW_TRANSPORT_MAP_COMMAND, async (how?: unknown, runName?: unknown): Promise<MapDocument | undefined> => {
 		try {
 			if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
+			const file = fileArgument(how);
+			if (file) {
+				const r = await openFromFile(file, typeof runName === 'string' ? runName : undefined);
+				if (!r) { return undefined; }
+				TransportMapPanel.show(extensionUri, log).setMap(r.map, r.source);
+				return r.map;
+			}
 			let choice = how === 'run' || how === 'open' ? how : undefined;
 			if (!choice) {
 				const run = vscode.l10n.t('Run a map now (gpumpi map under mpirun)');
 				const open = vscode.l10n.t('Open a saved map JSON…');
 				const picked = await vscode.window.showQuickPick([run, open], { title: vscode.l10n.t('GPU-MPI: Show Transport Map') });
-				if (!picked) { return; }
+				if (!picked) { return undefined; }
 				choice = picked === run ? 'run' : 'open';
 			}
 			const panel = TransportMapPanel.show(extensionUri, log);
 			if (choice === 'open') {
 				const r = await openFromFile();
 				if (r) { panel.setMap(r.map, r.source); }
-			} else {
-				const doc = await runFromVsCode(log);
-				if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
+				return r?.map;
 			}
+			const doc = await runFromVsCode(log);
+			if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
+			return doc;
 		} catch (e) {
 			log.error(`transport map: ${errorText(e)}`);
 			void vscode.window.showErrorMessage(vscode.l10n.t('GPU-MPI Doctor: {0}', errorText(e)));
+			return undefined;
 		}
 	});
 	return vscode.Disposable.from(command, { dispose: () => TransportMapPanel.current?.dispose() });
