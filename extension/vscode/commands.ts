@@ -6,9 +6,14 @@ import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
 
 /** Every command id this extension contributes (package.json `contributes.commands`). */
-export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle';
+export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle'
+	| 'gpumpiDoctor.addHost' | 'gpumpiDoctor.editHost' | 'gpumpiDoctor.removeHost' | 'gpumpiDoctor.refreshHosts';
 
 let invocation = 0;
+let lastError: { id: CommandId; message: string } | undefined;
+
+/** The last error a wrapped command showed (tests read it through the extension API). */
+export function lastCommandError(): { id: CommandId; message: string } | undefined { return lastError; }
 
 /** Register `handler` under `id`, wrapped. */
 export function registerCommand(id: CommandId, handler: (...args: unknown[]) => Promise<unknown> | unknown, log: Logger, showLog: () => void): vscode.Disposable {
@@ -22,6 +27,7 @@ export function registerCommand(id: CommandId, handler: (...args: unknown[]) => 
 			return result;
 		} catch (e) {
 			const message = errorText(e);
+			lastError = { id, message };
 			log.error(`[${cid}] failed after ${Date.now() - started} ms: ${message}`);
 			const open = vscode.l10n.t('Show Log');
 			void vscode.window.showErrorMessage(vscode.l10n.t('GPU-MPI Doctor: {0}', message), open).then(choice => {

@@ -4,11 +4,12 @@
  */
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
-import { registerCommand } from './commands';
+import { lastCommandError, registerCommand } from './commands';
 import { DiagnosticsPanel } from './diagnosticsPanel';
-import { InspectionService } from './inspectionService';
+import { HOSTS_VIEW_ID, HostsTreeProvider, hostCommands, hostKeyOf, pickHost } from './hostsView';
+import { InspectionService, LOCAL_HOST_KEY } from './inspectionService';
 import { createOutputLogger } from './outputLogger';
-import { registerTransportMap } from './transportMapPanel';
+import { registerTransportMap, TransportMapPanel, type TransportMapPanelState } from './transportMapPanel';
 import { ReproPanel, type ReproPanelState } from './reproPanel';
 import { registerReproCommands } from './reproCommands';
 import { reportFromBundle } from '../core/bundle';
@@ -17,12 +18,18 @@ import { reportFromBundle } from '../core/bundle';
 export interface GpumpiDoctorApi {
 	/** The last report of this window, if any. */
 	lastReport(): Report | undefined;
-	/** Run an inspection of the local host, show it in the panel, and return the report. */
-	inspect(): Promise<Report>;
+	/** Run an inspection of the local host (or of the `gpumpiDoctor.hosts` entry `host`), show it in the panel, return the report. */
+	inspect(host?: string): Promise<Report>;
+	/** The message of the last failed command (shown to the user as an error), for tests. */
+	lastCommandError(): string | undefined;
+	/** The rows of the hosts view (label, status), for tests. */
+	hostsView(): { label: string; description: string; problem: boolean }[];
 	/** Whether the diagnostics panel is open and its webview has sent `ready`. */
 	panelReady(): boolean;
 	/** The reproducer panel's state (ready, which results reached the webview), or null when it is closed. */
 	reproPanelState(): ReproPanelState | null;
+	/** The transport-map panel's state (ready, which map reached the webview), or null when it is closed. */
+	transportMapState(): TransportMapPanelState | null;
 }
 
 export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
@@ -33,13 +40,20 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	context.subscriptions.push(service);
 
 	const showPanel = (): DiagnosticsPanel => DiagnosticsPanel.show(context.extensionUri, service, logger.child('panel'));
-	const inspect = async (): Promise<Report> => {
+	const inspect = async (host?: string): Promise<Report> => {
 		if (!vscode.workspace.isTrusted) {
 			throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.'));
 		}
 		showPanel();
-		return service.inspect();
+		return service.inspect(host ?? LOCAL_HOST_KEY);
 	};
+	/** The command: a host name / tree node argument, else a QuickPick when hosts are configured. */
+	const inspectCommand = async (arg?: unknown): Promise<Report | undefined> => {
+		const key = hostKeyOf(arg) ?? await pickHost();
+		return key === undefined ? undefined : inspect(key);
+	};
+	const hostsTree = new HostsTreeProvider(service);
+	context.subscriptions.push(hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree));
 	const showLog = (): void => channel.show(true);
 	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
 	const analyzeBundle = async (target?: vscode.Uri | string): Promise<Report | undefined> => {
@@ -59,7 +73,11 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	};
 
 	context.subscriptions.push(
-		registerCommand('gpumpiDoctor.inspectHost', inspect, log, showLog),
+		registerCommand('gpumpiDoctor.inspectHost', inspectCommand, log, showLog),
+		registerCommand('gpumpiDoctor.addHost', hostCommands.add, log, showLog),
+		registerCommand('gpumpiDoctor.editHost', hostCommands.edit, log, showLog),
+		registerCommand('gpumpiDoctor.removeHost', hostCommands.remove, log, showLog),
+		registerCommand('gpumpiDoctor.refreshHosts', () => hostsTree.refresh(), log, showLog),
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => DiagnosticsPanel.current?.dispose() },
@@ -72,7 +90,14 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		lastReport: () => service.lastReport,
 		inspect,
 		panelReady: () => DiagnosticsPanel.current?.isReady ?? false,
+		lastCommandError: () => lastCommandError()?.message,
+		hostsView: () => hostsTree.getChildren().map(n => {
+			const item = hostsTree.getTreeItem(n);
+			const label = typeof item.label === 'string' ? item.label : item.label?.label ?? '';
+			return { label, description: typeof item.description === 'string' ? item.description : '', problem: n.kind === 'problem' };
+		}),
 		reproPanelState: () => ReproPanel.current?.state ?? null,
+		transportMapState: () => TransportMapPanel.current?.state ?? null,
 	};
 }
 

@@ -1,14 +1,21 @@
 /**
- * Holds the extension's inspection state (last report, busy) and runs inspections of the local host with a
- * cancellable progress notification. Cancelling aborts the collector, which kills the tools' process groups.
+ * Holds the extension's inspection state (last report, last report per host, busy) and runs inspections of the
+ * local host or of a `gpumpiDoctor.hosts` entry (over ssh: openRemoteTarget deploys and builds the engine there)
+ * with a cancellable progress notification. Cancelling aborts the collector, which kills the tools' process
+ * groups (on an ssh host: the remote groups, through SshHost).
  */
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
+import type { HostSetting } from '../core/hosts/hostSettings';
 import { LocalHost } from '../core/hosts/localHost';
+import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget';
 import { inspectHost } from '../core/inspect';
 import { errorText, type Logger } from '../core/logger';
 import { Disposable } from './dispose';
-import { readSettings } from './settings';
+import { readHosts, readSettings } from './settings';
+
+/** The key of this machine among hosts (not a valid `gpumpiDoctor.hosts` name, so it never collides). */
+export const LOCAL_HOST_KEY = '$local';
 
 /** What changed, for listeners such as the diagnostics panel. */
 export type InspectionChange = { kind: 'report'; report: Report } | { kind: 'busy'; busy: boolean; message: string };
@@ -16,7 +23,8 @@ export type InspectionChange = { kind: 'report'; report: Report } | { kind: 'bus
 /** The inspection state of this window. */
 export class InspectionService extends Disposable {
 	private _lastReport: Report | undefined;
-	private _running: Promise<Report> | undefined;
+	private readonly _byHost = new Map<string, Report>();
+	private _running: { key: string; promise: Promise<Report> } | undefined;
 	private _busyMessage = '';
 	private readonly _onDidChange = this._register(new vscode.EventEmitter<InspectionChange>());
 	/** Fires when a report arrives or busy state changes. */
@@ -26,6 +34,10 @@ export class InspectionService extends Disposable {
 
 	get lastReport(): Report | undefined { return this._lastReport; }
 	get busy(): boolean { return this._running !== undefined; }
+	/** The host key (LOCAL_HOST_KEY or a hosts name) being inspected now, if any. */
+	get runningHost(): string | undefined { return this._running?.key; }
+	/** The last report of one host (LOCAL_HOST_KEY or a `gpumpiDoctor.hosts` name). */
+	reportFor(key: string): Report | undefined { return this._byHost.get(key); }
 	get busyMessage(): string { return this._busyMessage; }
 
 	/** Show a report made elsewhere (an offline bundle) as this window's current report. */
@@ -34,31 +46,53 @@ export class InspectionService extends Disposable {
 		this._onDidChange.fire({ kind: 'report', report });
 	}
 
-	/** Run an inspection (or join the one already running). Rejects in untrusted workspaces. */
-	inspect(): Promise<Report> {
+	/**
+	 * Run an inspection of `hostKey` (default this machine; else a `gpumpiDoctor.hosts` name), or join the one
+	 * already running for that host. Rejects in untrusted workspaces, for an unknown or invalid host, and while
+	 * another host is being inspected.
+	 */
+	inspect(hostKey: string = LOCAL_HOST_KEY): Promise<Report> {
 		if (!vscode.workspace.isTrusted) {
 			return Promise.reject(new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')));
 		}
-		if (!this._running) {
-			this._running = this._run().finally(() => {
-				this._running = undefined;
-				this._setBusy(false, '');
-			});
+		if (this._running) {
+			if (this._running.key === hostKey) { return this._running.promise; }
+			return Promise.reject(new Error(vscode.l10n.t('An inspection of {0} is running; wait for it or cancel it first.', this._running.key === LOCAL_HOST_KEY ? vscode.l10n.t('this machine') : this._running.key)));
 		}
-		return this._running;
+		let setting: HostSetting | undefined;
+		if (hostKey !== LOCAL_HOST_KEY) {
+			const { hosts, problems } = readHosts();
+			setting = hosts.find(h => h.name === hostKey);
+			if (!setting) {
+				const bad = problems.find(p => p.includes(`(${hostKey})`));
+				return Promise.reject(new Error(bad
+					? vscode.l10n.t('The host {0} is not inspected because its setting is invalid: {1}', hostKey, bad)
+					: vscode.l10n.t('No host named {0} in the gpumpiDoctor.hosts setting.', JSON.stringify(hostKey.slice(0, 80)))));
+			}
+		}
+		const promise = this._run(hostKey, setting).finally(() => {
+			this._running = undefined;
+			this._setBusy(false, '');
+		});
+		this._running = { key: hostKey, promise };
+		return promise;
 	}
 
-	private async _run(): Promise<Report> {
+	private async _run(hostKey: string, setting: HostSetting | undefined): Promise<Report> {
 		const { settings, problems } = readSettings();
 		for (const p of problems) {
 			this._log.warn(`setting ignored: ${p}`);
 			void vscode.window.showWarningMessage(vscode.l10n.t('GPU-MPI Doctor setting ignored: {0}', p));
 		}
-		this._log.info(`inspect local host: ranks=${settings.ranks} timeout=${settings.timeoutSeconds}s engine=${settings.enginePath || '(built)'} mpirun=${settings.mpirunPath || '(PATH)'}`);
+		if (setting) {
+			this._log.info(`inspect ssh host ${setting.name} (${setting.sshHost}): ranks=${settings.ranks} timeout=${settings.timeoutSeconds}s engine=${setting.enginePath || '(deploy)'} mpirun=${setting.mpirun || '(PATH)'}`);
+		} else {
+			this._log.info(`inspect local host: ranks=${settings.ranks} timeout=${settings.timeoutSeconds}s engine=${settings.enginePath || '(built)'} mpirun=${settings.mpirunPath || '(PATH)'}`);
+		}
 		this._setBusy(true, vscode.l10n.t('Starting inspection…'));
 		return vscode.window.withProgress({
 			location: vscode.ProgressLocation.Notification,
-			title: vscode.l10n.t('GPU-MPI Doctor: inspecting host'),
+			title: setting ? vscode.l10n.t('GPU-MPI Doctor: inspecting {0}', setting.name) : vscode.l10n.t('GPU-MPI Doctor: inspecting host'),
 			cancellable: true,
 		}, async (progress, token) => {
 			const abort = new AbortController();
@@ -66,19 +100,32 @@ export class InspectionService extends Disposable {
 				this._log.info('inspection cancelled by the user; killing running tools');
 				abort.abort();
 			});
+			const onProgress = (message: string): void => {
+				progress.report({ message });
+				this._setBusy(true, message);
+			};
+			let remote: RemoteTarget | undefined;
 			try {
-				const report = await inspectHost(new LocalHost(), {
+				if (setting) {
+					onProgress(vscode.l10n.t('Connecting to {0} and preparing the engine there…', setting.name));
+					remote = await openRemoteTarget(setting, { onProgress });
+					if (remote.deploy && !remote.deploy.ok) {
+						this._log.warn(`engine deploy on ${setting.name} failed: ${remote.deploy.error} ${remote.deploy.lines.slice(0, 10).join(' | ')}`);
+					}
+				}
+				// Cancelled while connecting/deploying (deployEngine has no signal; its steps have time limits): stop here.
+				if (abort.signal.aborted) { throw new Error(vscode.l10n.t('Inspection cancelled.')); }
+				const report = await inspectHost(remote?.host ?? new LocalHost(), {
 					...settings,
+					...(remote ? { enginePath: remote.enginePath, mpirunPath: remote.mpirunPath, locateEngine: remote.locateEngine, probe: remote.probe } : {}),
 					signal: abort.signal,
 					logger: this._log.child('inspect'),
-					onProgress: message => {
-						progress.report({ message });
-						this._setBusy(true, message);
-					},
+					onProgress,
 				});
 				if (abort.signal.aborted) {
 					void vscode.window.showInformationMessage(vscode.l10n.t('Inspection cancelled; the report shows what was collected before.'));
 				}
+				this._byHost.set(hostKey, report);
 				this._lastReport = report;
 				this._onDidChange.fire({ kind: 'report', report });
 				this._log.info(`report ready: ${report.findings.length} finding(s) in ${report.elapsedMs} ms`);
@@ -88,6 +135,7 @@ export class InspectionService extends Disposable {
 				throw e;
 			} finally {
 				sub.dispose();
+				await remote?.close();
 			}
 		});
 	}

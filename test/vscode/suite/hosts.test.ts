@@ -1,0 +1,104 @@
+/**
+ * Runs inside the real extension host: the "GPU-MPI Hosts" view lists this machine and the configured
+ * `gpumpiDoctor.hosts` entries (invalid ones as problems), the host commands validate what they store, and
+ * "Inspect Host" with a host name argument inspects that host over the real `ssh` client. The configured host's
+ * destination is `ssh://root@127.0.0.1:1` (nothing listens on port 1), so ssh fails for real, at once and without
+ * DNS or network; the report must name that host and quote ssh's refusal (the real ssh path to real sshd hosts is covered by test/engine/sshHost.test.ts
+ * and test/engine/modules.test.ts, which need root network namespaces).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import type { Report } from '../../../extension/shared/report';
+
+const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
+
+interface HostsApi {
+	inspect(host?: string): Promise<Report>;
+	lastCommandError(): string | undefined;
+	hostsView(): { label: string; description: string; problem: boolean }[];
+}
+
+async function api(): Promise<HostsApi> {
+	const ext = vscode.extensions.getExtension<HostsApi>(EXTENSION_ID);
+	assert.ok(ext, `${EXTENSION_ID} not installed`);
+	return ext.activate();
+}
+
+const cfg = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('gpumpiDoctor');
+
+async function setHosts(value: unknown): Promise<void> {
+	await cfg().update('hosts', value, vscode.ConfigurationTarget.Global);
+}
+
+describe('hosts view and host commands', function () {
+	this.timeout(120_000);
+	const PWNED = '/tmp/gpumpi-hosts-test-pwned';
+
+	before(async () => {
+		fs.rmSync(PWNED, { force: true });
+		await setHosts([
+			{ name: 'cluster-a', sshHost: 'ssh://root@127.0.0.1:1', setup: 'module load mpi/openmpi' },
+			{ name: 'evil', sshHost: `-oProxyCommand=touch ${PWNED}` },
+		]);
+	});
+
+	after(async () => {
+		await setHosts(undefined);
+		fs.rmSync(PWNED, { force: true });
+	});
+
+	it('lists this machine, the configured host, and the invalid entry as a problem', async () => {
+		// The view is contributed and opens in the workbench (the command exists only for a registered view).
+		await vscode.commands.executeCommand('gpumpiDoctor.hostsView.focus');
+		const rows = (await api()).hostsView();
+		assert.equal(rows[0].label, 'This machine');
+		const host = rows.find(r => r.label === 'cluster-a');
+		assert.ok(host, `cluster-a missing from ${JSON.stringify(rows)}`);
+		assert.equal(host.problem, false);
+		assert.equal(rows.some(r => r.label === 'evil'), false, 'an invalid entry is not listed as a host');
+		const problem = rows.find(r => r.problem);
+		assert.ok(problem, `no problem row in ${JSON.stringify(rows)}`);
+		assert.match(problem.description, /starts with "-"/);
+	});
+
+	it('edit rejects a hostile ssh destination with a clear message and keeps the setting', async () => {
+		const doctor = await api();
+		const before = JSON.stringify(cfg().get('hosts'));
+		const result = await vscode.commands.executeCommand('gpumpiDoctor.editHost', 'cluster-a', { name: 'cluster-a', sshHost: '-oProxyCommand=sh' });
+		assert.equal(result, undefined);
+		assert.match(doctor.lastCommandError() ?? '', /Host not saved: .*starts with "-" \(ssh would read it as an option\)/);
+		assert.equal(JSON.stringify(cfg().get('hosts')), before, 'the setting is unchanged');
+		await vscode.commands.executeCommand('gpumpiDoctor.editHost', 'cluster-a', { name: 'cluster-a', sshHost: 'a b;reboot' });
+		assert.match(doctor.lastCommandError() ?? '', /whitespace or control characters/);
+	});
+
+	it('add stores a valid host, refuses a duplicate name, remove deletes it', async () => {
+		const doctor = await api();
+		await vscode.commands.executeCommand('gpumpiDoctor.addHost', { name: 'node-2', sshHost: 'user@node-2.invalid', setup: 'module load mpi/mpich' });
+		assert.ok(doctor.hostsView().some(r => r.label === 'node-2'), 'node-2 listed after add');
+		await vscode.commands.executeCommand('gpumpiDoctor.addHost', { name: 'node-2', sshHost: 'other.invalid' });
+		assert.match(doctor.lastCommandError() ?? '', /already used/);
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.removeHost', 'node-2'), true);
+		assert.equal(doctor.hostsView().some(r => r.label === 'node-2'), false);
+	});
+
+	it('Inspect Host with a host name inspects that host over ssh and the report names it', async () => {
+		const doctor = await api();
+		const report = await vscode.commands.executeCommand<Report | undefined>('gpumpiDoctor.inspectHost', 'cluster-a');
+		assert.ok(report, `no report: ${doctor.lastCommandError()}`);
+		assert.equal(report.host.kind, 'ssh');
+		assert.equal(report.host.label, 'cluster-a (ssh://root@127.0.0.1:1)');
+		assert.match(report.raw.find(r => r.id === 'ompi_info')?.error ?? '', /refused: no SSH server is listening there/);
+		const row = doctor.hostsView().find(r => r.label === 'cluster-a');
+		assert.match(row?.description ?? '', /^inspected /);
+		assert.equal(fs.existsSync(PWNED), false, 'the invalid entry was never run');
+	});
+
+	it('an invalid or unknown host name is refused, never run', async () => {
+		const doctor = await api();
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.inspectHost', 'evil'), undefined);
+		assert.match(doctor.lastCommandError() ?? '', /host evil is not inspected because its setting is invalid: .*starts with "-"/);
+		assert.equal(fs.existsSync(PWNED), false);
+	});
+});
