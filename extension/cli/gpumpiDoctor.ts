@@ -18,6 +18,7 @@ import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget'
 import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink } from '../core/logger';
 import { analyzeMain, collectMain } from './bundleCli';
+import { UsageError } from './launchArgs';
 import { mapMain } from './mapCli';
 import { reproMain } from './reproCli';
 import { renderReportText } from './textReport';
@@ -59,7 +60,6 @@ export interface RawSubcommand {
 export type Subcommand = ParsedSubcommand | RawSubcommand;
 
 /** Thrown for bad command lines; becomes exit code 2 with the message and usage. */
-export class UsageError extends Error {}
 
 const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',

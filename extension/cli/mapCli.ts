@@ -7,8 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEvidence } from '../core/map/mapEvidence';
 import { DEFAULT_MAP_OPTIONS, runMap, type MapEngineOptions } from '../core/map/mapRunner';
-import { findEngine, type EngineFlavor } from '../core/native';
-import { defaultSpec, detectFlavor, parsePreset, type LaunchConfig, type MpiFlavor } from '../core/repro/launcher';
+import { findEngineFor } from '../core/native';
+import { defaultSpec, detectFlavor, type LaunchConfig } from '../core/repro/launcher';
+import { optionInt, optionValue, readLaunchOption, UsageError, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, validateMapDocument, type MapDocument } from '../shared/mapSchema';
 
 /** The I/O the map command needs (a subset of gpumpiDoctor's CliIo). */
@@ -36,51 +37,28 @@ const USAGE = `Usage: gpumpi-doctor map [options]
   --from-json FILE       print a saved map (or scripts/gpu/map.sh's map.json, evidence joined) instead of running
 `;
 
-class UsageError extends Error {}
 
-interface MapCliOptions {
-	json: boolean; out: string | null; np: number; hosts: string | null; mpirun: string; flavor: MpiFlavor | null; engine: string | null;
-	map: MapEngineOptions; env: Array<[string, string]>; mca: Array<[string, string]>; loopback: boolean; timeoutS: number; fromJson: string | null;
+interface MapCliOptions extends LaunchCliOptions {
+	json: boolean; out: string | null; np: number; hosts: string | null; map: MapEngineOptions; loopback: boolean;
 }
 
 function parseArgs(argv: string[]): MapCliOptions {
 	const o: MapCliOptions = {
 		json: false, out: null, np: 4, hosts: null, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
-		env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
+		memory: DEFAULT_MAP_OPTIONS.memory, env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
 	};
-	const value = (i: number, name: string): string => {
-		const v = argv[i + 1];
-		if (v === undefined) { throw new UsageError(`${name} needs a value`); }
-		return v;
-	};
-	const int = (v: string, name: string, lo: number, hi: number): number => {
-		const n = Number(v);
-		if (!/^\d+$/.test(v) || n < lo || n > hi) { throw new UsageError(`${name} needs ${lo}..${hi}`); }
-		return n;
-	};
+	const value = (i: number, name: string): string => optionValue(argv, i, name);
+	const int = optionInt;
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
+		const last = readLaunchOption(argv, i, o);
+		if (last >= 0) { i = last; continue; }
 		switch (a) {
 			case '--json': o.json = true; break;
 			case '--loopback': o.loopback = true; break;
 			case '--out': o.out = value(i++, a); break;
 			case '--np': o.np = int(value(i++, a), a, 2, 4096); break;
 			case '--host': case '--hosts': o.hosts = value(i++, a); break;
-			case '--mpirun': o.mpirun = value(i++, a); break;
-			case '--engine': o.engine = value(i++, a); break;
-			case '--from-json': o.fromJson = value(i++, a); break;
-			case '--flavor': {
-				const f = value(i++, a);
-				if (f !== 'openmpi' && f !== 'mpich') { throw new UsageError('--flavor needs openmpi or mpich'); }
-				o.flavor = f;
-				break;
-			}
-			case '--memory': {
-				const m = value(i++, a);
-				if (m !== 'device' && m !== 'host') { throw new UsageError('--memory needs device or host'); }
-				o.map.memory = m;
-				break;
-			}
 			case '--pairs': {
 				const p = value(i++, a);
 				if (p !== 'all' && p !== 'sampled') { throw new UsageError('--pairs needs all or sampled'); }
@@ -95,17 +73,10 @@ function parseArgs(argv: string[]): MapCliOptions {
 			}
 			case '--iters': o.map.iters = int(value(i++, a), a, 1, 1000); break;
 			case '--max-ranks': o.map.maxRanks = int(value(i++, a), a, 2, 1 << 20); break;
-			case '--timeout': o.timeoutS = int(value(i++, a), a, 1, 86400); break;
-			case '--preset': {
-				const p = parsePreset(value(i++, a));
-				if (!p) { throw new UsageError('--preset needs NAME=VALUE'); }
-				o.env.push(p);
-				break;
-			}
-			case '--mca': o.mca.push([value(i, a), value(i + 1, a)]); i += 2; break;
 			default: throw new UsageError(`unknown option ${JSON.stringify(a)}`);
 		}
 	}
+	o.map.memory = o.memory;
 	return o;
 }
 
@@ -193,8 +164,8 @@ export async function mapMain(argv: string[], io: MapCliIo): Promise<number> {
 	if (!flavor) { io.stderr(`gpumpi-doctor map: cannot tell which MPI ${o.mpirun} is (use --flavor openmpi|mpich)\n`); return 1; }
 	let engine = o.engine;
 	if (!engine) {
-		const loc = findEngine(flavor as EngineFlavor);
-		engine = loc.path ?? findEngine('default').path;
+		const loc = findEngineFor(flavor);
+		engine = loc.path;
 		if (!engine) { io.stderr(`gpumpi-doctor map: no gpumpi engine found (tried ${loc.tried.join(', ')}); build it with "node scripts/buildNative.mjs" or pass --engine\n`); return 1; }
 	}
 	const spec = { ...defaultSpec(flavor, o.mpirun, o.np), loopbackOnly: o.loopback && flavor === 'openmpi' };

@@ -6,16 +6,17 @@
  * 0 a report was produced, 1 nothing could run (engine or mpirun missing), 2 usage error.
  */
 import * as fs from 'node:fs';
-import { findEngine, type EngineFlavor } from '../core/native';
+import { findEngineFor } from '../core/native';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
 import {
-	PML_UCX_MCA, buildMpirunArgv, defaultSpec, detectFlavor, parsePreset, type LaunchConfig, type MpiFlavor,
+	PML_UCX_MCA, buildMpirunArgv, defaultSpec, detectFlavor, parsePreset, type LaunchConfig,
 } from '../core/repro/launcher';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
+import { optionInt, optionValue, readLaunchOption, UsageError, type LaunchCliOptions } from './launchArgs';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --json                 print the combined report as JSON instead of the summary
@@ -42,15 +43,11 @@ const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --from-json FILE       render a saved device result (scripts/gpu/repro.sh's repro.json)
 `;
 
-interface CliOptions {
+interface CliOptions extends LaunchCliOptions {
 	which: 'ipc' | 'fallback';
 	json: boolean;
 	markdown: boolean;
 	np: number | null;
-	mpirun: string;
-	flavor: MpiFlavor | null;
-	engine: string | null;
-	memory: 'device' | 'host';
 	size: string;
 	variants: string[];
 	sizes: string;
@@ -58,19 +55,14 @@ interface CliOptions {
 	iters: number;
 	chunk: string | null;
 	nbuf: number | null;
-	env: Array<[string, string]>;
-	mca: Array<[string, string]>;
 	extra: string[];
 	loopback: boolean;
 	protoInfo: boolean;
-	timeoutS: number;
 	inject: string | null;
-	fromJson: string | null;
 	pmlUcx: boolean;
 	also: Array<[string, string]>;
 }
 
-class UsageError extends Error {}
 
 const SIZE_RE = /^\d+[KMG]?$/;
 
@@ -83,18 +75,12 @@ function parseArgs(argv: string[]): CliOptions {
 		variants: [...IPC_VARIANTS], sizes: '1M..1G', modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
 		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, fromJson: null, pmlUcx: false, also: [],
 	};
-	const value = (i: number, name: string): string => {
-		const v = argv[i + 1];
-		if (v === undefined) { throw new UsageError(`${name} needs a value`); }
-		return v;
-	};
-	const int = (text: string, name: string, lo: number, hi: number): number => {
-		const n = Number(text);
-		if (!Number.isInteger(n) || n < lo || n > hi) { throw new UsageError(`${name} needs an integer ${lo}..${hi}`); }
-		return n;
-	};
+	const value = (i: number, name: string): string => optionValue(argv, i, name);
+	const int = optionInt;
 	for (let i = 1; i < argv.length; i++) {
 		const a = argv[i];
+		const last = readLaunchOption(argv, i, o);
+		if (last >= 0) { i = last; continue; }
 		switch (a) {
 			case '--json': o.json = true; break;
 			case '--markdown': o.markdown = true; break;
@@ -102,20 +88,6 @@ function parseArgs(argv: string[]): CliOptions {
 			case '--proto-info': o.protoInfo = true; break;
 			case '--pml-ucx': o.pmlUcx = true; break;
 			case '--np': o.np = int(value(i++, a), a, 1, 4096); break;
-			case '--mpirun': o.mpirun = value(i++, a); break;
-			case '--engine': o.engine = value(i++, a); break;
-			case '--flavor': {
-				const f = value(i++, a);
-				if (f !== 'openmpi' && f !== 'mpich') { throw new UsageError('--flavor needs openmpi or mpich'); }
-				o.flavor = f;
-				break;
-			}
-			case '--memory': {
-				const m = value(i++, a);
-				if (m !== 'device' && m !== 'host') { throw new UsageError('--memory needs device or host'); }
-				o.memory = m;
-				break;
-			}
 			case '--size': o.size = value(i++, a); if (!SIZE_RE.test(o.size)) { throw new UsageError('--size needs e.g. 64M'); } break;
 			case '--sizes': o.sizes = value(i++, a); if (!/^[\dKMG.,]+$/.test(o.sizes)) { throw new UsageError('--sizes needs e.g. 1M..1G or 1M,64M'); } break;
 			case '--variants': {
@@ -133,19 +105,6 @@ function parseArgs(argv: string[]): CliOptions {
 			case '--iters': o.iters = int(value(i++, a), a, 1, 1000); break;
 			case '--chunk': o.chunk = value(i++, a); if (!SIZE_RE.test(o.chunk)) { throw new UsageError('--chunk needs e.g. 16M'); } break;
 			case '--nbuf': o.nbuf = int(value(i++, a), a, 1, 64); break;
-			case '--timeout': o.timeoutS = int(value(i++, a), a, 1, 86400); break;
-			case '--preset': {
-				const p = parsePreset(value(i++, a));
-				if (!p) { throw new UsageError('--preset needs NAME=VALUE'); }
-				o.env.push(p);
-				break;
-			}
-			case '--mca': {
-				const k = value(i, a), v = value(i + 1, a);
-				i += 2;
-				o.mca.push([k, v]);
-				break;
-			}
 			case '--also': {
 				const p = parsePreset(value(i++, a));
 				if (!p) { throw new UsageError('--also needs NAME=VALUE'); }
@@ -159,7 +118,6 @@ function parseArgs(argv: string[]): CliOptions {
 				o.inject = v;
 				break;
 			}
-			case '--from-json': o.fromJson = value(i++, a); break;
 			case '--help': case '-h': throw new UsageError('');
 			default: throw new UsageError(`unknown option ${JSON.stringify(a)}`);
 		}
@@ -209,14 +167,9 @@ export async function reproMain(argv: string[]): Promise<number> {
 	if (!flavor) { process.stderr.write(`gpumpi-doctor repro: cannot tell whether ${o.mpirun} is Open MPI or MPICH (is it on PATH? use --flavor)\n`); return 1; }
 	let engine = o.engine;
 	if (!engine) {
-		const flavors: EngineFlavor[] = [flavor, 'default'];
-		const tried: string[] = [];
-		for (const f of flavors) {
-			const loc = findEngine(f);
-			tried.push(...loc.tried);
-			if (loc.path) { engine = loc.path; break; }
-		}
-		if (!engine) { process.stderr.write(`gpumpi-doctor repro: no gpumpi engine found; tried:\n  ${tried.join('\n  ')}\n(build it: npm run build:native, or pass --engine)\n`); return 1; }
+		const loc = findEngineFor(flavor);
+		engine = loc.path;
+		if (!engine) { process.stderr.write(`gpumpi-doctor repro: no gpumpi engine found; tried:\n  ${loc.tried.join('\n  ')}\n(build it: npm run build:native, or pass --engine)\n`); return 1; }
 	}
 	const spec = defaultSpec(flavor, o.mpirun, o.np ?? (o.which === 'ipc' ? 4 : 2));
 	spec.loopbackOnly = o.loopback && flavor === 'openmpi';

@@ -164,3 +164,11 @@ export function findEngine(flavor: EngineFlavor = 'default', env: NodeJS.Process
 	}
 	return { path: null, tried };
 }
+
+/** The engine built with this MPI flavour, else the default build (the `mpicc` on PATH); `tried` lists both searches. */
+export function findEngineFor(flavor: EngineFlavor, env: NodeJS.ProcessEnv = process.env): EngineLocation {
+	const own = findEngine(flavor, env);
+	if (own.path || flavor === 'default') { return own; }
+	const fallback = findEngine('default', env);
+	return { path: fallback.path, tried: [...own.tried, ...fallback.tried] };
+}

@@ -8,7 +8,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
-import { findEngine, type EngineFlavor } from '../core/native';
+import { findEngineFor } from '../core/native';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
 import { defaultSpec, detectFlavor } from '../core/repro/launcher';
@@ -165,13 +165,9 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	if (!flavor) { throw new Error(vscode.l10n.t('cannot tell whether {0} is Open MPI or MPICH (is it installed?)', mpirun)); }
 	let engine = settings.enginePath;
 	if (!engine) {
-		const tried: string[] = [];
-		for (const f of [flavor, 'default'] as EngineFlavor[]) {
-			const loc = findEngine(f);
-			tried.push(...loc.tried);
-			if (loc.path) { engine = loc.path; break; }
-		}
-		if (!engine) { throw new Error(vscode.l10n.t('no gpumpi engine found (tried {0}); build it with npm run build:native or set gpumpiDoctor.enginePath', tried.join(', '))); }
+		const loc = findEngineFor(flavor);
+		engine = loc.path ?? '';
+		if (!engine) { throw new Error(vscode.l10n.t('no gpumpi engine found (tried {0}); build it with npm run build:native or set gpumpiDoctor.enginePath', loc.tried.join(', '))); }
 	}
 	const spec = { ...defaultSpec(flavor, mpirun, which === 'ipc' ? 4 : 2), loopbackOnly: choices.loopback && flavor === 'openmpi' };
 	const configs = configsFromChoices(choices, flavor);

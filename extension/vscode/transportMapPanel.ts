@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { fromDeviceResult } from '../cli/mapCli';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
-import { findEngine, type EngineFlavor } from '../core/native';
+import { findEngineFor } from '../core/native';
 import { defaultSpec, detectFlavor } from '../core/repro/launcher';
 import { escapeHtml } from '../shared/htmlEscape';
 import {
@@ -160,7 +160,7 @@ async function runFromVsCode(log: Logger): Promise<MapDocument | undefined> {
 	const mpirun = settings.mpirunPath || 'mpirun';
 	const flavor = await detectFlavor(mpirun);
 	if (!flavor) { throw new Error(vscode.l10n.t('Cannot tell which MPI {0} is.', mpirun)); }
-	const engine = settings.enginePath || findEngine(flavor as EngineFlavor).path || findEngine('default').path;
+	const engine = settings.enginePath || findEngineFor(flavor).path;
 	if (!engine) { throw new Error(vscode.l10n.t('No gpumpi engine found: build it (node scripts/buildNative.mjs) or set gpumpiDoctor.enginePath.')); }
 	const panel = TransportMapPanel.current;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI transport map'), cancellable: true }, async (progress, token) => {
