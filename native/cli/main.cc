@@ -21,6 +21,10 @@ static void usage(FILE* out) {
 }
 
 int main(int argc, char** argv) {
+	// Line-buffer stdout: UCX writes its log (UCX_LOG_LEVEL=info lanes, the runners' evidence) through this same
+	// FILE*, and with a pipe it would be block-buffered and lost when a rank is killed (e.g. MPICH hanging in
+	// MPI_Finalize over tcp, seen 2026-12-02: the map was complete but no ep_cfg line had reached the runner).
+	std::setvbuf(stdout, nullptr, _IOLBF, 0);
 	if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
