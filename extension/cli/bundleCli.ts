@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BundleError, reportFromBundle, writeBundle } from '../core/bundle';
 import type { Report } from '../shared/report';
+import { UsageError } from './launchArgs';
 import { renderReportText, terminalSafe } from './textReport';
 
 /** Where the subcommands write. */
@@ -16,9 +17,16 @@ export interface BundleIo {
 	cwd: string;
 }
 
-/** What `collect` needs: the inspection (the lead wires it to core/inspect.ts inspectHost on a LocalHost). */
+/** Which machine `collect` inspects: this one, or an ssh host. */
+export interface CollectWhere {
+	host?: string;
+	setup?: string;
+	sshConfig?: string;
+}
+
+/** What `collect` needs: the inspection (gpumpiDoctor wires it to inspectHost on this machine or an ssh host). */
 export interface CollectDeps {
-	inspect: () => Promise<Report>;
+	inspect: (where: CollectWhere) => Promise<Report>;
 	io?: BundleIo;
 }
 
@@ -28,9 +36,13 @@ const processIo: BundleIo = {
 	cwd: process.cwd(),
 };
 
-export const COLLECT_USAGE = `Usage: gpumpi-doctor collect [--out DIR]
-  Inspect this host and write every raw tool output into an offline bundle (a directory; see docs/bundle.md).
-  --out DIR   bundle directory (default ./gpumpi-bundle-<host>-<time>); must be new, empty or an older bundle
+export const COLLECT_USAGE = `Usage: gpumpi-doctor collect [--out DIR] [--host H [--setup LINE] [--ssh-config FILE]]
+  Inspect this host (or the ssh host H) and write every raw tool output into an offline bundle (a directory; see
+  docs/bundle.md).
+  --out DIR         bundle directory (default ./gpumpi-bundle-<host>-<time>); must be new, empty or an older bundle
+  --host H          inspect the ssh host H instead (alias or user@host; the engine is deployed and built there)
+  --setup LINE      shell line run on H before every command (e.g. "module load openmpi")
+  --ssh-config FILE ssh client configuration (default ~/.ssh/config)
 `;
 
 export const ANALYZE_USAGE = `Usage: gpumpi-doctor analyze <bundle-dir> [--json]
@@ -58,12 +70,16 @@ function defaultDir(report: Report, cwd: string): string {
 export async function collectMain(argv: readonly string[], deps: CollectDeps): Promise<number> {
 	const io = deps.io ?? processIo;
 	if (argv.includes('--help') || argv.includes('-h')) { io.stdout(COLLECT_USAGE); return 0; }
-	const p = parse(argv, { out: { type: 'string' } });
+	const p = parse(argv, { out: { type: 'string' }, host: { type: 'string' }, setup: { type: 'string' }, 'ssh-config': { type: 'string' } });
 	if (typeof p === 'string') { io.stderr(`gpumpi-doctor collect: ${p}\n\n${COLLECT_USAGE}`); return 2; }
 	if (p.positionals.length > 0) { io.stderr(`gpumpi-doctor collect: unexpected argument ${JSON.stringify(p.positionals[0])}\n\n${COLLECT_USAGE}`); return 2; }
 	if (p.values.out === '') { io.stderr(`gpumpi-doctor collect: --out needs a directory\n\n${COLLECT_USAGE}`); return 2; }
 	let report: Report;
-	try { report = await deps.inspect(); } catch (e) {
+	const str = (v: string | boolean | undefined): string | undefined => typeof v === 'string' ? v : undefined;
+	try {
+		report = await deps.inspect({ host: str(p.values.host), setup: str(p.values.setup), sshConfig: str(p.values['ssh-config']) });
+	} catch (e) {
+		if (e instanceof UsageError) { io.stderr(`gpumpi-doctor collect: ${e.message}\n\n${COLLECT_USAGE}`); return 2; }
 		io.stderr(`gpumpi-doctor collect: the inspection failed: ${errorText(e)}\n`);
 		return 3;
 	}

@@ -16,7 +16,8 @@ import { resolveHost } from '../core/hosts/hostSettings';
 import { LocalHost } from '../core/hosts/localHost';
 import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget';
 import { inspectHost, normalizeSettings } from '../core/inspect';
-import { createLogger, errorText, nullLogger, streamSink } from '../core/logger';
+import { createLogger, errorText, nullLogger, streamSink, type Logger } from '../core/logger';
+import type { Report } from '../shared/report';
 import { analyzeMain, collectMain } from './bundleCli';
 import { UsageError } from './launchArgs';
 import { mapMain } from './mapCli';
@@ -59,7 +60,51 @@ export interface RawSubcommand {
 /** One subcommand of the table. */
 export type Subcommand = ParsedSubcommand | RawSubcommand;
 
-/** Thrown for bad command lines; becomes exit code 2 with the message and usage. */
+/** Which machine to inspect: this one, or an ssh host (`--host`, `--setup`, `--ssh-config`). */
+export interface InspectWhere {
+	host?: string;
+	setup?: string;
+	sshConfig?: string;
+}
+
+function whereOf(values: Values, cwd: string): InspectWhere {
+	return {
+		host: typeof values.host === 'string' ? values.host : undefined,
+		setup: typeof values.setup === 'string' ? values.setup : undefined,
+		sshConfig: typeof values['ssh-config'] === 'string' ? path.resolve(cwd, values['ssh-config']) : undefined,
+	};
+}
+
+/** Inspect this machine or the ssh host `where.host` (engine deployed and built there unless settings name one). */
+async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof normalizeSettings>['settings'], io: CliIo, logger: Logger): Promise<Report> {
+	if (where.host === undefined && (where.setup !== undefined || where.sshConfig !== undefined)) {
+		throw new UsageError('--setup and --ssh-config need --host');
+	}
+	let remote: RemoteTarget | undefined;
+	if (where.host !== undefined) {
+		const target = resolveHost([], where.host, where.setup);
+		if ('error' in target) { throw new UsageError(`--host: ${target.error}`); }
+		remote = await openRemoteTarget({ ...target, enginePath: settings.enginePath, mpirun: settings.mpirunPath }, {
+			configFile: where.sshConfig,
+			onProgress: m => logger.info(m),
+		});
+		if (remote.deploy && !remote.deploy.ok) {
+			io.stderr(`gpumpi-doctor: ${remote.deploy.error}\n${remote.deploy.lines.map(l => `  ${l}\n`).join('')}`);
+		}
+	}
+	try {
+		return await inspectHost(remote?.host ?? new LocalHost(), {
+			...settings,
+			...(remote ? { enginePath: remote.enginePath, locateEngine: remote.locateEngine, probe: remote.probe } : {}),
+			signal: io.signal,
+			logger,
+			onProgress: m => logger.info(m),
+		});
+	} finally {
+		await remote?.close();
+	}
+}
+
 
 const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',
@@ -109,34 +154,8 @@ const inspectCommand: ParsedSubcommand = {
 		if (problems.length > 0) { throw new UsageError(problems.join('; ')); }
 		if (typeof values.html === 'string' && values.html.length === 0) { throw new UsageError('--html needs a file name'); }
 
-		if (values.host === undefined && (values.setup !== undefined || values['ssh-config'] !== undefined)) {
-			throw new UsageError('--setup and --ssh-config need --host');
-		}
 		const logger = values.verbose ? createLogger(streamSink(io.stderr, 'debug'), 'cli') : nullLogger;
-		let remote: RemoteTarget | undefined;
-		if (typeof values.host === 'string') {
-			const target = resolveHost([], values.host, typeof values.setup === 'string' ? values.setup : undefined);
-			if ('error' in target) { throw new UsageError(`--host: ${target.error}`); }
-			remote = await openRemoteTarget({ ...target, enginePath: settings.enginePath, mpirun: settings.mpirunPath }, {
-				configFile: typeof values['ssh-config'] === 'string' ? path.resolve(io.cwd, values['ssh-config']) : undefined,
-				onProgress: m => logger.info(m),
-			});
-			if (remote.deploy && !remote.deploy.ok) {
-				io.stderr(`gpumpi-doctor: ${remote.deploy.error}\n${remote.deploy.lines.map(l => `  ${l}\n`).join('')}`);
-			}
-		}
-		let report;
-		try {
-			report = await inspectHost(remote?.host ?? new LocalHost(), {
-				...settings,
-				...(remote ? { enginePath: remote.enginePath, locateEngine: remote.locateEngine, probe: remote.probe } : {}),
-				signal: io.signal,
-				logger,
-				onProgress: m => logger.info(m),
-			});
-		} finally {
-			await remote?.close();
-		}
+		const report = await inspectWhere(whereOf(values, io.cwd), settings, io, logger);
 		if (io.signal.aborted) { io.stderr('gpumpi-doctor: interrupted; running tools were stopped\n'); return EXIT_INTERRUPTED; }
 
 		const htmlFile = typeof values.html === 'string' ? path.resolve(io.cwd, values.html)
@@ -158,14 +177,15 @@ const inspectCommand: ParsedSubcommand = {
 const reproCommand: RawSubcommand = {
 	name: 'repro',
 	summary: 'Run the GPU-buffer reproducers (ipc | fallback) under mpirun; see "repro --help".',
-	runRaw: args => reproMain(args),
+	runRaw: (args, io) => reproMain(args, io),
 };
 
 const collectCommand: RawSubcommand = {
 	name: 'collect',
 	summary: 'Inspect this host and write an offline bundle to share (docs/bundle.md); see "collect --help".',
 	runRaw: (args, io) => collectMain(args, {
-		inspect: () => inspectHost(new LocalHost(), { ...normalizeSettings({}).settings, signal: io.signal }),
+		inspect: where => inspectWhere({ ...where, sshConfig: where.sshConfig ? path.resolve(io.cwd, where.sshConfig) : undefined },
+			normalizeSettings({}).settings, io, nullLogger),
 		io,
 	}),
 };

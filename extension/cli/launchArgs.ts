@@ -1,7 +1,11 @@
 /**
- * Options shared by the subcommands that launch the engine under mpirun (`repro`, `map`): one reader for
- * `--mpirun --engine --flavor --memory --preset --mca --timeout --from-json`, and the argv helpers they use.
+ * Options shared by the subcommands that launch the engine (`repro`, `map`): one reader for
+ * `--mpirun --engine --flavor --memory --preset --mca --timeout --from-json`, where to launch
+ * (`--host --setup --ssh-config`), how (`--srun --srun-mpi --srun-arg`, `--hosts`), and the argv helpers they use.
  */
+import * as path from 'node:path';
+import { resolveHost } from '../core/hosts/hostSettings';
+import { resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
 import { parsePreset, type MpiFlavor } from '../core/repro/launcher';
 
 /** A mistake in the command line: the caller prints it with its usage and exits 2. */
@@ -31,7 +35,29 @@ export interface LaunchCliOptions {
 	mca: Array<[string, string]>;
 	timeoutS: number;
 	fromJson: string | null;
+	/** ssh host to launch on (alias or user@host); null: this machine. */
+	host?: string | null;
+	setup?: string | null;
+	sshConfig?: string | null;
+	/** Explicit launcher host list ("a:2,b:2"). */
+	hostList?: string | null;
+	srun?: boolean;
+	srunMpi?: string | null;
+	srunArgs?: string[];
 }
+
+/** Usage lines for the options `readLaunchOption` reads about where and how to launch. */
+export const TARGET_USAGE = `  --host H               launch on the ssh host H (alias from ~/.ssh/config or user@host; key login, known host
+                         key) instead of this machine; the engine is deployed and built there unless --engine
+  --setup LINE           shell line run on H first (e.g. "module load openmpi/5.0.10 cuda/12.9")
+  --ssh-config FILE      ssh client configuration file (default ~/.ssh/config)
+  --hosts LIST           explicit hosts for the launcher: Open MPI --host a:2,b:2, MPICH -hosts a:2,b:2, srun --nodelist
+  --srun                 launch with Slurm's srun (inside an allocation, or with --srun-arg allocation options);
+                         presets and MCA parameters (as OMPI_MCA_*) travel in the environment; a timed-out or
+                         cancelled job is ended with scancel --name
+  --srun-mpi P           srun --mpi=P (pmi2, pmix, …; default the site's MpiDefault)
+  --srun-arg X           srun option, repeatable, one argv item each (e.g. --srun-arg -p --srun-arg gpu --srun-arg -N2)
+`;
 
 /**
  * When argv[i] is one of the shared launcher options, store it in `o` and return the index of its last value;
@@ -62,6 +88,13 @@ export function readLaunchOption(argv: readonly string[], i: number, o: LaunchCl
 			o.env.push(p);
 			return i + 1;
 		}
+		case '--host': o.host = optionValue(argv, i, a); return i + 1;
+		case '--setup': o.setup = optionValue(argv, i, a); return i + 1;
+		case '--ssh-config': o.sshConfig = optionValue(argv, i, a); return i + 1;
+		case '--hosts': o.hostList = optionValue(argv, i, a); return i + 1;
+		case '--srun': o.srun = true; return i;
+		case '--srun-mpi': o.srunMpi = optionValue(argv, i, a); o.srun = true; return i + 1;
+		case '--srun-arg': (o.srunArgs ??= []).push(optionValue(argv, i, a)); o.srun = true; return i + 1;
 		case '--mca': {
 			const k = optionValue(argv, i, a), v = optionValue(argv, i + 1, a);
 			o.mca.push([k, v]);
@@ -69,4 +102,21 @@ export function readLaunchOption(argv: readonly string[], i: number, o: LaunchCl
 		}
 		default: return -1;
 	}
+}
+
+/** Resolve where and how to launch from the shared options (UsageError for contradictory options). */
+export async function cliLaunchTarget(o: LaunchCliOptions, np: number, cwd: string, progress: (line: string) => void): Promise<LaunchTarget> {
+	if (!o.host && (o.setup != null || o.sshConfig != null)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	let host = null;
+	if (o.host) {
+		const h = resolveHost([], o.host, o.setup ?? undefined);
+		if ('error' in h) { throw new UsageError(`--host: ${h.error}`); }
+		host = h;
+	}
+	return resolveLaunchTarget({
+		host, mpirun: o.mpirun === 'mpirun' ? '' : o.mpirun, flavor: o.flavor, engine: o.engine,
+		srun: o.srun ? { srun: 'srun', mpi: o.srunMpi ?? null, allocation: o.srunArgs ?? [] } : null,
+		hostList: o.hostList ?? null, np,
+		remote: { configFile: o.sshConfig ? path.resolve(cwd, o.sshConfig) : undefined, onProgress: progress },
+	});
 }

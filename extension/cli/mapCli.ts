@@ -7,9 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEvidence } from '../core/map/mapEvidence';
 import { DEFAULT_MAP_OPTIONS, runMap, type MapEngineOptions } from '../core/map/mapRunner';
-import { findEngineFor } from '../core/native';
-import { defaultSpec, detectFlavor, type LaunchConfig } from '../core/repro/launcher';
-import { optionInt, optionValue, readLaunchOption, UsageError, type LaunchCliOptions } from './launchArgs';
+import type { LaunchConfig } from '../core/repro/launcher';
+import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, validateMapDocument, type MapDocument } from '../shared/mapSchema';
 
 /** The I/O the map command needs (a subset of gpumpiDoctor's CliIo). */
@@ -24,7 +23,6 @@ const USAGE = `Usage: gpumpi-doctor map [options]
   --json                 print the map document (schema gpumpi.map/1, docs/map-schema.md) instead of the table
   --out FILE             also write the map document to FILE (open it with "GPU-MPI: Show Transport Map")
   --np N                 ranks (default 4)
-  --host LIST            hosts for the launcher (Open MPI --host a:2,b:2; MPICH -hosts a,b)
   --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
   --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
   --memory device|host   buffers (default device; without a GPU the engine uses host memory and says why)
@@ -33,18 +31,19 @@ const USAGE = `Usage: gpumpi-doctor map [options]
   --mca K V              Open MPI MCA parameter, repeatable (e.g. btl tcp,self)
   --preset NAME=VALUE    environment for every rank, repeatable (e.g. UCX_TLS=^cuda_ipc)
   --loopback             keep TCP on loopback (Open MPI btl_tcp_if_include lo, UCX_NET_DEVICES=lo)
+${TARGET_USAGE.trimEnd()}
   --timeout S            run timeout in seconds (default 600)
   --from-json FILE       print a saved map (or scripts/gpu/map.sh's map.json, evidence joined) instead of running
 `;
 
 
 interface MapCliOptions extends LaunchCliOptions {
-	json: boolean; out: string | null; np: number; hosts: string | null; map: MapEngineOptions; loopback: boolean;
+	json: boolean; out: string | null; np: number; map: MapEngineOptions; loopback: boolean;
 }
 
 function parseArgs(argv: string[]): MapCliOptions {
 	const o: MapCliOptions = {
-		json: false, out: null, np: 4, hosts: null, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
+		json: false, out: null, np: 4, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
 		memory: DEFAULT_MAP_OPTIONS.memory, env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
 	};
 	const value = (i: number, name: string): string => optionValue(argv, i, name);
@@ -58,7 +57,6 @@ function parseArgs(argv: string[]): MapCliOptions {
 			case '--loopback': o.loopback = true; break;
 			case '--out': o.out = value(i++, a); break;
 			case '--np': o.np = int(value(i++, a), a, 2, 4096); break;
-			case '--host': case '--hosts': o.hosts = value(i++, a); break;
 			case '--pairs': {
 				const p = value(i++, a);
 				if (p !== 'all' && p !== 'sampled') { throw new UsageError('--pairs needs all or sampled'); }
@@ -160,25 +158,27 @@ export async function mapMain(argv: string[], io: MapCliIo): Promise<number> {
 		if (typeof doc === 'string') { io.stderr(`gpumpi-doctor map: ${o.fromJson} is not a map: ${doc}\n`); return 1; }
 		return emit(doc);
 	}
-	const flavor = o.flavor ?? await detectFlavor(o.mpirun);
-	if (!flavor) { io.stderr(`gpumpi-doctor map: cannot tell which MPI ${o.mpirun} is (use --flavor openmpi|mpich)\n`); return 1; }
-	let engine = o.engine;
-	if (!engine) {
-		const loc = findEngineFor(flavor);
-		engine = loc.path;
-		if (!engine) { io.stderr(`gpumpi-doctor map: no gpumpi engine found (tried ${loc.tried.join(', ')}); build it with "node scripts/buildNative.mjs" or pass --engine\n`); return 1; }
-	}
-	const spec = { ...defaultSpec(flavor, o.mpirun, o.np), loopbackOnly: o.loopback && flavor === 'openmpi' };
-	const env = [...o.env];
-	if (o.loopback) { env.push(['UCX_NET_DEVICES', 'lo']); }
-	const extra = o.hosts ? (flavor === 'openmpi' ? ['--host', o.hosts] : ['-hosts', o.hosts]) : [];
-	const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: extra };
-	let r;
+	let target;
 	try {
-		r = await runMap({ engine, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
+		target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`));
 	} catch (e) {
 		io.stderr(`gpumpi-doctor map: ${e instanceof Error ? e.message : String(e)}\n`);
 		return 2;
+	}
+	for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
+	if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return 1; }
+	const spec = { ...target.spec, loopbackOnly: o.loopback && target.flavor === 'openmpi' };
+	const env = [...o.env];
+	if (o.loopback) { env.push(['UCX_NET_DEVICES', 'lo']); }
+	const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
+	let r;
+	try {
+		r = await runMap({ engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
+	} catch (e) {
+		io.stderr(`gpumpi-doctor map: ${e instanceof Error ? e.message : String(e)}\n`);
+		return 2;
+	} finally {
+		await target.close();
 	}
 	if (!r.ok) {
 		io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${r.command.join(' ')}\n${r.outputTail}\n`);

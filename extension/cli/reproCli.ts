@@ -6,17 +6,19 @@
  * 0 a report was produced, 1 nothing could run (engine or mpirun missing), 2 usage error.
  */
 import * as fs from 'node:fs';
-import { findEngineFor } from '../core/native';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
 import {
-	PML_UCX_MCA, buildMpirunArgv, defaultSpec, detectFlavor, parsePreset, type LaunchConfig,
+	PML_UCX_MCA, buildLaunchArgv, parsePreset, withJobName, type LaunchConfig,
 } from '../core/repro/launcher';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
-import { optionInt, optionValue, readLaunchOption, UsageError, type LaunchCliOptions } from './launchArgs';
+import { posixQuote } from '../core/hosts/host';
+import type { LaunchTarget } from '../core/hosts/launchTarget';
+import type { MapCliIo } from './mapCli';
+import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --json                 print the combined report as JSON instead of the summary
@@ -38,6 +40,7 @@ const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --launcher-arg X       extra launcher argument, repeatable (e.g. --launcher-arg --host --launcher-arg a:2,b:2)
   --loopback             Open MPI: --mca btl_tcp_if_include lo (and UCX_NET_DEVICES=lo)
   --proto-info           fallback: also UCX_PROTO_INFO=y UCX_PROTO_ENABLE=y on the mpi run
+${TARGET_USAGE.trimEnd()}
   --timeout S            per-run timeout in seconds (default 120)
   --inject crash|hang    ipc test hook passed to the engine
   --from-json FILE       render a saved device result (scripts/gpu/repro.sh's repro.json)
@@ -65,6 +68,13 @@ interface CliOptions extends LaunchCliOptions {
 
 
 const SIZE_RE = /^\d+[KMG]?$/;
+
+const PROCESS_IO: MapCliIo = {
+	stdout: t => { process.stdout.write(t); },
+	stderr: t => { process.stderr.write(t); },
+	cwd: process.cwd(),
+	signal: new AbortController().signal,
+};
 
 function parseArgs(argv: string[]): CliOptions {
 	const which = argv[0];
@@ -134,14 +144,16 @@ function configLabel(o: CliOptions): string {
 }
 
 /** Entry point of `gpumpi-doctor repro …` (argv after "repro"). */
-export async function reproMain(argv: string[]): Promise<number> {
+export async function reproMain(argv: string[], io: MapCliIo = PROCESS_IO): Promise<number> {
+	const { cwd, signal } = io;
 	let o: CliOptions;
 	try {
 		o = parseArgs(argv);
+		if (o.fromJson && (o.host || o.srun)) { throw new UsageError('--from-json renders a saved file; --host and --srun launch runs'); }
 	} catch (e) {
 		const msg = e instanceof Error ? e.message : String(e);
-		if (!msg) { process.stdout.write(USAGE); return 0; }
-		process.stderr.write(`gpumpi-doctor repro: ${msg}\n\n${USAGE}`);
+		if (!msg) { io.stdout(USAGE); return 0; }
+		io.stderr(`gpumpi-doctor repro: ${msg}\n\n${USAGE}`);
 		return 2;
 	}
 	if (o.fromJson) {
@@ -149,30 +161,40 @@ export async function reproMain(argv: string[]): Promise<number> {
 			const rep = loadReproText(fs.readFileSync(o.fromJson, 'utf8'));
 			const source = `${o.fromJson}${rep.kind === 'device-result' ? ' (saved device result)' : ' (saved report)'}`;
 			if (o.which === 'ipc') {
-				if (!rep.ipc) { process.stderr.write('gpumpi-doctor repro: the file has no ipc runs\n'); return 1; }
-				process.stdout.write(o.markdown ? bugReportMarkdown({ ipc: rep.ipc, outputs: rep.outputs, source })
+				if (!rep.ipc) { io.stderr('gpumpi-doctor repro: the file has no ipc runs\n'); return 1; }
+				io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep.ipc, outputs: rep.outputs, source })
 					: o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
 			} else {
-				if (rep.fallback.length === 0) { process.stderr.write('gpumpi-doctor repro: the file has no fallback runs\n'); return 1; }
-				process.stdout.write(o.markdown ? bugReportMarkdown({ fallback: rep.fallback, outputs: rep.outputs, source })
+				if (rep.fallback.length === 0) { io.stderr('gpumpi-doctor repro: the file has no fallback runs\n'); return 1; }
+				io.stdout(o.markdown ? bugReportMarkdown({ fallback: rep.fallback, outputs: rep.outputs, source })
 					: o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
 			}
 			return 0;
 		} catch (e) {
-			process.stderr.write(`gpumpi-doctor repro: cannot read ${o.fromJson}: ${e instanceof Error ? e.message : String(e)}\n`);
+			io.stderr(`gpumpi-doctor repro: cannot read ${o.fromJson}: ${e instanceof Error ? e.message : String(e)}\n`);
 			return 1;
 		}
 	}
-	const flavor = o.flavor ?? await detectFlavor(o.mpirun);
-	if (!flavor) { process.stderr.write(`gpumpi-doctor repro: cannot tell whether ${o.mpirun} is Open MPI or MPICH (is it on PATH? use --flavor)\n`); return 1; }
-	let engine = o.engine;
-	if (!engine) {
-		const loc = findEngineFor(flavor);
-		engine = loc.path;
-		if (!engine) { process.stderr.write(`gpumpi-doctor repro: no gpumpi engine found; tried:\n  ${loc.tried.join('\n  ')}\n(build it: npm run build:native, or pass --engine)\n`); return 1; }
+	const progress = (l: string): void => { if (!o.json && !o.markdown) { io.stderr(`  … ${l}\n`); } };
+	let target;
+	try {
+		target = await cliLaunchTarget(o, o.np ?? (o.which === 'ipc' ? 4 : 2), cwd, progress);
+	} catch (e) {
+		io.stderr(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n\n${USAGE}`);
+		return 2;
 	}
-	const spec = defaultSpec(flavor, o.mpirun, o.np ?? (o.which === 'ipc' ? 4 : 2));
-	spec.loopbackOnly = o.loopback && flavor === 'openmpi';
+	for (const n of target.notes) { io.stderr(`gpumpi-doctor repro: ${n}\n`); }
+	if (!target.ok) { io.stderr(`gpumpi-doctor repro: ${target.error}\n`); return 1; }
+	try {
+		return await runOn(o, target, io, progress, signal);
+	} finally {
+		await target.close();
+	}
+}
+
+async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>, io: MapCliIo, progress: (l: string) => void, signal?: AbortSignal): Promise<number> {
+	const { engine, flavor, host } = target;
+	const spec = { ...target.spec, loopbackOnly: o.loopback && flavor === 'openmpi' };
 	const config: LaunchConfig = {
 		label: configLabel(o),
 		env: [...(o.loopback ? [['UCX_NET_DEVICES', 'lo'] as [string, string]] : []), ...o.env],
@@ -180,26 +202,27 @@ export async function reproMain(argv: string[]): Promise<number> {
 		extraArgs: o.extra,
 	};
 	try {
-		buildMpirunArgv({ ...spec, env: config.env, mca: config.mca, extraArgs: config.extraArgs }, ['true']);  // validate early
+		const shown = buildLaunchArgv(withJobName({ ...spec, env: config.env, mca: config.mca, extraArgs: [...spec.extraArgs, ...config.extraArgs] }), [engine, 'repro', o.which]);  // validate early
+		io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${shown.map(posixQuote).join(' ')} …\n`);
 	} catch (e) {
-		process.stderr.write(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n`);
+		io.stderr(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n`);
 		return 2;
 	}
-	const progress = (l: string): void => { if (!o.json && !o.markdown) { process.stderr.write(`  … ${l}\n`); } };
+	const where = target.label === 'this machine' ? 'run on this host' : `run on ${target.label}`;
 	const timeoutMs = o.timeoutS * 1000;
 	if (o.which === 'ipc') {
 		const sizeBytes = parseSizeText(o.size);
 		const rep = await runIpcVariants({
-			engine, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
-			engineArgs: o.inject ? ['--inject', o.inject] : [], onProgress: progress,
+			engine, host, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
+			engineArgs: o.inject ? ['--inject', o.inject] : [], onProgress: progress, signal,
 		});
-		process.stdout.write(o.markdown ? bugReportMarkdown({ ipc: rep, source: 'run on this host' }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));
+		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep, source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));
 	} else {
 		const rep = await runFallbackRepro({
-			engine, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
-			memory: o.memory, timeoutMs, protoInfo: o.protoInfo, onProgress: progress,
+			engine, host, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
+			memory: o.memory, timeoutMs, protoInfo: o.protoInfo, onProgress: progress, signal,
 		});
-		process.stdout.write(o.markdown ? bugReportMarkdown({ fallback: [rep], source: 'run on this host' }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
+		io.stdout(o.markdown ? bugReportMarkdown({ fallback: [rep], source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
 	}
 	return 0;
 }

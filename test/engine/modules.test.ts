@@ -13,6 +13,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { nativeSourceFiles } from '../../extension/core/hosts/deployEngine';
+import { hostSetting } from '../../extension/core/hosts/hostSettings';
 import { openRemoteTarget } from '../../extension/core/hosts/remoteTarget';
 import { SshHost } from '../../extension/core/hosts/sshHost';
 import { inspectHost } from '../../extension/core/inspect';
@@ -81,7 +82,7 @@ describe('environment modules (Lmod) on an ssh host', function () {
 	async function inspectWith(name: string, setup: string): Promise<{ report: Report; progress: string[] }> {
 		assert.ok(lab);
 		const progress: string[] = [];
-		const target = await openRemoteTarget({ name, sshHost: 'host-a', setup, mpirun: '', enginePath: '' }, {
+		const target = await openRemoteTarget(hostSetting({ name, sshHost: 'host-a', setup }), {
 			configFile: lab.sshConfig, controlDir: path.join(lab.dir, `cm-${name}`), nativeDir,
 			cacheRoot: path.join(lab.dir, 'engine-cache'), onProgress: m => progress.push(m),
 		});

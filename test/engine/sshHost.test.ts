@@ -10,6 +10,7 @@ import type { MapDocument } from '../../extension/shared/mapSchema';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { hostSetting } from '../../extension/core/hosts/hostSettings';
 import { openRemoteTarget } from '../../extension/core/hosts/remoteTarget';
 import { SshHost } from '../../extension/core/hosts/sshHost';
 import { deployEngine, nativeSourceFiles, remoteFingerprint } from '../../extension/core/hosts/deployEngine';
@@ -274,7 +275,7 @@ describe('deployEngine over real ssh', function () {
 
 	it('openRemoteTarget reuses the deployed engine and inspectHost runs it on the host', async function () {
 		assert.ok(nativeDir && cacheRoot, 'needs the deploy test above');
-		const target = await openRemoteTarget({ name: 'node-a', sshHost: 'host-a', setup: '', mpirun: 'mpirun.openmpi', enginePath: '' },
+		const target = await openRemoteTarget(hostSetting({ name: 'node-a', sshHost: 'host-a', mpirun: 'mpirun.openmpi' }),
 			{ configFile: lab.sshConfig, controlDir: path.join(lab.dir, 'cm2'), nativeDir, cacheRoot });
 		try {
 			assert.ok(target.deploy?.ok && target.deploy.reused, JSON.stringify(target.deploy));

@@ -32,8 +32,30 @@ describe('host settings and ssh errors (pure)', () => {
 		assert.equal(problems.length, 10);
 		assert.deepEqual(validateHostSettings('x').problems, ['gpumpiDoctor.hosts must be an array of hosts, got the string "x"']);
 		assert.deepEqual(resolveHost(hosts, 'gpu01', 'module load x'), { ...hosts[0], setup: 'module load x' });
-		assert.deepEqual(resolveHost(hosts, 'bob@node7'), { name: 'bob@node7', sshHost: 'bob@node7', setup: '', mpirun: '', enginePath: '' });
+		assert.deepEqual(resolveHost(hosts, 'bob@node7'), { name: 'bob@node7', sshHost: 'bob@node7', setup: '', mpirun: '', enginePath: '', launcher: 'mpirun', srunArgs: [], srunMpi: '' });
 		assert.match((resolveHost(hosts, '-F/etc/x') as { error: string }).error, /starts with "-"/);
+	});
+
+	it('validates the Slurm launcher keys: srun allocation options are argv items, hostile ones stay data or are refused', () => {
+		const { hosts, problems } = validateHostSettings([
+			{ name: 'slurm', sshHost: 'login1', launcher: 'srun', srunArgs: ['-p', 'gpu', '--gres=gpu:1', '$(reboot)'], srunMpi: 'pmi2' },
+			{ name: 'badl', sshHost: 'h', launcher: 'qsub' },
+			{ name: 'bada', sshHost: 'h', launcher: 'srun', srunArgs: '-p gpu' },
+			{ name: 'badn', sshHost: 'h', launcher: 'srun', srunArgs: ['-p', 'a\nb'] },
+			{ name: 'badm', sshHost: 'h', launcher: 'srun', srunMpi: 'pmi2;reboot' },
+			{ name: 'long', sshHost: 'h', srunArgs: Array.from({ length: 40 }, () => '-v') },
+		]);
+		assert.deepEqual(hosts.map(h => h.name), ['slurm']);
+		assert.deepEqual(hosts[0].srunArgs, ['-p', 'gpu', '--gres=gpu:1', '$(reboot)']);
+		assert.equal(hosts[0].launcher, 'srun');
+		assert.equal(hosts[0].srunMpi, 'pmi2');
+		const text = problems.join('\n');
+		assert.match(text, /\(badl\): launcher must be "mpirun" or "srun"/);
+		assert.match(text, /\(bada\): srunArgs must be an array/);
+		assert.match(text, /\(badn\): srunArgs must be an array .*no NUL or newline/);
+		assert.match(text, /\(badm\): srunMpi must be a plugin name/);
+		assert.match(text, /\(long\): srunArgs must be an array of up to 32/);
+		assert.equal(problems.length, 5);
 	});
 
 	it('throws for a destination ssh would misread', () => {

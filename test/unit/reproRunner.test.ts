@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import type { ExecuteResult } from '../../extension/core/proc';
 import { classifyFallbackRun, combineFallback, fallbackVerdict } from '../../extension/core/repro/fallbackRunner';
 import { classifyIpcRun, ipcVerdict } from '../../extension/core/repro/ipcRunner';
-import { buildMpirunArgv, defaultSpec, parsePreset, PML_UCX_MCA } from '../../extension/core/repro/launcher';
+import { buildLaunchArgv, defaultSpec, parsePreset, PML_UCX_MCA, withJobName } from '../../extension/core/repro/launcher';
+import { hostListArgs } from '../../extension/core/hosts/launchTarget';
 import { gatherTransportEvidence } from '../../extension/core/repro/reproParsers';
 import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../../extension/core/repro/reproRender';
 import type { IpcVariantResult } from '../../extension/shared/reproSchema';
@@ -24,7 +25,7 @@ describe('repro launcher: mpirun argv', () => {
 	it('Open MPI: root, oversubscribe, loopback, MCA and -x presets, then -np and the program', () => {
 		const spec = { ...defaultSpec('openmpi', 'mpirun.openmpi', 4), allowRunAsRoot: true, loopbackOnly: true,
 			mca: [...PML_UCX_MCA, ['btl_smcuda_use_cuda_ipc', '0'] as [string, string]], env: [['UCX_TLS', '^cuda_ipc'] as [string, string]] };
-		const argv = buildMpirunArgv(spec, ['/e/gpumpi', 'repro', 'ipc']);
+		const argv = buildLaunchArgv(spec, ['/e/gpumpi', 'repro', 'ipc']);
 		assert.deepEqual(argv, ['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '--mca', 'btl_tcp_if_include', 'lo',
 			'--mca', 'pml', 'ucx', '--mca', 'pml_ucx_tls', 'any', '--mca', 'pml_ucx_devices', 'any', '--mca', 'btl_smcuda_use_cuda_ipc', '0',
 			'-x', 'UCX_TLS=^cuda_ipc', '-np', '4', '/e/gpumpi', 'repro', 'ipc']);
@@ -32,19 +33,54 @@ describe('repro launcher: mpirun argv', () => {
 
 	it('MPICH: -genv NAME value; MCA parameters are refused with a clear message', () => {
 		const spec = { ...defaultSpec('mpich', 'mpirun.mpich', 2), env: [['UCX_TLS', 'sm,cuda_copy,self'] as [string, string]] };
-		assert.deepEqual(buildMpirunArgv(spec, ['g']), ['mpirun.mpich', '-genv', 'UCX_TLS', 'sm,cuda_copy,self', '-np', '2', 'g']);
-		assert.throws(() => buildMpirunArgv({ ...spec, mca: [['pml', 'ucx']] }, ['g']), /Open MPI only/);
+		assert.deepEqual(buildLaunchArgv(spec, ['g']), ['mpirun.mpich', '-genv', 'UCX_TLS', 'sm,cuda_copy,self', '-np', '2', 'g']);
+		assert.throws(() => buildLaunchArgv({ ...spec, mca: [['pml', 'ucx']] }, ['g']), /Open MPI only/);
 	});
 
 	it('hostile values stay one argv item; bad names are refused', () => {
 		const p = parsePreset('UCX_TLS=$(rm -rf /); echo "x"');
 		assert.ok(p);
-		const argv = buildMpirunArgv({ ...defaultSpec('openmpi', 'mpirun', 2), env: [p] }, ['g']);
+		const argv = buildLaunchArgv({ ...defaultSpec('openmpi', 'mpirun', 2), env: [p] }, ['g']);
 		assert.ok(argv.includes('UCX_TLS=$(rm -rf /); echo "x"'));
 		assert.equal(parsePreset('A B=1'), null);
 		assert.equal(parsePreset('=1'), null);
-		assert.throws(() => buildMpirunArgv({ ...defaultSpec('openmpi', 'mpirun', 2), mca: [['pml;x', 'ucx']] }, ['g']), /bad MCA/);
-		assert.throws(() => buildMpirunArgv(defaultSpec('openmpi', 'mpirun', 0), ['g']), /rank count/);
+		assert.throws(() => buildLaunchArgv({ ...defaultSpec('openmpi', 'mpirun', 2), mca: [['pml;x', 'ucx']] }, ['g']), /bad MCA/);
+		assert.throws(() => buildLaunchArgv(defaultSpec('openmpi', 'mpirun', 0), ['g']), /rank count/);
+	});
+});
+
+describe('repro launcher: srun argv and host lists', () => {
+	const srun = { srun: 'srun', mpi: 'pmi2', allocation: ['-p', 'debug', '-N', '2'], jobName: 'gpumpi-test' };
+
+	it('Open MPI under srun: MCA parameters become OMPI_MCA_* and presets stay whole in the environment (commas too)', () => {
+		const spec = { ...defaultSpec('openmpi', 'mpirun', 4), srun, mca: [['pml', 'ob1'] as [string, string]], env: [['UCX_TLS', 'sm,cuda_copy,self'] as [string, string]] };
+		assert.deepEqual(buildLaunchArgv(spec, ['/e/gpumpi', 'map']), ['env', 'OMPI_MCA_pml=ob1', 'UCX_TLS=sm,cuda_copy,self',
+			'srun', '--job-name=gpumpi-test', '--mpi=pmi2', '-p', 'debug', '-N', '2', '-n', '4', '/e/gpumpi', 'map']);
+	});
+
+	it('MPICH under srun refuses MCA; no presets means no env prefix; the site default plugin when mpi is null', () => {
+		const spec = { ...defaultSpec('mpich', 'mpirun', 2), srun: { ...srun, mpi: null, allocation: [] } };
+		assert.deepEqual(buildLaunchArgv(spec, ['g']), ['srun', '--job-name=gpumpi-test', '-n', '2', 'g']);
+		assert.throws(() => buildLaunchArgv({ ...spec, mca: [['pml', 'ucx']] }, ['g']), /Open MPI only/);
+	});
+
+	it('bad plugin and job names are refused; withJobName fills a fresh name only when empty', () => {
+		const base = defaultSpec('openmpi', 'mpirun', 2);
+		assert.throws(() => buildLaunchArgv({ ...base, srun: { ...srun, mpi: 'pmi2 --x' } }, ['g']), /bad srun --mpi/);
+		assert.throws(() => buildLaunchArgv({ ...base, srun: { ...srun, jobName: '' } }, ['g']), /bad Slurm job name/);
+		const a = withJobName({ ...base, srun: { ...srun, jobName: '' } }).srun?.jobName ?? '';
+		const b = withJobName({ ...base, srun: { ...srun, jobName: '' } }).srun?.jobName ?? '';
+		assert.match(a, /^gpumpi-[0-9a-f]{8}$/);
+		assert.notEqual(a, b);
+		assert.equal(withJobName({ ...base, srun }).srun?.jobName, 'gpumpi-test');
+		assert.equal(withJobName(base).srun, undefined);
+	});
+
+	it('explicit host lists per launcher, malformed lists refused', () => {
+		assert.deepEqual(hostListArgs('a:2,b:2', 'openmpi', false), ['--host', 'a:2,b:2']);
+		assert.deepEqual(hostListArgs('a:2,b:2', 'mpich', false), ['-hosts', 'a:2,b:2']);
+		assert.deepEqual(hostListArgs('node1:2,node2', 'openmpi', true), ['--nodelist=node1,node2']);
+		for (const bad of ['a b', '-x', 'a;b', 'a,,b', '$(x)', '']) { assert.throws(() => hostListArgs(bad, 'openmpi', false), /host list/); }
 	});
 });
 

@@ -19,10 +19,18 @@ export interface HostSetting {
 	mpirun: string;
 	/** Engine binary on that host ("" to deploy and build it there). */
 	enginePath: string;
+	/** How the reproducers and the map launch there: mpirun, or Slurm's srun. */
+	launcher: 'mpirun' | 'srun';
+	/** srun allocation options, one argv item each (e.g. ["-p", "gpu", "-N", "2", "-t", "10"]); passed as data. */
+	srunArgs: string[];
+	/** srun `--mpi=` plugin ("" for the site's default). */
+	srunMpi: string;
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const MAX_SETUP = 4096;
+const MAX_SRUN_ARGS = 32;
+const HOST_KEYS = ['name', 'sshHost', 'setup', 'mpirun', 'enginePath', 'launcher', 'srunArgs', 'srunMpi'];
 
 /** Validate the raw setting value. */
 export function validateHostSettings(raw: unknown): { hosts: HostSetting[]; problems: string[] } {
@@ -50,6 +58,18 @@ export function validateHostSettings(raw: unknown): { hosts: HostSetting[]; prob
 		const setup = str('setup', false);
 		const mpirun = str('mpirun', false);
 		const enginePath = str('enginePath', false);
+		const launcher = str('launcher', false) || 'mpirun';
+		const srunMpi = str('srunMpi', false);
+		let srunArgs: string[] = [];
+		if (e.srunArgs !== undefined) {
+			if (!Array.isArray(e.srunArgs) || e.srunArgs.length > MAX_SRUN_ARGS || !e.srunArgs.every(a => typeof a === 'string' && a.length > 0 && a.length <= 256 && !a.includes('\0') && !a.includes('\n'))) {
+				bad.push(`srunArgs must be an array of up to ${MAX_SRUN_ARGS} non-empty strings (one argv item each, no NUL or newline)`);
+			} else {
+				srunArgs = e.srunArgs as string[];
+			}
+		}
+		if (launcher !== 'mpirun' && launcher !== 'srun') { bad.push(`launcher must be "mpirun" or "srun", got ${JSON.stringify(launcher.slice(0, 40))}`); }
+		if (srunMpi && !/^[A-Za-z0-9_.-]{1,32}$/.test(srunMpi)) { bad.push(`srunMpi must be a plugin name like pmi2 or pmix, got ${JSON.stringify(srunMpi.slice(0, 40))}`); }
 		if (typeof e.name === 'string' && !NAME_RE.test(name)) {
 			bad.push(`name ${JSON.stringify(name.slice(0, 80))} must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
 		}
@@ -63,11 +83,11 @@ export function validateHostSettings(raw: unknown): { hosts: HostSetting[]; prob
 		}
 		if (enginePath && !path.posix.isAbsolute(enginePath)) { bad.push(`enginePath must be an absolute path on that host, got ${JSON.stringify(enginePath.slice(0, 80))}`); }
 		for (const key of Object.keys(e)) {
-			if (!['name', 'sshHost', 'setup', 'mpirun', 'enginePath'].includes(key)) { bad.push(`unknown key ${JSON.stringify(key.slice(0, 40))}`); }
+			if (!HOST_KEYS.includes(key)) { bad.push(`unknown key ${JSON.stringify(key.slice(0, 40))}`); }
 		}
 		if (bad.length === 0 && hosts.some(h => h.name === name)) { bad.push(`the name ${JSON.stringify(name)} is used twice`); }
 		if (bad.length > 0) { problems.push(`${where}${typeof e.name === 'string' && NAME_RE.test(name) ? ` (${name})` : ''}: ${bad.join('; ')}`); return; }
-		hosts.push({ name, sshHost, setup, mpirun, enginePath });
+		hosts.push({ name, sshHost, setup, mpirun, enginePath, launcher: launcher === 'srun' ? 'srun' : 'mpirun', srunArgs, srunMpi });
 	});
 	return { hosts, problems };
 }
@@ -82,7 +102,12 @@ export function resolveHost(hosts: readonly HostSetting[], x: string, setup?: st
 	const p = destinationProblem(x);
 	if (p) { return { error: p }; }
 	if (setup !== undefined && (setup.includes('\0') || setup.length > MAX_SETUP)) { return { error: 'the setup line contains a NUL byte or is too long' }; }
-	return { name: x, sshHost: x, setup: setup ?? '', mpirun: '', enginePath: '' };
+	return hostSetting({ name: x, sshHost: x, setup: setup ?? '' });
+}
+
+/** A host entry with defaults for everything not given (mpirun launcher, deploy the engine). */
+export function hostSetting(p: Pick<HostSetting, 'name' | 'sshHost'> & Partial<HostSetting>): HostSetting {
+	return { setup: '', mpirun: '', enginePath: '', launcher: 'mpirun', srunArgs: [], srunMpi: '', ...p };
 }
 
 function typeName(v: unknown): string {

@@ -4,8 +4,9 @@
  * the evidence to it (mapEvidence.ts). Never throws on a failed run: the result says what went wrong.
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
-import { execute, formatSeconds } from '../proc';
-import { buildMpirunArgv, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from '../repro/launcher';
+import type { Host } from '../hosts/host';
+import { formatSeconds } from '../proc';
+import { buildLaunchArgv, runLaunch, withConfig, withEvidence, withJobName, type LaunchConfig, type LaunchSpec } from '../repro/launcher';
 import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
 
@@ -24,8 +25,11 @@ export const DEFAULT_MAP_OPTIONS: MapEngineOptions = { pairs: 'all', maxRanks: 1
 
 /** What to run. */
 export interface MapRunOptions {
+	/** Engine path on the host that launches. */
 	engine: string;
 	spec: LaunchSpec;
+	/** Where mpirun/srun runs (default: this machine). */
+	host?: Host;
 	config: LaunchConfig;
 	map: MapEngineOptions;
 	timeoutMs: number;
@@ -52,12 +56,12 @@ export function mapProgram(engine: string, o: MapEngineOptions): string[] {
 /** Run the map once. */
 export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const program = mapProgram(opts.engine, opts.map);
-	const argv = buildMpirunArgv(withConfig(opts.spec, withEvidence(opts.config, opts.spec.flavor, false)), program);
-	opts.onProgress?.(`running ${opts.spec.np} ranks: ${argv.join(' ')}`);
+	const spec = withJobName(withConfig(opts.spec, withEvidence(opts.config, opts.spec.flavor, false)));
+	opts.onProgress?.(`running ${opts.spec.np} ranks: ${buildLaunchArgv(spec, program).join(' ')}`);
 	const pairsTotal = opts.spec.np * (opts.spec.np - 1) / 2;
 	opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
-	const r = await execute(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal }).result;
-	const tail = (r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine).join('\n');
+	const { argv, result: r, cleanup } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
+	const tail = [...cleanup, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the process group was killed (a pair may hang: try fewer ranks or --pairs sampled)`); }
 	if (opts.signal?.aborted) { return fail('cancelled'); }

@@ -8,14 +8,18 @@ import {
 	type FallbackResult, type FallbackRun, type FallbackVerdict, type ReproFallbackDocument, type ReproFallbackReport,
 	type TransportEvidence,
 } from '../../shared/reproSchema';
-import { execute, formatSeconds, type ExecuteResult } from '../proc';
-import { buildMpirunArgv, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from './launcher';
+import type { Host } from '../hosts/host';
+import { formatSeconds, type ExecuteResult } from '../proc';
+import { runLaunch, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from './launcher';
 import { detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
 
 /** What to run. */
 export interface FallbackRunOptions {
+	/** Engine path on the host that launches. */
 	engine: string;
 	spec: LaunchSpec;
+	/** Where mpirun/srun runs (default: this machine). */
+	host?: Host;
 	config: LaunchConfig;
 	modes: string[];
 	/** Engine --sizes text, e.g. "1M..1G". */
@@ -63,9 +67,9 @@ export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproF
 		if (opts.chunk) { program.push('--chunk', opts.chunk); }
 		if (opts.nbuf) { program.push('--nbuf', String(opts.nbuf)); }
 		const config = mode === 'mpi' ? withEvidence(opts.config, opts.spec.flavor, opts.protoInfo) : opts.config;
-		const argv = buildMpirunArgv(withConfig(opts.spec, config), program);
-		const r = await execute(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal }).result;
+		const { argv, result: r, cleanup } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 		const { run, doc } = classifyFallbackRun([mode], opts.config.label, argv, r, opts.timeoutMs);
+		if (cleanup.length > 0) { run.detail = `${run.detail} (${cleanup.join('; ')})`; }
 		runs.push(run);
 		if (doc) { docs.push(doc); }
 		if (mode === 'mpi') { transports = gatherTransportEvidence(r.stdout, r.stderr); }

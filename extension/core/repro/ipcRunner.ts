@@ -6,14 +6,18 @@ import {
 	REPRO_IPC_REPORT_SCHEMA, validateIpcDocument,
 	type IpcVariantResult, type IpcVerdict, type ReproIpcReport, type ReproMpiInfo,
 } from '../../shared/reproSchema';
-import { execute, formatSeconds, type ExecuteResult } from '../proc';
-import { buildMpirunArgv, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from './launcher';
+import type { Host } from '../hosts/host';
+import { formatSeconds, type ExecuteResult } from '../proc';
+import { runLaunch, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from './launcher';
 import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines } from './reproParsers';
 
 /** What to run. */
 export interface IpcRunOptions {
+	/** Engine path on the host that launches. */
 	engine: string;
 	spec: LaunchSpec;
+	/** Where mpirun/srun runs (default: this machine). */
+	host?: Host;
 	/** Launcher configurations to try; default one plain configuration. */
 	configs: LaunchConfig[];
 	variants: string[];
@@ -86,9 +90,10 @@ export async function runIpcVariants(opts: IpcRunOptions): Promise<ReproIpcRepor
 		for (const variant of opts.variants) {
 			if (opts.signal?.aborted) { break; }
 			const program = [opts.engine, 'repro', 'ipc', '--variant', variant, '--size', String(opts.sizeBytes), '--memory', opts.memory, '--json', ...(opts.engineArgs ?? [])];
-			const argv = buildMpirunArgv(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program);
-			const r = await execute(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal }).result;
+			const { argv, result: r, cleanup } = await runLaunch(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program,
+				{ host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 			const res = classifyIpcRun(variant, config.label, argv, r, opts.timeoutMs);
+			if (cleanup.length > 0) { res.evidence = [...cleanup, ...res.evidence].slice(0, 40); }
 			if (!mpi) {
 				const ex = extractJsonDocument(r.stdout);
 				if ('json' in ex) { const d = validateIpcDocument(ex.json); if (typeof d !== 'string') { mpi = d.mpi; } }

@@ -1,18 +1,39 @@
 /**
- * Builds mpirun command lines for the reproducers, per MPI flavour, from data (never a shell string):
+ * Builds launcher command lines for the reproducers and the map, per MPI flavour and launcher, from data (never a
+ * shell string), and runs them on a Host:
  * Open MPI `mpirun [--allow-run-as-root] [--oversubscribe] [--mca K V]... [-x NAME=value]... [extra] -np N prog...`,
- * MPICH Hydra `mpirun.mpich [-genv NAME value]... [extra] -np N prog...`.
+ * MPICH Hydra `mpirun.mpich [-genv NAME value]... [extra] -np N prog...`,
+ * Slurm `env NAME=value... [OMPI_MCA_k=v...] srun --job-name J [--mpi=P] [allocation...] [extra] -n N prog...`
+ * (srun exports its whole environment by default, so presets travel as environment, commas and all; a timed-out or
+ * cancelled srun job is also ended with `scancel --name J`).
  */
-import { execute } from '../proc';
+import { randomBytes } from 'node:crypto';
+import type { ExecuteResult } from '../proc';
+import type { Host } from '../hosts/host';
+import { LocalHost } from '../hosts/localHost';
 
 /** Which launcher dialect. */
 export type MpiFlavor = 'openmpi' | 'mpich';
 
+/** Slurm's launcher instead of mpirun: `srun` inside an allocation, or with allocation options of its own. */
+export interface SrunSpec {
+	/** Path or name of srun. */
+	srun: string;
+	/** `--mpi=` plugin (pmi2, pmix, …); null: the site's MpiDefault. */
+	mpi: string | null;
+	/** Allocation options passed before the program (e.g. ["-p", "gpu", "-N", "2", "-t", "10"]); empty inside salloc. */
+	allocation: string[];
+	/** `--job-name`, so a cancelled run can be ended with scancel; runLaunch fills a fresh one when empty. */
+	jobName: string;
+}
+
 /** Everything that goes into one launch except the program. */
 export interface LaunchSpec {
 	flavor: MpiFlavor;
-	/** Path or name of mpirun. */
+	/** Path or name of mpirun (unused when `srun` is set). */
 	mpirun: string;
+	/** Launch with Slurm's srun instead of mpirun. */
+	srun?: SrunSpec | null;
 	np: number;
 	/** Environment presets handed to every rank, e.g. ["UCX_TLS", "^cuda_ipc"]. */
 	env: Array<[string, string]>;
@@ -58,8 +79,11 @@ export function withConfig(spec: LaunchSpec, config: LaunchConfig): LaunchSpec {
 	return { ...spec, env: [...spec.env, ...config.env], mca: [...spec.mca, ...config.mca], extraArgs: [...spec.extraArgs, ...config.extraArgs] };
 }
 
+const SRUN_MPI = /^[A-Za-z0-9_.-]+$/;
+const JOB_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
 /** The full argv. Throws Error with a clear message on invalid data (bad names, MCA with MPICH, np < 1). */
-export function buildMpirunArgv(spec: LaunchSpec, program: readonly string[]): string[] {
+export function buildLaunchArgv(spec: LaunchSpec, program: readonly string[]): string[] {
 	if (!Number.isInteger(spec.np) || spec.np < 1 || spec.np > 4096) { throw new Error(`bad rank count ${spec.np}`); }
 	if (program.length === 0) { throw new Error('no program to launch'); }
 	for (const [name] of spec.env) {
@@ -68,6 +92,7 @@ export function buildMpirunArgv(spec: LaunchSpec, program: readonly string[]): s
 	for (const [name] of spec.mca) {
 		if (!MCA_NAME.test(name)) { throw new Error(`bad MCA parameter name ${JSON.stringify(name)}`); }
 	}
+	if (spec.srun) { return buildSrunArgv(spec, spec.srun, program); }
 	const argv = [spec.mpirun];
 	if (spec.flavor === 'openmpi') {
 		if (spec.allowRunAsRoot) { argv.push('--allow-run-as-root'); }
@@ -83,12 +108,75 @@ export function buildMpirunArgv(spec: LaunchSpec, program: readonly string[]): s
 	return argv;
 }
 
-/** Flavour from the launcher's name, or from `mpirun --version` ("Open MPI" / "open-mpi" / "HYDRA"). */
-export async function detectFlavor(mpirun: string, timeoutMs = 15000): Promise<MpiFlavor | null> {
+function buildSrunArgv(spec: LaunchSpec, srun: SrunSpec, program: readonly string[]): string[] {
+	if (srun.mpi !== null && !SRUN_MPI.test(srun.mpi)) { throw new Error(`bad srun --mpi plugin ${JSON.stringify(srun.mpi)}`); }
+	if (!JOB_NAME.test(srun.jobName)) { throw new Error(`bad Slurm job name ${JSON.stringify(srun.jobName)}`); }
+	if (spec.flavor === 'mpich' && spec.mca.length > 0) {
+		throw new Error(`MCA parameters (${spec.mca.map(m => m[0]).join(', ')}) are Open MPI only; this launch is MPICH under srun`);
+	}
+	// Open MPI reads MCA parameters from OMPI_MCA_<name> in every rank's environment.
+	const env = [...spec.mca.map(([k, v]): [string, string] => [`OMPI_MCA_${k}`, v]), ...spec.env];
+	if (spec.flavor === 'openmpi' && spec.loopbackOnly) { env.unshift(['OMPI_MCA_btl_tcp_if_include', 'lo']); }
+	const argv = env.length > 0 ? ['env', ...env.map(([k, v]) => `${k}=${v}`)] : [];
+	argv.push(srun.srun, `--job-name=${srun.jobName}`);
+	if (srun.mpi !== null) { argv.push(`--mpi=${srun.mpi}`); }
+	argv.push(...srun.allocation, ...spec.extraArgs, '-n', String(spec.np), ...program);
+	return argv;
+}
+
+/** A fresh job name for one srun launch. */
+export function newJobName(): string {
+	return `gpumpi-${randomBytes(4).toString('hex')}`;
+}
+
+/** `spec` with a fresh srun job name when it has none (unchanged for mpirun). */
+export function withJobName(spec: LaunchSpec): LaunchSpec {
+	return spec.srun && !spec.srun.jobName ? { ...spec, srun: { ...spec.srun, jobName: newJobName() } } : spec;
+}
+
+/** Options of `runLaunch`. */
+export interface RunLaunchOptions {
+	/** Where to launch (default: this machine). */
+	host?: Host;
+	timeoutMs: number;
+	signal?: AbortSignal;
+}
+
+/** What `runLaunch` ran and what came of it. */
+export interface LaunchOutcome {
+	/** The command line as run (show it; it can be pasted into a shell after quoting). */
+	argv: string[];
+	result: ExecuteResult;
+	/** What was done to end the job after a timeout or cancel (e.g. the scancel line and its output). */
+	cleanup: string[];
+}
+
+/**
+ * Launch `program` per `spec` on a host, with a timeout and cancellation that end the whole job: the launcher's
+ * process group is killed (locally, or remotely by SshHost), and an srun job is also cancelled by name.
+ * Throws only on invalid specs (buildLaunchArgv).
+ */
+export async function runLaunch(spec: LaunchSpec, program: readonly string[], opts: RunLaunchOptions): Promise<LaunchOutcome> {
+	const s = withJobName(spec);
+	const argv = buildLaunchArgv(s, program);
+	const host = opts.host ?? new LocalHost();
+	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	const cleanup: string[] = [];
+	if (s.srun && (result.timedOut || opts.signal?.aborted || result.signal !== null || (result.exitCode !== 0 && result.exitCode !== null))) {
+		const scancel = s.srun.srun.includes('/') ? s.srun.srun.replace(/srun$/, 'scancel') : 'scancel';
+		const cmd = [scancel, `--name=${s.srun.jobName}`];
+		const r = await host.run(cmd, { timeoutMs: 20_000 });
+		cleanup.push(`${cmd.join(' ')}: ${r.exitCode === 0 ? 'done' : r.error ?? (r.stderr.trim() || `exit ${r.exitCode ?? r.signal ?? '?'}`)}`);
+	}
+	return { argv, result, cleanup };
+}
+
+/** Flavour from the launcher's name, or from `mpirun --version` ("Open MPI" / "open-mpi" / "HYDRA"), run on `host`. */
+export async function detectFlavor(mpirun: string, timeoutMs = 15000, host?: Host): Promise<MpiFlavor | null> {
 	const base = mpirun.split('/').pop() ?? mpirun;
 	if (/mpich|hydra/i.test(base)) { return 'mpich'; }
 	if (/openmpi|prterun|orterun/i.test(base)) { return 'openmpi'; }
-	const r = await execute([mpirun, '--version'], { timeoutMs }).result;
+	const r = await (host ?? new LocalHost()).run([mpirun, '--version'], { timeoutMs });
 	const text = r.stdout + r.stderr;
 	if (/Open MPI|open-mpi|OpenRTE|PRRTE/i.test(text)) { return 'openmpi'; }
 	if (/HYDRA|MPICH/i.test(text)) { return 'mpich'; }

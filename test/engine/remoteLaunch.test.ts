@@ -1,0 +1,129 @@
+/**
+ * The reproducers, the map and the bundle run on a CHOSEN host, launched from the CLI and from the runners the VS Code
+ * commands use: real sshd in network-namespace hosts (test/hosts/netnsHosts.ts), real Open MPI mpirun started on
+ * host-a, ranks on host-a and host-b. Also: cancelling a run that spans both hosts leaves no rank on either.
+ * Namespace hosts share this machine's file system, so the engine built here is a valid path on them (the deploy
+ * path is tested in sshHost.test.ts / modules.test.ts); --engine points at it to keep the suite fast.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { main } from '../../extension/cli/gpumpiDoctor';
+import { hostSetting } from '../../extension/core/hosts/hostSettings';
+import { resolveLaunchTarget } from '../../extension/core/hosts/launchTarget';
+import { findEngine } from '../../extension/core/native';
+import { runIpcVariants } from '../../extension/core/repro/ipcRunner';
+import type { ReproIpcReport } from '../../extension/shared/reproSchema';
+import type { MapDocument } from '../../extension/shared/mapSchema';
+import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
+
+const sleep = (ms: number): Promise<void> => new Promise(r => setTimeout(r, ms));
+
+describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MPI across namespace hosts)', function () {
+	this.timeout(150_000);
+	let lab: NetnsLab;
+	let engine = '';
+	/** Open MPI options that keep its traffic on the lab subnet and let mpirun on host-a start ranks on host-b. */
+	let across: string[] = [];
+
+	const cli = async (args: string[]): Promise<{ code: number; out: string; err: string }> => {
+		let out = '';
+		let err = '';
+		const io = { stdout: (t: string) => { out += t; }, stderr: (t: string) => { err += t; }, cwd: lab.dir, signal: new AbortController().signal };
+		const code = await main(args, io);
+		return { code, out, err };
+	};
+
+	before(async function () {
+		this.timeout(60_000);
+		engine = findEngine('openmpi', {}).path ?? '';
+		assert.ok(engine, 'the Open MPI engine is not built (node scripts/buildNative.mjs --all-mpis)');
+		lab = await createNetnsLab({ count: 2 });
+		across = ['--mca', 'btl_tcp_if_include', lab.subnet, '--mca', 'oob_tcp_if_include', lab.subnet, '--mca', 'plm_rsh_agent', 'ssh'];
+	});
+
+	after(function () {
+		lab?.teardown();
+	});
+
+	it('CLI: repro ipc --host host-a --hosts host-a:2,host-b:2 runs the report\'s 2-node layout from host-a and shows the command', async () => {
+		const r = await cli(['repro', 'ipc', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine,
+			'--hosts', 'host-a:2,host-b:2', ...across, '--launcher-arg', '-x', '--launcher-arg', 'PATH',
+			'--memory', 'host', '--size', '1M', '--variants', 'direct,bounce', '--json']);
+		assert.equal(r.code, 0, r.err);
+		const rep = JSON.parse(r.out) as ReproIpcReport;
+		assert.deepEqual(rep.variants.map(v => v.outcome), ['correct', 'correct'], JSON.stringify(rep.variants.map(v => [v.detail, v.evidence.slice(0, 5)])));
+		assert.deepEqual(rep.variants[0].ranks.map(x => x.host).sort(), ['host-a', 'host-a', 'host-b', 'host-b']);
+		const cmd = rep.variants[0].command;
+		assert.equal(cmd[0], 'mpirun.openmpi');
+		assert.deepEqual(cmd.slice(cmd.indexOf('--host'), cmd.indexOf('--host') + 2), ['--host', 'host-a:2,host-b:2']);
+	});
+
+	it('CLI: map --host host-b maps on that host; a wrong --hosts list and a hostile --host are usage errors', async () => {
+		const r = await cli(['map', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine,
+			'--np', '2', '--memory', 'host', '--large', '1M', '--iters', '2', '--loopback', '--json']);
+		assert.equal(r.code, 0, r.err);
+		const doc = JSON.parse(r.out) as MapDocument;
+		assert.deepEqual(doc.ranks.map(x => x.host), ['host-b', 'host-b']);
+		assert.equal(doc.pairs.length, 1);
+		assert.equal(doc.pairs[0].status, 'ok');
+		const bad = await cli(['map', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine, '--hosts', 'a;reboot']);
+		assert.equal(bad.code, 1);
+		assert.match(bad.err, /host list "a;reboot" must look like a:2,b:2/);
+		const hostile = await cli(['map', '--host', '-oProxyCommand=touch /tmp/gpumpi-pwned', '--engine', engine]);
+		assert.equal(hostile.code, 2);
+		assert.match(hostile.err, /--host: the ssh destination .* starts with "-"/);
+		assert.equal(fs.existsSync('/tmp/gpumpi-pwned'), false);
+	});
+
+	it('CLI: collect --host host-b writes a bundle of host-b that analyze reads back; an unreachable host is an error, not a hang', async () => {
+		const out = path.join(lab.dir, 'bundle-b');
+		const r = await cli(['collect', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--out', out]);
+		assert.equal(r.code, 0, r.err);
+		const a = await cli(['analyze', out, '--json']);
+		assert.equal(a.code, 0, a.err);
+		const report = JSON.parse(a.out) as { summary: { hostname: string }; raw: Array<{ id: string; stdout: string }> };
+		assert.equal(report.summary.hostname, 'host-b');
+		assert.match(report.raw.find(x => x.id === 'identity')?.stdout ?? '', /hostname=host-b/);
+		lab.addSshConfig(`Host gone\n  HostName ${lab.subnet.replace(/\.0\/24$/, '.251')}\n  ConnectTimeout 3\n`);
+		const started = Date.now();
+		const dead = await cli(['repro', 'ipc', '--host', 'gone', '--ssh-config', lab.sshConfig, '--memory', 'host']);
+		assert.equal(dead.code, 1);
+		assert.match(dead.err, /cannot reach gone/);
+		assert.ok(Date.now() - started < 60_000, `took ${Date.now() - started} ms`);
+	});
+
+	it('cancelling a run that spans host-a and host-b leaves no rank on either host', async () => {
+		const target = await resolveLaunchTarget({
+			host: hostSetting({ name: 'a', sshHost: 'host-a', mpirun: 'mpirun.openmpi' }), mpirun: '', flavor: null, engine, srun: null,
+			hostList: 'host-a:2,host-b:2', np: 4, remote: { configFile: lab.sshConfig, controlDir: path.join(lab.dir, 'cm-cancel') },
+		});
+		assert.ok(target.ok, target.ok ? '' : target.error);
+		try {
+			assert.equal(target.flavor, 'openmpi', 'flavour detected on host-a');
+			const abort = new AbortController();
+			const running = runIpcVariants({
+				engine, host: target.host, spec: target.spec,
+				configs: [{ label: 'across', env: [], mca: [['btl_tcp_if_include', lab.subnet], ['oob_tcp_if_include', lab.subnet], ['plm_rsh_agent', 'ssh']], extraArgs: ['-x', 'PATH'] }],
+				variants: ['direct'], sizeBytes: 1 << 20, memory: 'host', timeoutMs: 120_000, engineArgs: ['--inject', 'hang'], signal: abort.signal,
+			});
+			const ranksOn = (h: string): string[] => lab.processes(h).filter(l => l.startsWith(`${engine} repro ipc`));
+			let seen = 0;
+			for (let i = 0; i < 100 && seen < 4; i++) { await sleep(200); seen = ranksOn('host-a').length + ranksOn('host-b').length; }
+			assert.equal(seen, 4, 'the 4 ranks never started on the two hosts');
+			await sleep(1000);
+			const t0 = Date.now();
+			abort.abort();
+			const rep = await running;
+			assert.notEqual(rep.variants[0]?.outcome, 'correct');
+			let left = [...ranksOn('host-a'), ...ranksOn('host-b')];
+			for (let i = 0; i < 50 && left.length > 0; i++) { await sleep(200); left = [...ranksOn('host-a'), ...ranksOn('host-b')]; }
+			assert.deepEqual(left, [], 'ranks survived the cancel');
+			const orted = [...lab.processes('host-a'), ...lab.processes('host-b')].filter(l => /orted|mpirun/.test(l));
+			assert.deepEqual(orted, [], 'launcher daemons survived the cancel');
+			assert.ok(Date.now() - t0 < 30_000, `cleanup took ${Date.now() - t0} ms`);
+		} finally {
+			await target.close();
+		}
+	});
+});
