@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { applyEvidence } from '../core/map/mapEvidence';
 import { DEFAULT_MAP_OPTIONS, runMap, type MapEngineOptions } from '../core/map/mapRunner';
 import type { LaunchConfig } from '../core/repro/launcher';
+import { posixQuoteArgv } from '../shared/shellQuote';
 import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, validateMapDocument, type MapDocument } from '../shared/mapSchema';
 
@@ -181,7 +182,7 @@ export async function mapMain(argv: string[], io: MapCliIo): Promise<number> {
 		await target.close();
 	}
 	if (!r.ok) {
-		io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${r.command.join(' ')}\n${r.outputTail}\n`);
+		io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
 		return 1;
 	}
 	return emit(r.doc);

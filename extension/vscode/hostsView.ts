@@ -119,7 +119,10 @@ export async function pickHost(): Promise<string | undefined> {
 }
 
 /** Values for add/edit, given as an argument (tests, scripts) or typed into input boxes. */
-export interface HostInput { name: string; sshHost: string; setup?: string; mpirun?: string; enginePath?: string }
+export interface HostInput {
+	name: string; sshHost: string; setup?: string; mpirun?: string; enginePath?: string;
+	launcher?: 'mpirun' | 'srun'; srunArgs?: string[]; srunMpi?: string;
+}
 
 function isHostInput(v: unknown): v is HostInput {
 	return typeof v === 'object' && v !== null && typeof (v as HostInput).name === 'string' && typeof (v as HostInput).sshHost === 'string';
@@ -132,18 +135,40 @@ async function askHost(current?: HostSetting): Promise<HostInput | undefined> {
 	if (sshHost === undefined) { return undefined; }
 	const setup = await vscode.window.showInputBox({ title: vscode.l10n.t('Setup line (optional)'), value: current?.setup, prompt: vscode.l10n.t('Shell code run on that host before every command, e.g. module load openmpi') });
 	if (setup === undefined) { return undefined; }
-	return { name: name.trim(), sshHost: sshHost.trim(), ...(setup.trim() ? { setup: setup.trim() } : {}) };
+	const launcher = await vscode.window.showQuickPick([
+		{ label: 'mpirun', description: vscode.l10n.t('mpirun on that host (Open MPI or MPICH, detected there)'), picked: current?.launcher !== 'srun' },
+		{ label: 'srun', description: vscode.l10n.t('Slurm: srun inside an allocation, or with allocation options'), picked: current?.launcher === 'srun' },
+	], { title: vscode.l10n.t('How are ranks launched on that host?') });
+	if (!launcher) { return undefined; }
+	const out: HostInput = { name: name.trim(), sshHost: sshHost.trim(), setup: setup.trim(), launcher: launcher.label === 'srun' ? 'srun' : 'mpirun' };
+	if (out.launcher === 'srun') {
+		const args = await vscode.window.showInputBox({
+			title: vscode.l10n.t('srun options (optional)'), value: current?.srunArgs.join(' '),
+			prompt: vscode.l10n.t('Allocation options, split at spaces into separate arguments (never run through a shell), e.g. -p gpu -N 2 -t 10'),
+		});
+		if (args === undefined) { return undefined; }
+		out.srunArgs = args.split(/\s+/).filter(a => a.length > 0);
+	}
+	return out;
 }
 
 /** Store `entry` (replacing the entry named `replacing`), after validating the whole resulting list. */
 async function storeHost(entry: HostInput, replacing?: string): Promise<HostSetting> {
-	const clean: Record<string, string> = { name: entry.name, sshHost: entry.sshHost };
-	for (const k of ['setup', 'mpirun', 'enginePath'] as const) { if (typeof entry[k] === 'string' && entry[k]) { clean[k] = entry[k] as string; } }
-	const single = validateHostSettings([clean]);
-	if (single.problems.length > 0) { throw new Error(vscode.l10n.t('Host not saved: {0}', single.problems[0].replace(/^gpumpiDoctor\.hosts\[0\]( \([^)]*\))?: /, ''))); }
 	const raw = rawHosts();
 	const index = replacing === undefined ? -1 : raw.findIndex(e => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === replacing);
 	if (replacing !== undefined && index < 0) { throw new Error(vscode.l10n.t('No host named {0} to edit.', JSON.stringify(replacing))); }
+	// Editing keeps the keys the input does not set (mpirun, enginePath, … typed into settings.json).
+	const clean: Record<string, unknown> = index >= 0 ? { ...(raw[index] as Record<string, unknown>) } : {};
+	clean.name = entry.name;
+	clean.sshHost = entry.sshHost;
+	for (const k of ['setup', 'mpirun', 'enginePath', 'launcher', 'srunMpi'] as const) {
+		const v = entry[k];
+		if (v === undefined) { continue; }
+		if (typeof v === 'string' && v.length > 0 && !(k === 'launcher' && v === 'mpirun')) { clean[k] = v; } else { delete clean[k]; }
+	}
+	if (entry.srunArgs !== undefined) { if (entry.srunArgs.length > 0) { clean.srunArgs = entry.srunArgs; } else { delete clean.srunArgs; } }
+	const single = validateHostSettings([clean]);
+	if (single.problems.length > 0) { throw new Error(vscode.l10n.t('Host not saved: {0}', single.problems[0].replace(/^gpumpiDoctor\.hosts\[0\]( \([^)]*\))?: /, ''))); }
 	const others = raw.filter((_, i) => i !== index);
 	if (others.some(e => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === clean.name)) {
 		throw new Error(vscode.l10n.t('Host not saved: the name {0} is already used.', JSON.stringify(clean.name)));

@@ -12,7 +12,7 @@ import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget'
 import { inspectHost } from '../core/inspect';
 import { errorText, type Logger } from '../core/logger';
 import { Disposable } from './dispose';
-import { readHosts, readSettings } from './settings';
+import { findHost, readSettings, sshConfigFile } from './settings';
 
 /** The key of this machine among hosts (not a valid `gpumpiDoctor.hosts` name, so it never collides). */
 export const LOCAL_HOST_KEY = '$local';
@@ -61,14 +61,9 @@ export class InspectionService extends Disposable {
 		}
 		let setting: HostSetting | undefined;
 		if (hostKey !== LOCAL_HOST_KEY) {
-			const { hosts, problems } = readHosts();
-			setting = hosts.find(h => h.name === hostKey);
-			if (!setting) {
-				const bad = problems.find(p => p.includes(`(${hostKey})`));
-				return Promise.reject(new Error(bad
-					? vscode.l10n.t('The host {0} is not inspected because its setting is invalid: {1}', hostKey, bad)
-					: vscode.l10n.t('No host named {0} in the gpumpiDoctor.hosts setting.', JSON.stringify(hostKey.slice(0, 80)))));
-			}
+			const found = findHost(hostKey);
+			if (found instanceof Error) { return Promise.reject(found); }
+			setting = found;
 		}
 		const promise = this._run(hostKey, setting).finally(() => {
 			this._running = undefined;
@@ -108,12 +103,12 @@ export class InspectionService extends Disposable {
 			try {
 				if (setting) {
 					onProgress(vscode.l10n.t('Connecting to {0} and preparing the engine there…', setting.name));
-					remote = await openRemoteTarget(setting, { onProgress });
+					remote = await openRemoteTarget(setting, { onProgress, signal: abort.signal, configFile: sshConfigFile() });
 					if (remote.deploy && !remote.deploy.ok) {
 						this._log.warn(`engine deploy on ${setting.name} failed: ${remote.deploy.error} ${remote.deploy.lines.slice(0, 10).join(' | ')}`);
 					}
 				}
-				// Cancelled while connecting/deploying (deployEngine has no signal; its steps have time limits): stop here.
+				// Cancelled while connecting/deploying (a build in progress was killed on the host): stop here.
 				if (abort.signal.aborted) { throw new Error(vscode.l10n.t('Inspection cancelled.')); }
 				const report = await inspectHost(remote?.host ?? new LocalHost(), {
 					...settings,

@@ -8,10 +8,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
-import { findEngineFor } from '../core/native';
+import { registerCommand, type CommandId } from './commands';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
-import { defaultSpec, detectFlavor } from '../core/repro/launcher';
 import {
 	checkCustomPreset, checkMpirun, checkSize, checkSizes, configsFromChoices, DEFAULT_CHOICES, REPRO_PRESETS, validateChoices,
 	type ReproChoices,
@@ -20,6 +19,8 @@ import { loadReproText } from '../core/repro/reproFile';
 import type { Report } from '../shared/report';
 import type { ReproPanelData } from '../shared/reproProtocol';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
+import { LOCAL_HOST_KEY } from './inspectionService';
+import { hostOfArgument, openLaunchTarget, pickLaunchHost, type OpenTarget } from './launchHost';
 import { ReproPanel } from './reproPanel';
 import { readSettings } from './settings';
 
@@ -28,18 +29,7 @@ const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
 /** Register the three commands. */
 export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: () => Report | undefined, showLog: () => void): vscode.Disposable {
 	const panel = (): ReproPanel => ReproPanel.show(context.extensionUri, log.child('panel'), inspectReport);
-	const wrap = (id: string, fn: (arg: unknown) => Promise<unknown>): vscode.Disposable => vscode.commands.registerCommand(id, async (arg?: unknown) => {
-		const started = Date.now();
-		try {
-			return await fn(arg);
-		} catch (e) {
-			const message = errorText(e);
-			log.error(`[${id}] failed after ${Date.now() - started} ms: ${message}`);
-			const open = vscode.l10n.t('Show Log');
-			void vscode.window.showErrorMessage(vscode.l10n.t('GPU-MPI Doctor: {0}', message), open).then(c => { if (c === open) { showLog(); } });
-			return undefined;
-		}
-	});
+	const wrap = (id: CommandId, fn: (arg: unknown) => Promise<unknown>): vscode.Disposable => registerCommand(id, (arg?: unknown) => fn(arg), log, showLog);
 	return vscode.Disposable.from(
 		wrap('gpumpiDoctor.reproIpc', arg => runRepro(context, log, panel, 'ipc', arg)),
 		wrap('gpumpiDoctor.reproFallback', arg => runRepro(context, log, panel, 'fallback', arg)),
@@ -146,9 +136,13 @@ async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promi
 	return c;
 }
 
-async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: () => ReproPanel, which: 'ipc' | 'fallback', arg: unknown): Promise<ReproPanelData | undefined> {
+async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: () => ReproPanel, which: 'ipc' | 'fallback', argument: unknown): Promise<ReproPanelData | undefined> {
 	if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
 	const last = lastChoices(context, log);
+	const { hostKey: argHost, rest: arg } = hostOfArgument(argument);
+	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
+	const hostKey = argHost ?? (arg === undefined || arg === null || arg instanceof vscode.Uri ? await pickLaunchHost(title) : LOCAL_HOST_KEY);
+	if (!hostKey) { return undefined; }
 	let choices: ReproChoices | undefined;
 	if (arg !== undefined && arg !== null && !(arg instanceof vscode.Uri)) {
 		const c = validateChoices(arg, last);
@@ -160,43 +154,42 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	if (!choices) { return undefined; }
 	await context.workspaceState.update(STATE_KEY, choices);
 	const { settings } = readSettings();
-	const mpirun = choices.mpirun || settings.mpirunPath || 'mpirun';
-	const flavor = await detectFlavor(mpirun);
-	if (!flavor) { throw new Error(vscode.l10n.t('cannot tell whether {0} is Open MPI or MPICH (is it installed?)', mpirun)); }
-	let engine = settings.enginePath;
-	if (!engine) {
-		const loc = findEngineFor(flavor);
-		engine = loc.path ?? '';
-		if (!engine) { throw new Error(vscode.l10n.t('no gpumpi engine found (tried {0}); build it with npm run build:native or set gpumpiDoctor.enginePath', loc.tried.join(', '))); }
-	}
-	const spec = { ...defaultSpec(flavor, mpirun, which === 'ipc' ? 4 : 2), loopbackOnly: choices.loopback && flavor === 'openmpi' };
-	const configs = configsFromChoices(choices, flavor);
-	if (configs.length === 0) { throw new Error(vscode.l10n.t('none of the chosen presets applies to {0}', flavor)); }
 	const timeoutMs = Math.max(60, settings.timeoutSeconds) * 1000;
 	const p = panel();
 	const started = new Date();
-	log.info(`repro ${which}: ${mpirun} (${flavor}), engine ${engine}, memory ${choices.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
-	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer', which), cancellable: true }, async (progress, token) => {
+	const where = hostKey === LOCAL_HOST_KEY ? vscode.l10n.t('this host') : hostKey;
+	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer on {1}', which, where), cancellable: true }, async (progress, token) => {
 		const abort = new AbortController();
-		const sub = token.onCancellationRequested(() => { log.info('reproducer cancelled by the user; killing the mpirun process group'); abort.abort(); });
+		const sub = token.onCancellationRequested(() => { log.info('reproducer cancelled by the user; ending the job and its ranks'); abort.abort(); });
 		const onProgress = (line: string): void => { progress.report({ message: line }); p.setBusy(true, line); log.info(`  ${line}`); };
 		p.setBusy(true, vscode.l10n.t('Starting…'));
+		let target: OpenTarget | undefined;
 		try {
+			target = await openLaunchTarget(hostKey, which === 'ipc' ? 4 : 2, choices!.mpirun, log, onProgress, abort.signal);
+			if (abort.signal.aborted) { return undefined; }
+			const { engine, flavor, host } = target;
+			const spec = { ...target.spec, loopbackOnly: choices!.loopback && flavor === 'openmpi' };
+			const configs = configsFromChoices(choices!, flavor);
+			if (configs.length === 0) { throw new Error(vscode.l10n.t('none of the chosen presets applies to {0}', flavor)); }
+			const launcher = spec.srun ? spec.srun.srun : spec.mpirun;
+			log.info(`repro ${which} on ${target.label}: ${launcher} (${flavor}), engine ${engine}, memory ${choices!.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
 			const data: ReproPanelData = { ipc: null, fallback: [], source: '' };
 			if (which === 'ipc') {
-				data.ipc = await runIpcVariants({ engine: engine!, spec, configs, variants: choices!.variants, sizeBytes: sizeBytes(choices!.size), memory: choices!.memory, timeoutMs, onProgress, signal: abort.signal });
+				data.ipc = await runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: sizeBytes(choices!.size), memory: choices!.memory, timeoutMs, onProgress, signal: abort.signal });
 			} else {
 				for (const config of configs) {
 					if (abort.signal.aborted) { break; }
-					data.fallback.push(await runFallbackRepro({ engine: engine!, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, protoInfo: false, onProgress, signal: abort.signal }));
+					data.fallback.push(await runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, protoInfo: false, onProgress, signal: abort.signal }));
 				}
 			}
-			data.source = `${which} run on this host at ${started.toLocaleTimeString()} with ${mpirun} (${flavor})${abort.signal.aborted ? ' — cancelled, partial results' : ''}`;
+			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;
+			data.source = `${which} run on ${on} at ${started.toLocaleTimeString()} with ${launcher} (${flavor})${abort.signal.aborted ? ' — cancelled, partial results' : ''}`;
 			p.setResults(data);
 			if (abort.signal.aborted) { void vscode.window.showInformationMessage(vscode.l10n.t('Reproducer cancelled; the panel shows the runs that finished.')); }
 			return data;
 		} finally {
 			sub.dispose();
+			await target?.close();
 			p.setBusy(false, '');
 		}
 	});

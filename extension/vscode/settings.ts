@@ -24,6 +24,34 @@ export function readHosts(): { hosts: HostSetting[]; problems: string[] } {
 	return validateHostSettings(vscode.workspace.getConfiguration('gpumpiDoctor').get<unknown>('hosts'));
 }
 
+/** `gpumpiDoctor.sshConfigFile` (absolute path) or undefined for ssh's default; an Error for an unusable value. */
+export function readSshConfigFile(): string | undefined | Error {
+	const v = vscode.workspace.getConfiguration('gpumpiDoctor').get<unknown>('sshConfigFile');
+	if (v === undefined || v === null || v === '') { return undefined; }
+	if (typeof v !== 'string' || !v.startsWith('/') || /[\u0000-\u001f]/.test(v)) {
+		return new Error(vscode.l10n.t('gpumpiDoctor.sshConfigFile must be an absolute path, got {0}', JSON.stringify(String(v).slice(0, 80))));
+	}
+	return v;
+}
+
+/** The ssh config file setting; throws its problem so nothing runs with a value the user did not mean. */
+export function sshConfigFile(): string | undefined {
+	const f = readSshConfigFile();
+	if (f instanceof Error) { throw f; }
+	return f;
+}
+
+/** The configured host named `name`, or an Error saying why it cannot be used (unknown, or its entry is invalid). */
+export function findHost(name: string): HostSetting | Error {
+	const { hosts, problems } = readHosts();
+	const setting = hosts.find(h => h.name === name);
+	if (setting) { return setting; }
+	const bad = problems.find(p => p.includes(`(${name})`));
+	return new Error(bad
+		? vscode.l10n.t('The host {0} is not used because its setting is invalid: {1}', name, bad)
+		: vscode.l10n.t('No host named {0} in the gpumpiDoctor.hosts setting.', JSON.stringify(name.slice(0, 80))));
+}
+
 /** The raw `gpumpiDoctor.hosts` array as stored (non-arrays read as empty), for the add/edit/remove commands. */
 export function rawHosts(): unknown[] {
 	const raw = vscode.workspace.getConfiguration('gpumpiDoctor').get<unknown>('hosts');

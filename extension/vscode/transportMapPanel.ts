@@ -9,8 +9,6 @@ import * as vscode from 'vscode';
 import { fromDeviceResult } from '../cli/mapCli';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
-import { findEngineFor } from '../core/native';
-import { defaultSpec, detectFlavor } from '../core/repro/launcher';
 import { escapeHtml } from '../shared/htmlEscape';
 import {
 	asFromMapWebviewEnvelope, type FromMapWebviewMessage, type MapExportFormat, type MapReadyResponse, type ToMapWebviewMessage,
@@ -18,6 +16,7 @@ import {
 import { validateMapDocument, type MapDocument } from '../shared/mapSchema';
 import { MessageHandler } from '../shared/protocol';
 import { Disposable } from './dispose';
+import { openLaunchTarget, pickLaunchHost, hostOfArgument, type OpenTarget } from './launchHost';
 import { readSettings } from './settings';
 
 /** The panel's view type. */
@@ -149,29 +148,29 @@ export class TransportMapPanel extends Disposable {
 	}
 }
 
-/** Run `gpumpi map` with progress and cancel; returns the map or throws with the reason. */
-async function runFromVsCode(log: Logger): Promise<MapDocument | undefined> {
-	const npText = await vscode.window.showInputBox({
+/** Run `gpumpi map` on `hostKey` (asked when undefined and hosts are configured) with progress and cancel. */
+async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: number | undefined): Promise<MapDocument | undefined> {
+	const hostKey = hostArg ?? await pickLaunchHost(vscode.l10n.t('Transport map'));
+	if (!hostKey) { return undefined; }
+	const npText = npArg !== undefined ? String(npArg) : await vscode.window.showInputBox({
 		title: vscode.l10n.t('Transport map'), prompt: vscode.l10n.t('Number of ranks (each pair is measured one at a time)'), value: '4',
 		validateInput: v => /^\d+$/.test(v) && Number(v) >= 2 && Number(v) <= 4096 ? undefined : vscode.l10n.t('2 to 4096'),
 	});
 	if (!npText) { return undefined; }
 	const { settings } = readSettings();
-	const mpirun = settings.mpirunPath || 'mpirun';
-	const flavor = await detectFlavor(mpirun);
-	if (!flavor) { throw new Error(vscode.l10n.t('Cannot tell which MPI {0} is.', mpirun)); }
-	const engine = settings.enginePath || findEngineFor(flavor).path;
-	if (!engine) { throw new Error(vscode.l10n.t('No gpumpi engine found: build it (node scripts/buildNative.mjs) or set gpumpiDoctor.enginePath.')); }
 	const panel = TransportMapPanel.current;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI transport map'), cancellable: true }, async (progress, token) => {
 		const abort = new AbortController();
 		const sub = token.onCancellationRequested(() => abort.abort());
+		const onProgress = (line: string): void => { log.info(line); progress.report({ message: line.slice(0, 120) }); };
 		panel?.setBusy(true, vscode.l10n.t('Running gpumpi map on {0} ranks…', npText));
+		let target: OpenTarget | undefined;
 		try {
+			target = await openLaunchTarget(hostKey, Number(npText), '', log, onProgress, abort.signal);
+			if (abort.signal.aborted) { return undefined; }
 			const r = await runMap({
-				engine, spec: defaultSpec(flavor, mpirun, Number(npText)), config: { label: 'map', env: [], mca: [], extraArgs: [] },
-				map: { ...DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal,
-				onProgress: line => { log.info(line); progress.report({ message: line.slice(0, 120) }); },
+				engine: target.engine, host: target.host, spec: target.spec, config: { label: 'map', env: [], mca: [], extraArgs: [] },
+				map: { ...DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal, onProgress,
 			});
 			if (!r.ok) {
 				if (abort.signal.aborted) { return undefined; }
@@ -181,6 +180,7 @@ async function runFromVsCode(log: Logger): Promise<MapDocument | undefined> {
 			return r.doc;
 		} finally {
 			sub.dispose();
+			await target?.close();
 			panel?.setBusy(false, '');
 		}
 	});
@@ -228,8 +228,8 @@ function fileArgument(how: unknown): vscode.Uri | undefined {
 
 /**
  * Register "GPU-MPI: Show Transport Map". The optional first argument 'run' | 'open' skips the quick pick; a Uri or
- * an absolute path opens that saved map (the optional second argument names the run of a device result). Resolves
- * to the map shown, or undefined.
+ * an absolute path opens that saved map (the optional second argument names the run of a device result); a Hosts
+ * view row or `{host, np?}` runs the map on that host. Resolves to the map shown, or undefined.
  */
 export function registerTransportMap(extensionUri: vscode.Uri, log: Logger): vscode.Disposable {
 	const command = vscode.commands.registerCommand(SHOW_TRANSPORT_MAP_COMMAND, async (how?: unknown, runName?: unknown): Promise<MapDocument | undefined> => {
@@ -242,7 +242,12 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger): vsc
 				TransportMapPanel.show(extensionUri, log).setMap(r.map, r.source);
 				return r.map;
 			}
-			let choice = how === 'run' || how === 'open' ? how : undefined;
+			const { hostKey, rest } = hostOfArgument(how);
+			const npArg = typeof rest === 'object' && rest !== null ? (rest as { np?: unknown }).np : undefined;
+			if (npArg !== undefined && !(Number.isInteger(npArg) && (npArg as number) >= 2 && (npArg as number) <= 4096)) {
+				throw new Error(vscode.l10n.t('np must be an integer 2..4096'));
+			}
+			let choice = how === 'run' || how === 'open' ? how : hostKey !== undefined ? 'run' : undefined;
 			if (!choice) {
 				const run = vscode.l10n.t('Run a map now (gpumpi map under mpirun)');
 				const open = vscode.l10n.t('Open a saved map JSON…');
@@ -256,7 +261,7 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger): vsc
 				if (r) { panel.setMap(r.map, r.source); }
 				return r?.map;
 			}
-			const doc = await runFromVsCode(log);
+			const doc = await runFromVsCode(log, hostKey, npArg as number | undefined);
 			if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
 			return doc;
 		} catch (e) {

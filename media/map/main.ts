@@ -7,6 +7,7 @@
  * No inline scripts or styles: the CSP allows only this nonce'd bundle and map.css.
  */
 import { MessageHandler, type Envelope } from '../../extension/shared/protocol';
+import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import type { FromMapWebviewMessage, MapExportFormat, MapReadyResponse, ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
 import {
 	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatT, layoutMap, mapToSvg,
@@ -49,6 +50,7 @@ const busyEl = el('span', { class: 'busy', role: 'status', 'aria-live': 'polite'
 toolbar.append(graphBtn, matrixBtn, hostSel, runBtn, openBtn, ...exportBtns, busyEl);
 const legend = el('div', { class: 'legend', role: 'group', 'aria-label': 'Path classes shown' });
 const summary = el('p', { class: 'summary' });
+const commandEl = el('pre', { class: 'cmd', title: 'The command line this map was measured with (select to copy)' });
 const stage = el('div', { class: 'stage' });
 const canvas = el('canvas', { class: 'graph', 'aria-hidden': 'true' });
 const overlay = el('div', { class: 'overlay' });
@@ -62,7 +64,7 @@ scaleBar.append(scaleMin, scaleCanvas, scaleMax);
 const details = el('aside', { class: 'details', 'aria-live': 'polite', tabindex: '-1' });
 const tooltip = el('div', { class: 'tooltip', role: 'tooltip' });
 tooltip.hidden = true;
-app.replaceChildren(toolbar, legend, summary, scaleBar, stage, details, tooltip);
+app.replaceChildren(toolbar, legend, summary, commandEl, scaleBar, stage, details, tooltip);
 
 graphBtn.addEventListener('click', () => setMode('graph'));
 matrixBtn.addEventListener('click', () => setMode('matrix'));
@@ -118,6 +120,8 @@ function setDoc(d: MapDocument, source: string): void {
 		`${d.memory} memory; ${d.mpi.library_version.split(',')[0]}` + (d.gpu_unavailable_reason ? `; no GPU: ${d.gpu_unavailable_reason}` : '') +
 		(d.generated ? `; generated fixture (${d.generated.from})` : '') + (source ? `; from ${source}` : '') +
 		(d.pairs.filter(p => !p.same_host).length > 500 ? '. Edges between hosts are drawn faint: pick a host or use the matrix for their numbers.' : '');
+	commandEl.textContent = d.runner ? posixQuoteArgv(d.runner.command) : '';
+	commandEl.hidden = !d.runner;
 	details.textContent = 'Hover or focus a rank or pair for its numbers; Enter or click for details.';
 	render();
 }

@@ -4,6 +4,7 @@
  * expandable raw evidence; per fallback configuration a bandwidth chart, a memory chart, the verdict and the table.
  */
 import { escapeHtml } from '../../extension/shared/htmlEscape';
+import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import type { ReproPanelData } from '../../extension/shared/reproProtocol';
 import type { FallbackResult, IpcVariantResult, ReproFallbackReport, ReproIpcReport, ReproMpiInfo } from '../../extension/shared/reproSchema';
 import { buildLineChart } from './chart';
@@ -66,7 +67,7 @@ function renderIpc(rep: ReproIpcReport): string {
 		const open = v.outcome !== 'correct' && v.variant !== 'crash-test' ? ' open' : '';
 		out.push(`<details class="run"${open}><summary>${badge(v)} <span class="run-name">${escapeHtml(v.variant)} · ${escapeHtml(v.config)}</span> <span class="dim">${escapeHtml((v.durationMs / 1000).toFixed(1))} s</span></summary>`);
 		out.push(`<p>${escapeHtml(v.detail)}</p>`);
-		out.push(`<pre class="cmd">${escapeHtml(v.command.join(' '))}</pre>`);
+		out.push(`<pre class="cmd">${escapeHtml(posixQuoteArgv(v.command))}</pre>`);
 		if (v.evidence.length > 0) {
 			out.push(`<pre class="evidence">${v.evidence.map(escapeHtml).join('\n')}</pre>`);
 			out.push(`<button type="button" class="copy-evidence" data-copy="${escapeHtml(v.evidence.join('\n'))}">Copy evidence</button>`);

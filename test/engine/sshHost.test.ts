@@ -291,6 +291,29 @@ describe('deployEngine over real ssh', function () {
 		}
 	});
 
+	it('cancelling a deploy while the engine builds kills the remote build (no cmake, make or compiler left) and says so', async function () {
+		this.timeout(120_000);
+		assert.ok(nativeDir, 'needs the deploy test above');
+		const abort = new AbortController();
+		const progress: string[] = [];
+		const started = Date.now();
+		let cancelledAt = 0;
+		const building = deployEngine(h, {
+			nativeDir, cacheRoot: path.join(lab.dir, 'cache-cancel'), mpicc: 'mpicc.openmpi', signal: abort.signal,
+			onProgress: m => { progress.push(m); if (/^Building/.test(m)) { setTimeout(() => { cancelledAt = Date.now(); abort.abort(); }, 1500); } },
+		});
+		const r = await building;
+		assert.ok(cancelledAt > 0, `never reached the build step: ${progress.join(' | ')} ${JSON.stringify(r)}`);
+		assert.deepEqual(r, { ok: false, error: 'deploying the engine to host-a was cancelled', lines: [] });
+		assert.ok(Date.now() - cancelledAt < 15_000, `cancel took ${Date.now() - cancelledAt} ms (started ${started})`);
+		const builders = (): string[] => lab.processes('host-a').filter(l => /cache-cancel/.test(l) || /\b(cc1plus|cc1|make|gmake)\b/.test(l));
+		let left = builders();
+		for (let i = 0; i < 25 && left.length > 0; i++) { await new Promise(res => setTimeout(res, 200)); left = builders(); }
+		assert.deepEqual(left, [], 'build processes survived the cancel');
+		const marker = await h.run(['sh', '-c', 'ls "$1"/*/built.ok 2>/dev/null | wc -l', 'sh', path.join(lab.dir, 'cache-cancel')], { timeoutMs: 10_000 });
+		assert.equal(marker.stdout.trim(), '0', 'a cancelled build must not be marked as built');
+	});
+
 	it('turns a failing remote build into an error with the compiler\'s own lines', async () => {
 		// A tiny broken CMake project stands in for native/ here: it exercises the same copy/configure/build path
 		// in seconds (the real project is built by the test above).

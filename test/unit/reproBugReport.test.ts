@@ -6,7 +6,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { backtraceHead, bugReportMarkdown, reproduceArgs, shellQuote } from '../../extension/core/repro/bugReport';
+import { backtraceHead, bugReportMarkdown, reproduceArgs } from '../../extension/core/repro/bugReport';
+import { posixQuote as shellQuote } from '../../extension/shared/shellQuote';
 import { loadReproText } from '../../extension/core/repro/reproFile';
 import { reproMain } from '../../extension/cli/reproCli';
 import type { Report } from '../../extension/shared/report';
@@ -62,7 +63,7 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 		assert.match(md, /^ucx UCX_TLS=\^cuda_ipc: ep_cfg\[2\]: tag\(sysv\/memory cma\/memory\)$/m);
 		assert.equal((md.match(/^ucx: ep_cfg\[2\]/gm) ?? []).length, 1);
 		assert.equal((md.match(/^gpumpi-doctor repro ipc /gm) ?? []).length, 3);
-		assert.match(md, /^gpumpi-doctor repro ipc --mpirun \/opt\/testbed2\/bin\/mpirun --pml-ucx .*--preset UCX_TLS=\^cuda_ipc --size 64M --variants direct,bounce,host,send-from-import$/m);
+		assert.match(md, /^gpumpi-doctor repro ipc --mpirun \/opt\/testbed2\/bin\/mpirun --pml-ucx .*--preset 'UCX_TLS=\^cuda_ipc' --size 64M --variants direct,bounce,host,send-from-import$/m);
 	});
 
 	it('adds CUDA driver, UCX label and GPUs from an inspection report of the session', () => {

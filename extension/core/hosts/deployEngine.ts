@@ -21,6 +21,8 @@ export interface DeployOptions {
 	cacheRoot?: string;
 	/** Limit for each remote step (configure, build); default 600 s. */
 	timeoutMs?: number;
+	/** Cancels the deploy: the running remote step's process group is killed (cmake, make, compilers). */
+	signal?: AbortSignal;
 	onProgress?(message: string): void;
 }
 
@@ -95,7 +97,11 @@ export async function remoteFingerprint(host: SshHost, nativeDir: string, mpicc 
 export async function deployEngine(host: SshHost, opts: DeployOptions): Promise<DeployResult> {
 	const progress = (m: string): void => { try { opts.onProgress?.(m); } catch { /* ignore */ } };
 	const timeoutMs = opts.timeoutMs ?? 600_000;
+	const signal = opts.signal;
+	const cancelled = (): DeployResult => ({ ok: false, error: `deploying the engine to ${host.ref.label} was cancelled`, lines: [] });
+	if (signal?.aborted) { return cancelled(); }
 	const fp = await remoteFingerprint(host, opts.nativeDir, opts.mpicc && opts.mpicc.length > 0 ? opts.mpicc : 'mpicc');
+	if (signal?.aborted) { return cancelled(); }
 	if (!fp.ok) { return fp; }
 	const { fingerprint, files, mpiccPath } = fp;
 	let root = opts.cacheRoot;
@@ -116,17 +122,20 @@ export async function deployEngine(host: SshHost, opts: DeployOptions): Promise<
 	let tar: Buffer;
 	try { tar = await tarOf(opts.nativeDir, files); } catch (e) { return { ok: false, error: (e as Error).message, lines: [] }; }
 	const up = await host.runWithInput(['tar', '-x', '-f', '-', '-C', path.posix.join(dir, 'src')], tar, 120_000);
+	if (signal?.aborted) { return cancelled(); }
 	if (up.exitCode !== 0) { return { ok: false, error: `copying the sources to ${host.ref.label} failed: ${up.error ?? up.stderr.trim().slice(-300)}`, lines: [] }; }
 
 	progress(`Configuring the engine on ${host.ref.label}`);
 	const src = path.posix.join(dir, 'src');
 	const build = path.posix.join(dir, 'build');
-	const conf = await host.run(['cmake', '-S', src, '-B', build, '-DCMAKE_BUILD_TYPE=Release', `-DMPI_C_COMPILER=${mpiccPath}`], { timeoutMs });
+	const conf = await host.run(['cmake', '-S', src, '-B', build, '-DCMAKE_BUILD_TYPE=Release', `-DMPI_C_COMPILER=${mpiccPath}`], { timeoutMs, signal });
+	if (signal?.aborted) { return cancelled(); }
 	if (conf.exitCode !== 0) {
 		return { ok: false, error: `configuring the engine on ${host.ref.label} failed (cmake ${conf.error ?? `exit status ${conf.exitCode}`})`, lines: errorLines(`${conf.stdout}\n${conf.stderr}`) };
 	}
 	progress(`Building the engine on ${host.ref.label}`);
-	const make = await host.run(['cmake', '--build', build, '--target', 'gpumpi_cli', '-j', '2'], { timeoutMs });
+	const make = await host.run(['cmake', '--build', build, '--target', 'gpumpi_cli', '-j', '2'], { timeoutMs, signal });
+	if (signal?.aborted) { return cancelled(); }
 	if (make.exitCode !== 0) {
 		return { ok: false, error: `building the engine on ${host.ref.label} failed (${make.error ?? `exit status ${make.exitCode}`})`, lines: errorLines(`${make.stdout}\n${make.stderr}`) };
 	}

@@ -50,13 +50,4 @@ export interface Host {
 	cpuCount(): Promise<number>;
 }
 
-/** Quote one argument for a POSIX shell (what an SshHost must do, since ssh joins argv with spaces). */
-export function posixQuote(arg: string): string {
-	if (arg.length > 0 && /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) { return arg; }
-	return `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Quote a whole argv for a POSIX shell. */
-export function posixQuoteArgv(argv: readonly string[]): string {
-	return argv.map(posixQuote).join(' ');
-}
+export { posixQuote, posixQuoteArgv } from '../../shared/shellQuote';

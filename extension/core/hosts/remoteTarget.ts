@@ -31,6 +31,8 @@ export interface RemoteTargetOptions {
 	/** Local native/ folder to deploy from; default the extension's own. */
 	nativeDir?: string;
 	cacheRoot?: string;
+	/** Cancels connecting and deploying (a build in progress is killed on the host). */
+	signal?: AbortSignal;
 	onProgress?(message: string): void;
 }
 
@@ -54,7 +56,7 @@ export async function openRemoteTarget(setting: HostSetting, opts: RemoteTargetO
 	const mpicc = setting.mpirun && setting.mpirun.endsWith('mpirun.openmpi') ? 'mpicc.openmpi'
 		: setting.mpirun && setting.mpirun.endsWith('mpirun.mpich') ? 'mpicc.mpich' : undefined;
 	const deploy = nativeDir
-		? await deployEngine(host, { nativeDir, mpicc, cacheRoot: opts.cacheRoot, onProgress: opts.onProgress })
+		? await deployEngine(host, { nativeDir, mpicc, cacheRoot: opts.cacheRoot, signal: opts.signal, onProgress: opts.onProgress })
 		: { ok: false as const, error: 'the native sources (native/) of gpumpi-doctor were not found', lines: [] };
 	if (deploy.ok) {
 		return { ...base, enginePath: deploy.enginePath, deploy, locateEngine: () => ({ path: deploy.enginePath, tried: [deploy.enginePath] }) };

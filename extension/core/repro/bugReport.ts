@@ -4,6 +4,7 @@
  * configuration and the presets), results table, verdict, key evidence (crash backtrace head, UCX lanes), and how to
  * reproduce with `gpumpi-doctor repro …`. Pure: no I/O, no vscode.
  */
+import { posixQuote } from '../../shared/shellQuote';
 import type { Report } from '../../shared/report';
 import type { FallbackResult, ReproFallbackReport, ReproIpcReport, ReproMpiInfo } from '../../shared/reproSchema';
 
@@ -27,11 +28,6 @@ const MiB = 1024 * 1024;
 const EVIDENCE_ENV = new Set(['UCX_LOG_LEVEL', 'UCX_PROTO_INFO', 'UCX_PROTO_ENABLE']);
 const EVIDENCE_MCA = new Set(['btl_base_verbose']);
 
-/** Quote one argv item for a POSIX shell (display only: nothing here is executed). */
-export function shellQuote(s: string): string {
-	return /^[A-Za-z0-9_@%+=:,./^-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /** A log line without its timestamp and [host:pid] prefix (to fold the same line of several ranks). */
 function norm(l: string): string { return l.replace(/^\[[\d.]+\]\s*/, '').replace(/^\[[^\]]*:\d+\s*:\d+\]\s*/, '').replace(/^\S+\.c:\d+\s+/, '').replace(/^UCX\s+[A-Z]+\s+/, '').trim(); }
 
@@ -40,7 +36,7 @@ function uniqueBy(lines: string[], key: (l: string) => string): string[] {
 	return lines.filter(l => { const k = key(l); if (seen.has(k)) { return false; } seen.add(k); return true; });
 }
 
-function argvText(command: readonly string[]): string { return command.filter(a => a !== '').map(shellQuote).join(' '); }
+function argvText(command: readonly string[]): string { return command.filter(a => a !== '').map(posixQuote).join(' '); }
 
 /** One line of text (labels and details come from tools and users). */
 function oneLine(s: string): string { return s.replace(/[\r\n]+/g, ' '); }

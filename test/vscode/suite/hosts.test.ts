@@ -98,7 +98,32 @@ describe('hosts view and host commands', function () {
 	it('an invalid or unknown host name is refused, never run', async () => {
 		const doctor = await api();
 		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.inspectHost', 'evil'), undefined);
-		assert.match(doctor.lastCommandError() ?? '', /host evil is not inspected because its setting is invalid: .*starts with "-"/);
+		assert.match(doctor.lastCommandError() ?? '', /host evil is not used because its setting is invalid: .*starts with "-"/);
 		assert.equal(fs.existsSync(PWNED), false);
+	});
+
+	it('the reproducers refuse an invalid host entry and name an unreachable one, never running anything', async () => {
+		const doctor = await api();
+		const opts = { memory: 'host', size: '1M', variants: ['direct'], presets: [], baseline: true };
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.reproIpc', { ...opts, host: 'evil' }), undefined);
+		assert.match(doctor.lastCommandError() ?? '', /host evil is not used because its setting is invalid/);
+		assert.equal(fs.existsSync(PWNED), false);
+		const started = Date.now();
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.reproFallback', { memory: 'host', sizes: '1M', presets: [], baseline: true, host: 'cluster-a' }), undefined);
+		assert.match(doctor.lastCommandError() ?? '', /cannot reach cluster-a \(ssh:\/\/root@127\.0\.0\.1:1\): .*refused/);
+		assert.ok(Date.now() - started < 60_000);
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.reproIpc', { ...opts, host: 42 }), undefined);
+		assert.match(doctor.lastCommandError() ?? '', /host must be a host name/);
+	});
+
+	it('edit keeps the keys it does not ask for (mpirun, Slurm launcher options)', async () => {
+		const doctor = await api();
+		await vscode.commands.executeCommand('gpumpiDoctor.addHost', { name: 'slurm-1', sshHost: 'login1', mpirun: '/opt/ompi/bin/mpirun', launcher: 'srun', srunArgs: ['-p', 'gpu', '-N', '2'] });
+		await vscode.commands.executeCommand('gpumpiDoctor.editHost', 'slurm-1', { name: 'slurm-1', sshHost: 'login2' });
+		const stored = (cfg().get<unknown[]>('hosts') ?? []).find(e => (e as { name?: string }).name === 'slurm-1');
+		assert.deepEqual(stored, { name: 'slurm-1', sshHost: 'login2', mpirun: '/opt/ompi/bin/mpirun', launcher: 'srun', srunArgs: ['-p', 'gpu', '-N', '2'] });
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.editHost', 'slurm-1', { name: 'slurm-1', sshHost: 'login2', srunArgs: 'x' }), undefined);
+		assert.match(doctor.lastCommandError() ?? '', /srunArgs must be an array/);
+		await vscode.commands.executeCommand('gpumpiDoctor.removeHost', 'slurm-1');
 	});
 });

@@ -1,0 +1,70 @@
+/**
+ * Where the reproducer and map commands launch: this machine, or a `gpumpiDoctor.hosts` entry (picked in the Hosts
+ * view, passed as a command argument, or chosen in a QuickPick). Resolves through core/hosts/launchTarget.ts, the
+ * same resolver the CLI's `--host` uses (engine deployed and built there, flavour detected there, srun per the
+ * host's launcher setting).
+ */
+import * as vscode from 'vscode';
+import { resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
+import type { Logger } from '../core/logger';
+import { LOCAL_HOST_KEY } from './inspectionService';
+import { findHost, readHosts, readSettings, sshConfigFile } from './settings';
+
+/** A resolved target (ok) — the caller must `close()` it. */
+export type OpenTarget = Extract<LaunchTarget, { ok: true }>;
+
+/**
+ * The host a command argument names: a Hosts-view row ({kind: 'host', key}), or an options object with a `host`
+ * string. Returns the key and the argument without `host` (the rest is validated by the command).
+ */
+export function hostOfArgument(arg: unknown): { hostKey: string | undefined; rest: unknown } {
+	if (typeof arg !== 'object' || arg === null || Array.isArray(arg) || arg instanceof vscode.Uri) { return { hostKey: undefined, rest: arg }; }
+	const o = arg as Record<string, unknown>;
+	if (o.kind === 'host' && typeof o.key === 'string') { return { hostKey: o.key, rest: undefined }; }
+	if ('host' in o) {
+		const { host, ...rest } = o;
+		if (typeof host !== 'string' || host.length === 0) { throw new Error(vscode.l10n.t('host must be a host name from gpumpiDoctor.hosts')); }
+		return { hostKey: host, rest };
+	}
+	return { hostKey: undefined, rest: arg };
+}
+
+/** Ask where to run when hosts are configured (this machine otherwise); undefined when dismissed. */
+export async function pickLaunchHost(title: string): Promise<string | undefined> {
+	const { hosts } = readHosts();
+	if (hosts.length === 0) { return LOCAL_HOST_KEY; }
+	const items: Array<vscode.QuickPickItem & { key: string }> = [
+		{ label: `$(vm) ${vscode.l10n.t('This machine')}`, key: LOCAL_HOST_KEY },
+		...hosts.map(h => ({
+			label: `$(remote) ${h.name}`, key: h.name, description: h.sshHost,
+			detail: [h.launcher === 'srun' ? `srun ${h.srunArgs.join(' ')}`.trim() : undefined, h.setup ? `setup: ${h.setup}` : undefined].filter(Boolean).join(' · ') || undefined,
+		})),
+	];
+	const picked = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t('Where do the ranks run?') });
+	return picked?.key;
+}
+
+/**
+ * Resolve `hostKey` (LOCAL_HOST_KEY or a host name) for `np` ranks with `mpirun` ("" = the setting's / PATH's).
+ * Throws an Error with the reason (unknown host, unreachable, deploy failed, unknown MPI).
+ */
+export async function openLaunchTarget(hostKey: string, np: number, mpirun: string, log: Logger,
+	onProgress: (line: string) => void, signal: AbortSignal): Promise<OpenTarget> {
+	const { settings } = readSettings();
+	let host = null;
+	if (hostKey !== LOCAL_HOST_KEY) {
+		const found = findHost(hostKey);
+		if (found instanceof Error) { throw found; }
+		host = found;
+		onProgress(vscode.l10n.t('Connecting to {0} and preparing the engine there…', host.name));
+	}
+	const target = await resolveLaunchTarget({
+		host, mpirun: mpirun || (host ? '' : settings.mpirunPath), flavor: null,
+		engine: host ? (host.enginePath || null) : (settings.enginePath || null),
+		srun: null, hostList: null, np, remote: { onProgress, signal, configFile: sshConfigFile() },
+	});
+	for (const n of target.notes) { log.warn(n); }
+	if (!target.ok) { throw new Error(target.error); }
+	log.info(`launch target ${target.label}: ${target.flavor}, engine ${target.engine}${target.spec.srun ? ', srun' : ''}`);
+	return target;
+}
