@@ -126,4 +126,26 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 			await target.close();
 		}
 	});
+
+	it('a host without MPI on its PATH (as before `module load`): inspect says "No MPI found", repro and map say why they cannot run', async function () {
+		// The setup line puts a bin folder first on PATH that has every /usr/bin program except the MPI ones, and drops
+		// /usr/bin: what a cluster login node looks like before its MPI module is loaded. Built here, for real.
+		const bin = path.join(lab.dir, 'no-mpi-bin');
+		fs.mkdirSync(bin);
+		for (const f of fs.readdirSync('/usr/bin')) {
+			if (/mpi|ompi|orte|hydra|oshmem|opal|shmem/i.test(f)) { continue; }
+			fs.symlinkSync(path.join('/usr/bin', f), path.join(bin, f));
+		}
+		const setup = `export PATH=${bin}:/usr/sbin:/sbin`;
+		const inspect = await cli(['inspect', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--engine', engine, '--json']);
+		assert.equal(inspect.code, 0, inspect.err);
+		const report = JSON.parse(inspect.out) as { findings: Array<{ id: string; evidence: unknown[] }> };
+		assert.ok(report.findings.some(f => f.id === 'mpi-not-found'), `findings: ${report.findings.map(f => f.id).join(', ')}`);
+		const repro = await cli(['repro', 'ipc', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--engine', engine, '--memory', 'host']);
+		assert.equal(repro.code, 1);
+		assert.match(repro.err, /cannot tell whether mpirun on host-b is Open MPI or MPICH \(is it on PATH after the setup line\?/);
+		const deploy = await cli(['map', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--flavor', 'openmpi']);
+		assert.equal(deploy.code, 1);
+		assert.match(deploy.err, /mpicc not found on host-b \(after its setup line\): the engine is built there with cmake and mpicc/);
+	});
 });
