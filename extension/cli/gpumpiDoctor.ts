@@ -18,6 +18,7 @@ import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget'
 import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink, type Logger } from '../core/logger';
 import type { Report } from '../shared/report';
+import type { SrunSpec } from '../core/repro/launcher';
 import { analyzeMain, collectMain } from './bundleCli';
 import { UsageError } from './launchArgs';
 import { mapMain } from './mapCli';
@@ -39,7 +40,7 @@ export interface CliIo {
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
 /** A subcommand whose options the table parses (node:util parseArgs, strict). */
 export interface ParsedSubcommand {
@@ -65,6 +66,8 @@ export interface InspectWhere {
 	host?: string;
 	setup?: string;
 	sshConfig?: string;
+	/** Launch the engine with srun (options as argv items). */
+	srun?: Omit<SrunSpec, 'jobName'> | null;
 }
 
 function whereOf(values: Values, cwd: string): InspectWhere {
@@ -72,7 +75,17 @@ function whereOf(values: Values, cwd: string): InspectWhere {
 		host: typeof values.host === 'string' ? values.host : undefined,
 		setup: typeof values.setup === 'string' ? values.setup : undefined,
 		sshConfig: typeof values['ssh-config'] === 'string' ? path.resolve(cwd, values['ssh-config']) : undefined,
+		srun: srunOf(values),
 	};
+}
+
+function srunOf(values: Values): Omit<SrunSpec, 'jobName'> | null {
+	const mpi = typeof values['srun-mpi'] === 'string' ? values['srun-mpi'] : null;
+	const raw = (values as Record<string, unknown>)['srun-arg'];
+	const args = Array.isArray(raw) ? raw.filter((a): a is string => typeof a === 'string') : [];
+	if (!values.srun && mpi === null && args.length === 0) { return null; }
+	if (mpi !== null && !/^[A-Za-z0-9_.-]{1,32}$/.test(mpi)) { throw new UsageError(`--srun-mpi needs a plugin name like pmi2, got ${JSON.stringify(mpi.slice(0, 40))}`); }
+	return { srun: 'srun', mpi, allocation: args };
 }
 
 /** Inspect this machine or the ssh host `where.host` (engine deployed and built there unless settings name one). */
@@ -95,7 +108,8 @@ async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof nor
 	try {
 		return await inspectHost(remote?.host ?? new LocalHost(), {
 			...settings,
-			...(remote ? { enginePath: remote.enginePath, locateEngine: remote.locateEngine, probe: remote.probe } : {}),
+			...(remote ? { enginePath: remote.enginePath, locateEngine: remote.locateEngine, probe: remote.probe, srun: remote.srun } : {}),
+			...(where.srun ? { srun: where.srun } : {}),
 			signal: io.signal,
 			logger,
 			onProgress: m => logger.info(m),
@@ -110,7 +124,7 @@ const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',
 	summary: 'Inspect this host\'s MPI / UCX / CUDA stack and explain what GPU buffers will do.',
 	usage: `gpumpi-doctor inspect [--json] [--html FILE] [--ranks N] [--engine PATH] [--mpirun PATH] [--timeout S] [--verbose]
-                      [--host SSH-HOST [--setup LINE] [--ssh-config FILE]]
+                      [--host SSH-HOST [--setup LINE] [--ssh-config FILE]] [--srun [--srun-mpi P] [--srun-arg X]…]
 
   --json          print the report as JSON on stdout (nothing else; no HTML unless --html)
   --html FILE     write the standalone HTML report to FILE (default without --json: gpumpi-report.html)
@@ -123,7 +137,9 @@ const inspectCommand: ParsedSubcommand = {
                   system ssh client (key login, host key already in known_hosts); without --engine the engine is
                   copied to and built on H (cached in ~/.cache/gpumpi-doctor/ there)
   --setup LINE    shell code run on H before every command, e.g. "module load openmpi" (executed as shell there)
-  --ssh-config F  ssh_config file to use instead of ~/.ssh/config`,
+  --ssh-config F  ssh_config file to use instead of ~/.ssh/config
+  --srun          launch the engine with Slurm's srun (its ranks run on the allocation's compute nodes, not on the
+                  login node); --srun-mpi P gives srun --mpi=P, --srun-arg X (repeatable) an srun/allocation option`,
 	options: {
 		json: { type: 'boolean' },
 		html: { type: 'string' },
@@ -135,15 +151,18 @@ const inspectCommand: ParsedSubcommand = {
 		host: { type: 'string' },
 		setup: { type: 'string' },
 		'ssh-config': { type: 'string' },
+		srun: { type: 'boolean' },
+		'srun-mpi': { type: 'string' },
+		'srun-arg': { type: 'string', multiple: true },
 	},
 	async run(values, positionals, io) {
 		if (positionals.length > 0) { throw new UsageError(`unexpected argument: ${positionals[0]}`); }
-		const numberOf = (flag: string, v: string | boolean | undefined): number | undefined => {
+		const numberOf = (flag: string, v: Values[string]): number | undefined => {
 			if (v === undefined) { return undefined; }
 			if (typeof v !== 'string' || !/^\s*\d+(\.\d+)?\s*$/.test(v)) { throw new UsageError(`--${flag} needs a number, got ${JSON.stringify(v)}`); }
 			return Number(v);
 		};
-		const absolute = (v: string | boolean | undefined): string | undefined =>
+		const absolute = (v: Values[string]): string | undefined =>
 			typeof v === 'string' && v.length > 0 && v.includes('/') ? path.resolve(io.cwd, v) : (typeof v === 'string' ? v : undefined);
 		const { settings, problems } = normalizeSettings({
 			ranks: numberOf('ranks', values.ranks),

@@ -10,6 +10,7 @@ import type { RawOutput } from '../shared/report';
 import type { Host } from './hosts/host';
 import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
+import { defaultSpec, runLaunch, type LaunchSpec, type SrunSpec } from './repro/launcher';
 
 /** Which MPI a `mpirun` belongs to. */
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
@@ -29,6 +30,8 @@ export interface CollectOptions {
 	locateEngine?: EngineLocator;
 	/** The mpirun to use; default `mpirun` from the host's PATH. */
 	mpirunPath?: string;
+	/** Launch the engine with Slurm's srun (on the allocation's compute nodes) instead of mpirun. */
+	srun?: Omit<SrunSpec, 'jobName'> | null;
 	/** Per-tool timeout; the whole process group is killed after it. */
 	timeoutMs: number;
 	signal?: AbortSignal;
@@ -263,6 +266,7 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 		}
 	}
 	argv.push('-np', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect');
+	if (opts.srun && enginePath) { return runEngineWithSrun(host, opts, opts.srun, flavor, ranks, enginePath, probeOk(await host.readFile(enginePath, 1))); }
 	const fail = (error: string): RawOutput => ({
 		id: 'engine', command: argv, exitCode: null, stdout: '', stderr: '', durationMs: 0, error, ...(notes.length ? { notes } : {}),
 	});
@@ -273,6 +277,25 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 	if (flavor === 'unknown') { notes.push(`could not tell Open MPI from MPICH by "${mpirun} --version"; no extra mpirun options added`); }
 	const r = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 32 * 1024 * 1024 });
 	return toRaw('engine', argv, r, notes);
+}
+
+function probeOk(r: Awaited<ReturnType<Host['readFile']>>): boolean { return r.ok || !r.notFound; }
+
+/** The engine under srun: env + srun argv from launcher.ts, scancel on timeout/cancel (runLaunch). */
+async function runEngineWithSrun(host: Host, opts: CollectOptions, srun: Omit<SrunSpec, 'jobName'>, flavor: MpiFlavor, ranks: number,
+	enginePath: string, engineExists: boolean): Promise<RawOutput> {
+	const spec: LaunchSpec = { ...defaultSpec(flavor === 'mpich' ? 'mpich' : 'openmpi', 'mpirun', ranks), srun: { ...srun, jobName: '' } };
+	const notes = [`launched with srun (the host's launcher setting)${flavor === 'unknown' ? '; MPI flavour unknown' : ''}`];
+	if (!engineExists) {
+		return { id: 'engine', command: [srun.srun, '-n', String(ranks), enginePath, 'inspect'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error: `engine not found: ${enginePath}`, notes };
+	}
+	let out;
+	try {
+		out = await runLaunch(spec, [enginePath, 'inspect'], { host, timeoutMs: opts.timeoutMs, signal: opts.signal });
+	} catch (e) {
+		return { id: 'engine', command: [srun.srun], exitCode: null, stdout: '', stderr: '', durationMs: 0, error: errorText(e), notes };
+	}
+	return toRaw('engine', out.argv, out.result, [...notes, ...out.cleanup]);
 }
 
 function safeLocate(locate: EngineLocator, flavor: 'default' | 'openmpi' | 'mpich'): { path: string | null; tried: string[] } {

@@ -2,6 +2,7 @@
  * One inspection of one host: collect (tools + addon probe + engine) → analyze → Report.
  * Shared by the VS Code command and the headless CLI; also validates their settings the same way.
  */
+import type { SrunSpec } from './repro/launcher';
 import { performance } from 'node:perf_hooks';
 import * as path from 'node:path';
 import { name as toolName, version as toolVersion } from '../../package.json';
@@ -32,6 +33,8 @@ export interface InspectOptions extends InspectSettings {
 	/** Replace the native addon probe / engine lookup (tests, and hosts where the addon can't run). */
 	probe?: () => Promise<ProbeOutcome>;
 	locateEngine?: EngineLocator;
+	/** Launch the engine with srun instead of mpirun (a Slurm host: the ranks run on the allocation's nodes). */
+	srun?: Omit<SrunSpec, 'jobName'> | null;
 }
 
 /** Defaults matching package.json `contributes.configuration`. */
@@ -126,6 +129,7 @@ export async function inspectHost(host: Host, opts: InspectOptions): Promise<Rep
 		enginePath: opts.enginePath || null,
 		locateEngine: opts.locateEngine ?? findEngine,
 		mpirunPath: opts.mpirunPath || undefined,
+		srun: opts.srun ?? null,
 		timeoutMs: Math.round(opts.timeoutSeconds * 1000),
 		signal: opts.signal,
 		onProgress: opts.onProgress,

@@ -112,7 +112,7 @@ export class InspectionService extends Disposable {
 				if (abort.signal.aborted) { throw new Error(vscode.l10n.t('Inspection cancelled.')); }
 				const report = await inspectHost(remote?.host ?? new LocalHost(), {
 					...settings,
-					...(remote ? { enginePath: remote.enginePath, mpirunPath: remote.mpirunPath, locateEngine: remote.locateEngine, probe: remote.probe } : {}),
+					...(remote ? { enginePath: remote.enginePath, mpirunPath: remote.mpirunPath, locateEngine: remote.locateEngine, probe: remote.probe, srun: remote.srun } : {}),
 					signal: abort.signal,
 					logger: this._log.child('inspect'),
 					onProgress,

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { EngineLocator, ProbeOutcome } from '../collect';
 import { repoRoot } from '../native';
 import { deployEngine, type DeployResult } from './deployEngine';
+import type { SrunSpec } from '../repro/launcher';
 import type { HostSetting } from './hostSettings';
 import { SshHost } from './sshHost';
 
@@ -20,6 +21,8 @@ export interface RemoteTarget {
 	probe: () => Promise<ProbeOutcome>;
 	/** The deploy outcome when the engine was deployed (for messages). */
 	deploy?: DeployResult;
+	/** srun launch options when the host's launcher is srun (null: mpirun). */
+	srun: Omit<SrunSpec, 'jobName'> | null;
 	close(): Promise<void>;
 }
 
@@ -43,7 +46,8 @@ export async function openRemoteTarget(setting: HostSetting, opts: RemoteTargetO
 		configFile: opts.configFile, controlDir: opts.controlDir, connectTimeoutSeconds: opts.connectTimeoutSeconds,
 	});
 	const probe = async (): Promise<ProbeOutcome> => ({ error: `the native addon probe runs only on the local machine, not on ${host.ref.label}`, tried: [] });
-	const base = { host, mpirunPath: setting.mpirun, probe, close: () => host.close() };
+	const srun = setting.launcher === 'srun' ? { srun: 'srun', mpi: setting.srunMpi || null, allocation: [...setting.srunArgs] } : null;
+	const base = { host, mpirunPath: setting.mpirun, probe, srun, close: () => host.close() };
 	if (setting.enginePath) {
 		return { ...base, enginePath: setting.enginePath, locateEngine: () => ({ path: setting.enginePath, tried: [setting.enginePath] }) };
 	}
