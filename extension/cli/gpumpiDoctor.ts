@@ -61,6 +61,25 @@ export interface RawSubcommand {
 /** One subcommand of the table. */
 export type Subcommand = ParsedSubcommand | RawSubcommand;
 
+/**
+ * `--opt VALUE` → `--opt=VALUE` for string options, so a value may start with "-" (`--srun-arg -N2`), as getopt
+ * does for options that take an argument (node:util parseArgs refuses such a value otherwise).
+ */
+function joinOptionValues(args: readonly string[], options: Options): string[] {
+	const out: string[] = [];
+	for (let i = 0; i < args.length; i++) {
+		const a = args[i];
+		const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : '';
+		if (name && options[name]?.type === 'string' && i + 1 < args.length && args[i + 1].startsWith('-')) {
+			out.push(`${a}=${args[i + 1]}`);
+			i++;
+		} else {
+			out.push(a);
+		}
+	}
+	return out;
+}
+
 /** Which machine to inspect: this one, or an ssh host (`--host`, `--setup`, `--ssh-config`). */
 export interface InspectWhere {
 	host?: string;
@@ -253,7 +272,7 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
 	}
 	if (rest.includes('--help') || rest.includes('-h')) { io.stdout(`Usage: ${cmd.usage}\n`); return EXIT_OK; }
 	try {
-		const parsed = parseArgs({ args: [...rest], options: cmd.options, allowPositionals: true, strict: true });
+		const parsed = parseArgs({ args: joinOptionValues(rest, cmd.options), options: cmd.options, allowPositionals: true, strict: true });
 		return await cmd.run(parsed.values as Values, parsed.positionals, io);
 	} catch (e) {
 		const code = (e as { code?: unknown }).code;

@@ -43,6 +43,13 @@ export interface SlurmRun {
 	ms: number;
 }
 
+/** A process in a lab host's namespaces (pids are this machine's: the lab shares the pid namespace). */
+export interface LabProcess {
+	host: string;
+	pid: number;
+	cmd: string;
+}
+
 /** A running Slurm lab. */
 export interface SlurmLab {
 	lab: NetnsLab;
@@ -63,6 +70,10 @@ export interface SlurmLab {
 	sshSpawn(host: string, argv: string[], env?: Record<string, string>): ChildProcess;
 	/** Slurm client (sinfo, squeue, scancel, …) run from this (root) namespace against the lab. */
 	client(argv: string[], timeoutMs?: number): SlurmRun;
+	/** Processes in the lab hosts' namespaces other than the daemons (sshd and its sessions, munged, slurmctld, slurmd). */
+	jobProcesses(): LabProcess[];
+	/** Wait until no job process runs on any host and squeue lists no job; resolves with the ms it took, rejects with what is left. */
+	waitClean(timeoutMs: number): Promise<number>;
 	/** The last lines of the daemons' logs (for error messages). */
 	logs(lines?: number): string;
 	teardown(): void;
@@ -114,6 +125,30 @@ function waitPort(ip: string, port: number, timeoutMs: number): Promise<boolean>
 	});
 }
 
+/**
+ * Daemons of the lab itself (not job steps): the sshd listener and its per-connection processes ("sshd: root@notty",
+ * e.g. an SshHost's shared master connection), munged, slurmctld and its slurmscriptd, slurmd.
+ */
+const DAEMON = /^(\/usr\/sbin\/sshd -D|sshd: |\/usr\/sbin\/munged |\/usr\/sbin\/slurmctld |slurmctld: slurmscriptd|\/usr\/sbin\/slurmd -D|nsenter |env SLURM_CONF=)/;
+
+function labProcesses(lab: NetnsLab): LabProcess[] {
+	const out: LabProcess[] = [];
+	for (const h of lab.hosts) {
+		let pids: string[] = [];
+		try { pids = execFileSync('ip', ['netns', 'pids', h.ns], { encoding: 'utf8', timeout: 5000 }).split('\n').filter(p => /^\d+$/.test(p)); } catch { continue; }
+		for (const p of pids) {
+			let cmd = '';
+			try {
+				// A zombie has exited already (this machine's init may take seconds to reap re-parented ones).
+				if (/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8'))) { continue; }
+				cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim();
+			} catch { continue; }
+			if (cmd && !DAEMON.test(cmd)) { out.push({ host: h.name, pid: Number(p), cmd }); }
+		}
+	}
+	return out;
+}
+
 const sleep = (ms: number): Promise<void> => new Promise(r => setTimeout(r, ms));
 
 function tail(file: string, lines: number): string {
@@ -142,6 +177,7 @@ export async function createSlurmLab(opts: SlurmLabOptions = {}): Promise<SlurmL
 		return { code: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : ''), ms: Date.now() - t0 };
 	};
 	const sshArgv = (host: string, argv: string[], env?: Record<string, string>): string[] => {
+		for (const k of Object.keys(env ?? {})) { if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) { throw new Error(`invalid environment variable name ${JSON.stringify(k)}`); } }
 		const envPart = env && Object.keys(env).length > 0 ? ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)] : [];
 		return ['-F', lab.sshConfig, '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', host, [...envPart, ...argv].map(shQuote).join(' ')];
 	};
@@ -155,12 +191,20 @@ export async function createSlurmLab(opts: SlurmLabOptions = {}): Promise<SlurmL
 			let stderr = '';
 			child.stdout?.on('data', d => { stdout += d; });
 			child.stderr?.on('data', d => { stderr += d; });
-			const timer = setTimeout(() => { try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ } }, o.timeoutMs ?? 60_000);
+			const timer = setTimeout(() => { if (child.pid) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } } }, o.timeoutMs ?? 60_000);
+			child.on('error', e => { stderr += String(e); });
 			child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 }); });
 		});
+	// sshd keeps its pid when SIGHUP makes it re-execute itself: look the pids up once.
+	const sshd = new Map<string, number>();
+	const sshdOf = (host: string): number => {
+		const pid = sshd.get(host);
+		if (!pid) { throw new Error(`no sshd pid for ${host}`); }
+		return pid;
+	};
 	const daemon = (host: string, name: string, argv: string[]): void => {
 		const log = fs.openSync(path.join(dir, `${name}.out`), 'w');
-		const pid = sshdPid(lab.host(host).ns);
+		const pid = sshdOf(host);
 		const child = spawn('nsenter', ['-t', String(pid), '-n', '-u', '-m', '--', 'env', `SLURM_CONF=${conf}`, ...argv],
 			{ stdio: ['ignore', log, log], detached: true });
 		fs.closeSync(log);
@@ -174,16 +218,17 @@ export async function createSlurmLab(opts: SlurmLabOptions = {}): Promise<SlurmL
 		fs.writeFileSync(key, randomBytes(1024), { mode: 0o400 });
 
 		// Login environment: sshd's SetEnv, re-read on SIGHUP (sshd re-executes itself, same pid, same namespaces).
+		for (const h of lab.hosts) { sshd.set(h.name, sshdPid(h.ns)); }
 		for (const h of lab.hosts) {
 			fs.appendFileSync(path.join(lab.dir, h.name, 'sshd_config'), `SetEnv SLURM_CONF=${conf}\n`);
-			process.kill(sshdPid(h.ns), 'SIGHUP');
+			process.kill(sshdOf(h.name), 'SIGHUP');
 		}
 
 		if (opts.distinctBootIds) {
 			for (const [i, h] of lab.hosts.entries()) {
 				const file = path.join(dir, `boot_id-${h.name}`);
 				fs.writeFileSync(file, `6d0b7a2e-0000-4000-8000-${String(i + 1).padStart(12, '0')}\n`);
-				execFileSync('nsenter', ['-t', String(sshdPid(h.ns)), '-m', '--', 'mount', '--bind', file, '/proc/sys/kernel/random/boot_id']);
+				execFileSync('nsenter', ['-t', String(sshdOf(h.name)), '-m', '--', 'mount', '--bind', file, '/proc/sys/kernel/random/boot_id']);
 			}
 		}
 
@@ -246,8 +291,25 @@ export async function createSlurmLab(opts: SlurmLabOptions = {}): Promise<SlurmL
 			await sleep(300);
 		}
 		for (const h of lab.hosts) { await waitPort(h.ip, 22, 10_000); }
+		const jobProcesses = (): LabProcess[] => labProcesses(lab);
+		const waitClean = async (timeoutMs: number): Promise<number> => {
+			const t0 = Date.now();
+			for (;;) {
+				const procs = jobProcesses();
+				const q = client(['squeue', '-h', '-o', '%i %j %T']);
+				if (procs.length === 0 && q.code === 0 && q.stdout.trim() === '') { return Date.now() - t0; }
+				if (Date.now() - t0 > timeoutMs) {
+					const state = (pid: number): string => {
+						try { return `${fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[0] ?? '?'} wchan=${fs.readFileSync(`/proc/${pid}/wchan`, 'utf8')}`; } catch { return 'gone'; }
+					};
+					const hostLogs = [...new Set(procs.map(p => p.host))].map(h => `--- slurmd-${h}.log\n${tail(path.join(dir, `slurmd-${h}.log`), 12)}`).join('\n');
+					throw new Error(`not clean after ${timeoutMs} ms: jobs [${(q.stdout + q.stderr).trim()}] processes [${procs.map(p => `${p.host}:${p.pid} ${p.cmd} (${state(p.pid)})`).join('; ')}]\n${hostLogs}`);
+				}
+				await sleep(100);
+			}
+		};
 		return {
-			lab, dir, conf, mungeSocket, controller, nodes, partition, ssh, sshSpawn, client, logs,
+			lab, dir, conf, mungeSocket, controller, nodes, partition, ssh, sshSpawn, client, jobProcesses, waitClean, logs,
 			teardown: () => lab.teardown(),
 		};
 	} catch (e) {

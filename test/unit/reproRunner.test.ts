@@ -55,12 +55,14 @@ describe('repro launcher: srun argv and host lists', () => {
 	it('Open MPI under srun: MCA parameters become OMPI_MCA_* and presets stay whole in the environment (commas too)', () => {
 		const spec = { ...defaultSpec('openmpi', 'mpirun', 4), srun, mca: [['pml', 'ob1'] as [string, string]], env: [['UCX_TLS', 'sm,cuda_copy,self'] as [string, string]] };
 		assert.deepEqual(buildLaunchArgv(spec, ['/e/gpumpi', 'map']), ['env', 'OMPI_MCA_pml=ob1', 'UCX_TLS=sm,cuda_copy,self',
-			'srun', '--job-name=gpumpi-test', '--mpi=pmi2', '-p', 'debug', '-N', '2', '-n', '4', '/e/gpumpi', 'map']);
+			'srun', '--job-name=gpumpi-test', '--kill-on-bad-exit=1', '--mpi=pmi2', '-p', 'debug', '-N', '2', '-n', '4', '/e/gpumpi', 'map']);
 	});
 
-	it('MPICH under srun refuses MCA; no presets means no env prefix; the site default plugin when mpi is null', () => {
+	it('MPICH under srun refuses MCA; no presets means no env prefix; the plugin follows the flavour when not given', () => {
 		const spec = { ...defaultSpec('mpich', 'mpirun', 2), srun: { ...srun, mpi: null, allocation: [] } };
-		assert.deepEqual(buildLaunchArgv(spec, ['g']), ['srun', '--job-name=gpumpi-test', '-n', '2', 'g']);
+		assert.deepEqual(buildLaunchArgv(spec, ['g']), ['srun', '--job-name=gpumpi-test', '--kill-on-bad-exit=1', '--mpi=pmi2', '-n', '2', 'g']);
+		assert.ok(buildLaunchArgv({ ...spec, flavor: 'openmpi' }, ['g']).includes('--mpi=pmix'));
+		assert.ok(buildLaunchArgv({ ...spec, srun: { ...spec.srun, mpi: 'none' } }, ['g']).includes('--mpi=none'));
 		assert.throws(() => buildLaunchArgv({ ...spec, mca: [['pml', 'ucx']] }, ['g']), /Open MPI only/);
 	});
 

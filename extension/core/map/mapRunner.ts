@@ -6,7 +6,7 @@
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
 import type { Host } from '../hosts/host';
 import { formatSeconds } from '../proc';
-import { buildLaunchArgv, runLaunch, withConfig, withEvidence, withJobName, type LaunchConfig, type LaunchSpec } from '../repro/launcher';
+import { buildLaunchArgv, runLaunch, singletonStart, withConfig, withEvidence, withJobName, type LaunchConfig, type LaunchSpec } from '../repro/launcher';
 import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
 
@@ -65,6 +65,8 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the process group was killed (a pair may hang: try fewer ranks or --pairs sampled)`); }
 	if (opts.signal?.aborted) { return fail('cancelled'); }
+	const single = singletonStart(r.stdout, opts.spec.np);
+	if (single) { return fail(single); }
 	const ex = extractJsonDocument(r.stdout);
 	if ('error' in ex) {
 		const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);

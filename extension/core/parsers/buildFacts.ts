@@ -30,6 +30,7 @@ function sane(r: RawOutput): RawOutput {
 		exitCode: typeof r.exitCode === 'number' ? r.exitCode : null, stdout: asText(r.stdout), stderr: asText(r.stderr),
 		durationMs: typeof r.durationMs === 'number' ? r.durationMs : 0, error: typeof r.error === 'string' ? r.error : undefined,
 		timedOut: r.timedOut === true,
+		...(Array.isArray(r.notes) ? { notes: r.notes.filter((n): n is string => typeof n === 'string') } : {}),
 	};
 }
 

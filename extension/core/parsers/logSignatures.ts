@@ -18,6 +18,10 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'run-as-root-refused', re: /attempt to run as root|--allow-run-as-root/ },
 	{ kind: 'not-enough-slots', re: /not enough slots available/ },
 	{ kind: 'gpu-ib-different-socket', re: /GPU and IB selected are not on the same socket/ },
+	// Open MPI 4.1 started by srun with a PMI plugin it was not built for (seen under --mpi=pmi2 and --mpi=none).
+	{ kind: 'direct-launch-without-pmi', re: /appears to have been direct launched using "srun"|OMPI was not built with SLURM's PMI support/ },
+	// The launch layer's own note (extension/core/repro/launcher.ts singletonStart): N engine documents of size 1.
+	{ kind: 'singleton-start', re: /separate MPI jobs of world size 1 started instead of one job of/ },
 ];
 
 /** Most lines of one output that are scanned. */
@@ -30,7 +34,10 @@ export function scanLogSignatures(raw: readonly RawOutput[]): LogSignature[] {
 	const hits: LogSignature[] = [];
 	for (const r of raw) {
 		const texts: { text: string; source: string }[] = [{ text: r.stderr, source: `${r.id} (stderr)` }];
-		if (r.id === 'engine') { texts.push({ text: r.stdout, source: r.id }); }
+		if (r.id === 'engine') {
+			texts.push({ text: r.stdout, source: r.id });
+			if (r.notes?.length) { texts.push({ text: r.notes.join('\n'), source: `${r.id} (launcher note)` }); }
+		}
 		for (const { text, source } of texts) {
 			if (text === '' || looksBinary(text)) { continue; }
 			const counts = new Map<LogSignatureKind, number>();

@@ -3,7 +3,7 @@
  * shell string), and runs them on a Host:
  * Open MPI `mpirun [--allow-run-as-root] [--oversubscribe] [--mca K V]... [-x NAME=value]... [extra] -np N prog...`,
  * MPICH Hydra `mpirun.mpich [-genv NAME value]... [extra] -np N prog...`,
- * Slurm `env NAME=value... [OMPI_MCA_k=v...] srun --job-name J [--mpi=P] [allocation...] [extra] -n N prog...`
+ * Slurm `env NAME=value... [OMPI_MCA_k=v...] srun --job-name=J --kill-on-bad-exit=1 [--mpi=P] [allocation...] [extra] -n N prog...`
  * (srun exports its whole environment by default, so presets travel as environment, commas and all; a timed-out or
  * cancelled srun job is also ended with `scancel --name J`).
  */
@@ -19,7 +19,11 @@ export type MpiFlavor = 'openmpi' | 'mpich';
 export interface SrunSpec {
 	/** Path or name of srun. */
 	srun: string;
-	/** `--mpi=` plugin (pmi2, pmix, …); null: the site's MpiDefault. */
+	/**
+	 * `--mpi=` plugin (pmi2, pmix, none, …); null: by flavour, pmix for Open MPI and pmi2 for MPICH. Measured on
+	 * Debian's Slurm 22.05 (test/engine/slurmLab.test.ts): Open MPI 4.1.4 aborts in MPI_Init under pmi2 or none, and
+	 * MPICH 4.0.2 without a PMI plugin starts N singletons of size 1 that exit 0 — a silent wrong result.
+	 */
 	mpi: string | null;
 	/** Allocation options passed before the program (e.g. ["-p", "gpu", "-N", "2", "-t", "10"]); empty inside salloc. */
 	allocation: string[];
@@ -118,8 +122,9 @@ function buildSrunArgv(spec: LaunchSpec, srun: SrunSpec, program: readonly strin
 	const env = [...spec.mca.map(([k, v]): [string, string] => [`OMPI_MCA_${k}`, v]), ...spec.env];
 	if (spec.flavor === 'openmpi' && spec.loopbackOnly) { env.unshift(['OMPI_MCA_btl_tcp_if_include', 'lo']); }
 	const argv = env.length > 0 ? ['env', ...env.map(([k, v]) => `${k}=${v}`)] : [];
-	argv.push(srun.srun, `--job-name=${srun.jobName}`);
-	if (srun.mpi !== null) { argv.push(`--mpi=${srun.mpi}`); }
+	// --kill-on-bad-exit=1: a rank that dies ends the step, as mpirun does (without it MPICH's other ranks wait forever).
+	argv.push(srun.srun, `--job-name=${srun.jobName}`, '--kill-on-bad-exit=1');
+	argv.push(`--mpi=${srun.mpi ?? (spec.flavor === 'openmpi' ? 'pmix' : 'pmi2')}`);
 	argv.push(...srun.allocation, ...spec.extraArgs, '-n', String(spec.np), ...program);
 	return argv;
 }
@@ -147,7 +152,7 @@ export interface LaunchOutcome {
 	/** The command line as run (show it; it can be pasted into a shell after quoting). */
 	argv: string[];
 	result: ExecuteResult;
-	/** What was done to end the job after a timeout or cancel (e.g. the scancel line and its output). */
+	/** What the launch layer saw or did besides the run: a singleton start, the scancel line and squeue's answer. */
 	cleanup: string[];
 }
 
@@ -162,13 +167,39 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 	const host = opts.host ?? new LocalHost();
 	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal });
 	const cleanup: string[] = [];
+	const singletons = singletonStart(result.stdout, s.np);
+	if (singletons) { cleanup.push(singletons); }
 	if (s.srun && (result.timedOut || opts.signal?.aborted || result.signal !== null || (result.exitCode !== 0 && result.exitCode !== null))) {
 		const scancel = s.srun.srun.includes('/') ? s.srun.srun.replace(/srun$/, 'scancel') : 'scancel';
 		const cmd = [scancel, `--name=${s.srun.jobName}`];
 		const r = await host.run(cmd, { timeoutMs: 20_000 });
 		cleanup.push(`${cmd.join(' ')}: ${r.exitCode === 0 ? 'done' : r.error ?? (r.stderr.trim() || `exit ${r.exitCode ?? r.signal ?? '?'}`)}`);
+		// The job leaves squeue once every step is gone (Slurm reports CANCELLED, then COMPLETING, then nothing).
+		const squeue = [scancel.replace(/scancel$/, 'squeue'), '-h', `--name=${s.srun.jobName}`, '-o', '%i %T'];
+		const started = Date.now();
+		let left = '';
+		for (let i = 0; i < 20; i++) {
+			const q = await host.run(squeue, { timeoutMs: 10_000 });
+			left = q.exitCode === 0 ? q.stdout.trim() : `(squeue: ${q.error ?? q.stderr.trim()})`;
+			if (left === '') { break; }
+			await new Promise(res => setTimeout(res, 500));
+		}
+		cleanup.push(left === '' ? `job ${s.srun.jobName} gone from squeue after ${Date.now() - started} ms` : `job ${s.srun.jobName} still listed after ${Date.now() - started} ms: ${left.split('\n')[0]}`);
 	}
 	return { argv, result, cleanup };
+}
+
+/**
+ * When `np` > 1 ranks were asked for but the output holds several engine documents that each say world_size 1, the
+ * launcher started separate one-process MPI jobs (srun without the MPI's PMI plugin does this to MPICH, exit 0).
+ * Returns the message to show, or null.
+ */
+export function singletonStart(stdout: string, np: number): string | null {
+	if (np < 2) { return null; }
+	const docs = stdout.match(/"schema":\s*"gpumpi\.[a-z-]+\/\d+"/g)?.length ?? 0;
+	const ones = stdout.match(/"(world_size|np)":\s*1[,}\s]/g)?.length ?? 0;
+	if (docs < 2 || ones < 2) { return null; }
+	return `${ones} separate MPI jobs of world size 1 started instead of one job of ${np} ranks: the launcher's process-management interface does not match this MPI (under srun give --mpi=pmix for Open MPI, --mpi=pmi2 for MPICH)`;
 }
 
 /** Flavour from the launcher's name, or from `mpirun --version` ("Open MPI" / "open-mpi" / "HYDRA"), run on `host`. */

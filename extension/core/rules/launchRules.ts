@@ -114,5 +114,26 @@ const launcherEnv: Rule = {
 	},
 };
 
+const pmiMismatch: Rule = {
+	id: 'launcher-pmi-mismatch', severity: 'error', title: 'The launcher did not start one MPI job: its PMI does not match this MPI',
+	reads: ['messages[direct-launch-without-pmi]', 'messages[singleton-start]', 'engine.command'],
+	source: 'Slurm MPI guide (https://slurm.schedmd.com/mpi_guide.html); test/engine/slurmLab.test.ts on Debian Slurm 22.05: Open MPI 4.1.4 aborts in MPI_Init under srun --mpi=pmi2/none, MPICH 4.0.2 under --mpi=none starts N singletons that exit 0',
+	fixSummary: 'srun --mpi=pmix for Open MPI (built with PMIx), srun --mpi=pmi2 for MPICH; or mpirun inside the allocation.',
+	evaluate(facts) {
+		const direct = facts.messages.find((m) => m.kind === 'direct-launch-without-pmi');
+		const single = facts.messages.find((m) => m.kind === 'singleton-start');
+		if (!direct && !single) { return []; }
+		const cmd = facts.engine?.command ?? [];
+		const plugin = cmd.find((a) => a.startsWith('--mpi='));
+		const openmpi = isOpenMpi(facts);
+		const want = openmpi ? 'pmix' : 'pmi2';
+		const what = direct
+			? `The MPI refused the launch: it was started directly by srun${plugin ? ` (${plugin})` : ''} with a process-management interface it was not built for, so MPI_Init aborted.`
+			: `The ranks were started as separate one-process MPI jobs (each says world size 1) instead of one job: srun${plugin ? ` ${plugin}` : ''} gave them no process-management interface this MPI understands. Such a run exits 0 and every collective "works" — on one rank.`;
+		return [finding(this, what, ev(direct?.evidence, single?.evidence),
+			{ text: `Give srun the PMI plugin this MPI was built for (list them with srun --mpi=list), or launch with mpirun inside an allocation (salloc).`, command: `srun --mpi=${want} -n <ranks> <program>` })];
+	},
+};
+
 /** Rules about launching. */
-export const launchRules: Rule[] = [componentPath, runAsRoot, launcherEnv, harmlessNoise];
+export const launchRules: Rule[] = [componentPath, runAsRoot, launcherEnv, harmlessNoise, pmiMismatch];
