@@ -118,6 +118,17 @@ describe('repro parsers: crashes', () => {
 		assert.equal(c.rank, 1);
 	});
 
+	for (const mpi of ['openmpi', 'mpich']) {
+		it(`Slurm (${mpi} under srun -K1): rank 1 and signal 11 from "srun: error: host-b: task 1: Segmentation fault", not the terminated others`, () => {
+			const c = detectCrash(fx(`slurm-lab/srun-${mpi}-inject-crash.stdout`), fx(`slurm-lab/srun-${mpi}-inject-crash.stderr`), 143, null);
+			assert.equal(c.crashed, true);
+			assert.equal(c.rank, 1);
+			assert.equal(c.signal, 11);
+			assert.ok(c.evidence.includes('srun: error: host-b: task 1: Segmentation fault'), c.evidence.join(' | '));
+			assert.ok(!c.evidence.some(l => /tasks 2-3: Terminated/.test(l)));
+		});
+	}
+
 	it('a clean run is not a crash; exit status 128+N alone is', () => {
 		assert.equal(detectCrash(fx('ompi-ucx-ipc-direct.stdout'), fx('ompi-ucx-ipc-direct.stderr'), 0, null).crashed, false);
 		const c = detectCrash('', 'garbage\n\u0000\u0007', 134, null);

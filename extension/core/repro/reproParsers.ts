@@ -70,7 +70,8 @@ const SIGNAL_NAMES: Record<number, string> = {
  * Read a crash from mpirun's output and exit status. Recognises (all seen in real output, test-fixtures/repro):
  * Open MPI / PRRTE "<launcher> noticed that process rank R with PID P on node N exited on signal S (Name)",
  * Open MPI's handler "[host:pid] Signal: Segmentation fault (11)", UCX "[host:pid:t:t] Caught signal 11 (…)",
- * MPICH Hydra "BAD TERMINATION … PID P RUNNING AT h … EXIT CODE: 11 … (signal 11)". Exit status 128+S of mpirun
+ * MPICH Hydra "BAD TERMINATION … PID P RUNNING AT h … EXIT CODE: 11 … (signal 11)", Slurm "srun: error: h: task R:
+ * Segmentation fault". Exit status 128+S of mpirun
  * alone also counts. pid → rank through the engine's rank lines.
  */
 export function detectCrash(stdout: string, stderr: string, exitCode: number | null, signal: string | null): CrashInfo {
@@ -117,6 +118,17 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 		// UCX pads the pid: "[vm:2123 :0:2123] Caught signal 11 (Segmentation fault: invalid permissions …)".
 		m = /\[([^\]:]+):(\d+)\s*:\d+:\d+\] Caught signal (\d+) \(([^:)]+)/.exec(l);
 		if (m) { info.crashed = true; setPid(Number(m[2])); setSignal(Number(m[3]), m[4]); ev(l); continue; }
+		// Slurm's srun: "srun: error: host-b: task 1: Segmentation fault" (the task id is the MPI rank; "Terminated" is
+		// what -K1 did to the others, "Exited with exit code N" a normal failure).
+		m = /^srun: error: (\S+): task (\d+): (.+?)(?: \(core dumped\))?$/.exec(l);
+		if (m && !/^(Terminated|Exited with exit code \d+|Killed)$/.test(m[3])) {
+			const n = Number(Object.entries(SIGNAL_NAMES).find(([, name]) => name === m![3])?.[0] ?? NaN);
+			info.crashed = true;
+			info.rank = Number(m[2]);
+			if (Number.isInteger(n)) { setSignal(n, m[3]); } else if (info.signalName === null) { info.signalName = m[3]; }
+			ev(l);
+			continue;
+		}
 		if (/BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/.test(l)) { info.crashed = true; badTermination = true; ev(l); continue; }
 		if (badTermination) {
 			m = /PID (\d+) RUNNING AT (\S+)/.exec(l);
