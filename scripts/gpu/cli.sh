@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The headless CLI (node bin/gpumpi-doctor.js, the TypeScript code users run) on the GPU device, run by
+# scripts/testGpu.sh from the repository root with the CUDA-aware testbed MPI (/opt/testbed2). Needs dist/cli.js
+# (carry "dist") and Node: `node` on PATH, else .gpu/node.xz (this machine's node, xz-compressed; carry ".gpu").
+# Builds the engine with the testbed's mpicc (shared with inspect.sh: /tmp/build-engine), then runs, each through
+# the CLI's own launcher code (extension/core/repro/launcher.ts runLaunch on a LocalHost):
+#   inspect        --ranks 2 (no component-path fix: the report must show the site override finding)
+#   repro-ipc      direct,bounce,send-from-import on device memory, pml ucx, component path given
+#   repro-fallback mpi,staged,host 1M..64M, ob1 with btl_smcuda_use_cuda_ipc 0 (host staging), component path given
+#   map            2 ranks on device memory, ob1, component path given
+# Writes exactly two files: $OUT/cli.log (every command and its stderr) and $OUT/cli.json
+# ({"node": version, "runs": [{"name", "exit", "doc"}]}: doc is the CLI's --json output, or null).
+set -u
+OUT="${OUT:-$PWD/gpu-out}"
+mkdir -p "$OUT"
+LOG="$OUT/cli.log"
+JSON="$OUT/cli.json"
+PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
+MPICC="$PREFIX/bin/mpicc"
+MPIRUN="$PREFIX/bin/mpirun"
+BUILD=/tmp/build-engine
+ENGINE="$BUILD/gpumpi"
+CP=(--mca mca_base_component_path "$PREFIX/lib/openmpi")
+: >"$LOG"
+log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+
+NODE="$(command -v node || true)"
+if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
+  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
+fi
+if [ -z "$NODE" ] || ! "$NODE" --version >>"$LOG" 2>&1; then
+  log "cli.sh: no usable node (PATH or .gpu/node.xz)"; printf '{"error":"no node","runs":[]}\n' >"$JSON"; exit 1
+fi
+if [ ! -f dist/cli.js ]; then log "cli.sh: dist/cli.js missing (carry dist)"; printf '{"error":"no dist/cli.js","runs":[]}\n' >"$JSON"; exit 1; fi
+log "== cli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version)"
+if [ ! -x "$ENGINE" ]; then
+  log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
+  if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
+     ! cmake --build "$BUILD" -j 8 --target gpumpi_cli >>"$LOG" 2>&1; then
+    log "cli.sh: engine build failed"; printf '{"error":"engine build failed","runs":[]}\n' >"$JSON"; exit 1
+  fi
+fi
+
+fail=0
+entries=()
+run() {
+  local name="$1"; shift
+  log "== $name: gpumpi-doctor $*"
+  local t0=$(date +%s)
+  "$NODE" bin/gpumpi-doctor.js "$@" >"/tmp/cli-$name.json" 2>>"$LOG"
+  local rc=$?
+  log "== $name exit=$rc in $(( $(date +%s) - t0 )) s"
+  [ "$rc" -eq 0 ] || fail=$((fail + 1))
+  if "$NODE" -e 'JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"))' "/tmp/cli-$name.json" 2>/dev/null; then
+    entries+=("{\"name\":\"$name\",\"exit\":$rc,\"doc\":$(cat "/tmp/cli-$name.json")}")
+  else
+    head -c 2000 "/tmp/cli-$name.json" >>"$LOG"
+    entries+=("{\"name\":\"$name\",\"exit\":$rc,\"doc\":null}")
+  fi
+}
+
+run inspect inspect --mpirun "$MPIRUN" --engine "$ENGINE" --ranks 2 --timeout 120 --json
+run repro-ipc repro ipc --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --pml-ucx --variants direct,bounce,send-from-import --size 64M --timeout 120 --json
+run repro-fallback repro fallback --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0 --sizes 1M..64M --iters 3 --timeout 180 --json
+run map map --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --np 2 --large 64M --iters 5 --timeout 180 --json
+
+{ printf '{"schema":"gpumpi.gpu-cli-runs/1","node":"%s","runs":[' "$("$NODE" --version)"; (IFS=,; printf '%s' "${entries[*]}"); printf ']}\n'; } >"$JSON"
+log "cli.sh: $fail run(s) failed"
+exit $fail
