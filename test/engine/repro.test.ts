@@ -87,6 +87,8 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 		});
 
 		it('ipc: a hung rank (--inject hang: rank 1 sleeps, a deliberate fake hang) is timed_out and leaves no process behind', async () => {
+			// /dev/shm is the machine's: compare with what was there before (another run's leftovers are not ours).
+			const shmBefore = new Set(fs.readdirSync('/dev/shm'));
 			const rep = await runIpcVariants({
 				engine, spec: spec4, configs: [config], variants: ['direct'], sizeBytes: SIZE, memory: 'host',
 				timeoutMs: 6000, engineArgs: ['--inject', 'hang'],
@@ -99,7 +101,7 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 			}
 			assert.deepEqual(left, [], `engine processes left behind: ${left.join(', ')}`);
 			// The host analogue of CUDA IPC (POSIX shm) must not leak names either: they are unlinked once mapped.
-			assert.deepEqual(fs.readdirSync('/dev/shm').filter(n => n.startsWith('gpumpi-repro-')), []);
+			assert.deepEqual(fs.readdirSync('/dev/shm').filter(n => n.startsWith('gpumpi-repro-') && !shmBefore.has(n)), []);
 		});
 
 		it('ipc: the engine refuses a wrong rank count with a usage_error document', async () => {
