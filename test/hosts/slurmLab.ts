@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import { createNetnsLab, netnsUnavailable, type NetnsLab } from './netnsHosts';
 
 /** Options for `createSlurmLab`. */
@@ -87,11 +88,6 @@ export function slurmUnavailable(): string | null {
 		if (!fs.existsSync(p)) { return `${p} missing (apt-get install slurmctld slurmd slurm-client munge util-linux)`; }
 	}
 	return null;
-}
-
-/** POSIX single-quoting for the command string ssh hands to the remote shell. */
-export function shQuote(s: string): string {
-	return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Pid of the sshd running in a lab host's namespaces (the daemons join its namespaces). */
@@ -179,7 +175,7 @@ export async function createSlurmLab(opts: SlurmLabOptions = {}): Promise<SlurmL
 	const sshArgv = (host: string, argv: string[], env?: Record<string, string>): string[] => {
 		for (const k of Object.keys(env ?? {})) { if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) { throw new Error(`invalid environment variable name ${JSON.stringify(k)}`); } }
 		const envPart = env && Object.keys(env).length > 0 ? ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)] : [];
-		return ['-F', lab.sshConfig, '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', host, [...envPart, ...argv].map(shQuote).join(' ')];
+		return ['-F', lab.sshConfig, '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', host, posixQuoteArgv([...envPart, ...argv])];
 	};
 	const sshSpawn = (host: string, argv: string[], env?: Record<string, string>): ChildProcess =>
 		spawn('ssh', sshArgv(host, argv, env), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
