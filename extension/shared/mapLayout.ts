@@ -151,6 +151,32 @@ export function edgeControl(e: Pick<MapEdge, 'x1' | 'y1' | 'x2' | 'y2'>, center?
 	return { cx: mx + nx * bend, cy: my + ny * bend };
 }
 
+/** Where to put each edge's bandwidth label: on its curve, moved along it when the middle is taken. */
+export interface LabelSpot { x: number; y: number }
+
+const LABEL_TS = [0.5, 0.35, 0.65, 0.22, 0.78, 0.42, 0.58];
+
+/**
+ * Label positions (layout units) for edges drawn as quadratic curves (x1,y1)–(cx,cy)–(x2,y2): each label is a
+ * `widths[i]` × `height` box centred on its curve, at the middle when free, else at the first point along the curve
+ * (t = 0.35, 0.65, …) whose box overlaps no label placed before; the middle when none is free. Edges between two
+ * hosts start and end near each other, so their middles crowd together.
+ */
+export function placeEdgeLabels(edges: ReadonlyArray<Pick<MapEdge, 'x1' | 'y1' | 'x2' | 'y2' | 'cx' | 'cy'>>, widths: readonly number[], height: number): LabelSpot[] {
+	const placed: Array<{ x: number; y: number; w: number }> = [];
+	const free = (x: number, y: number, w: number): boolean => placed.every(p => Math.abs(p.x - x) * 2 >= p.w + w || Math.abs(p.y - y) >= height);
+	return edges.map((e, i) => {
+		const w = widths[i] ?? 0;
+		const at = (t: number): LabelSpot => ({
+			x: (1 - t) * (1 - t) * e.x1 + 2 * (1 - t) * t * e.cx + t * t * e.x2,
+			y: (1 - t) * (1 - t) * e.y1 + 2 * (1 - t) * t * e.cy + t * t * e.y2,
+		});
+		const spot = LABEL_TS.map(at).find(p => free(p.x, p.y, w)) ?? at(0.5);
+		placed.push({ ...spot, w });
+		return spot;
+	});
+}
+
 /** Heat-map colour of t in [0,1] (viridis-like: dark blue → green → yellow), as [r,g,b]. */
 export function heatColor(t: number): [number, number, number] {
 	const stops: Array<[number, number, number]> = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];

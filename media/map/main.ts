@@ -10,7 +10,7 @@ import { MessageHandler, type Envelope } from '../../extension/shared/protocol';
 import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import type { FromMapWebviewMessage, MapExportFormat, MapReadyResponse, ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
 import {
-	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatT, layoutMap, mapToSvg,
+	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatT, layoutMap, mapToSvg, placeEdgeLabels,
 	type ClassPalette, type MapEdge, type MapFilter, type MapView,
 } from '../../extension/shared/mapLayout';
 import { CHANNEL_LABELS, PATH_CLASSES, PATH_CLASS_LABELS, type MapDocument, type MapPair, type PathClass } from '../../extension/shared/mapSchema';
@@ -222,14 +222,14 @@ function drawGraph(v: MapView): void {
 	}
 	if (v.edges.length <= 40) {
 		ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-		for (const e of v.edges) {
-			const k = e;
-			const mx = (0.25 * e.x1 + 0.5 * k.cx + 0.25 * e.x2) * scale, my = (0.25 * e.y1 + 0.5 * k.cy + 0.25 * e.y2) * scale;
-			const label = e.pair.bandwidth_gbps === null ? e.pair.status : `${e.pair.bandwidth_gbps.toFixed(1)} GB/s`;
-			const w = ctx.measureText(label).width + 6;
+		const labels = v.edges.map(e => e.pair.bandwidth_gbps === null ? e.pair.status : `${e.pair.bandwidth_gbps.toFixed(1)} GB/s`);
+		const widths = labels.map(l => ctx.measureText(l).width + 6);
+		const spots = placeEdgeLabels(v.edges, widths.map(w => w / scale), 16 / scale);
+		v.edges.forEach((e, i) => {
+			const mx = spots[i].x * scale, my = spots[i].y * scale, w = widths[i];
 			ctx.fillStyle = c.bg; ctx.globalAlpha = 0.85; ctx.fillRect(mx - w / 2, my - 8, w, 16);
-			ctx.globalAlpha = 1; ctx.fillStyle = pal[e.pair.class]; ctx.fillText(label, mx, my);
-		}
+			ctx.globalAlpha = 1; ctx.fillStyle = pal[e.pair.class]; ctx.fillText(labels[i], mx, my);
+		});
 	}
 	ctx.textAlign = 'start'; ctx.textBaseline = 'alphabetic';
 	// Focusable rank buttons over the canvas.

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEvidence, pairChannel, parseBtlPairs, refineClass } from '../../extension/core/map/mapEvidence';
 import { asFromMapWebviewEnvelope } from '../../extension/shared/mapProtocol';
-import { allFilter, bandwidthMatrix, edgeWidth, heatColor, layoutMap, mapToSvg, DEFAULT_PALETTE } from '../../extension/shared/mapLayout';
+import { allFilter, bandwidthMatrix, edgeWidth, heatColor, layoutMap, mapToSvg, placeEdgeLabels, DEFAULT_PALETTE } from '../../extension/shared/mapLayout';
 import { validateMapDocument, type MapDocument, type MapPair } from '../../extension/shared/mapSchema';
 import { asFromWebviewEnvelope } from '../../extension/shared/protocol';
 
@@ -201,5 +201,33 @@ describe('gpumpi-doctor map (CLI, no run)', () => {
 		const notMap = await run(['--from-json', 'package.json']);
 		assert.equal(notMap.code, 1);
 		assert.match(notMap.err, /not a map: schema/);
+	});
+});
+
+describe('map edge labels', () => {
+	it('the Slurm 2+2 map (real, srun across two nodes): the four crowded inter-host labels get boxes that do not overlap', () => {
+		const doc = load('slurm-lab-map-2026-12-02.json');
+		assert.deepEqual([...new Set(doc.ranks.map(r => r.host))].sort(), ['host-b', 'host-c']);
+		assert.match(doc.runner?.command.join(' ') ?? '', /srun --job-name=gpumpi-[0-9a-f]{8} --kill-on-bad-exit=1 --mpi=pmix -N2 -n 4 /);
+		const view = layoutMap(doc);
+		// Label boxes as the panel draws them at 1 200 px wide (~50 × 16 px "0.8 GB/s"), in layout units.
+		const scale = Math.min(4, 1175 / view.width); // the panel fits the width, at most 4×
+		const w = 50 / scale, h = 16 / scale;
+		const spots = placeEdgeLabels(view.edges, view.edges.map(() => w), h);
+		assert.equal(spots.length, 6);
+		for (let i = 0; i < spots.length; i++) {
+			for (let j = i + 1; j < spots.length; j++) {
+				const apart = Math.abs(spots[i].x - spots[j].x) >= w || Math.abs(spots[i].y - spots[j].y) >= h;
+				assert.ok(apart, `labels ${i} and ${j} overlap at ${JSON.stringify([spots[i], spots[j]])}`);
+			}
+		}
+		// Without the sliding, the middles of the inter-host curves do overlap (what the picture looked like before).
+		const mids = view.edges.map(e => ({ x: 0.25 * e.x1 + 0.5 * e.cx + 0.25 * e.x2, y: 0.25 * e.y1 + 0.5 * e.cy + 0.25 * e.y2 }));
+		assert.ok(mids.some((a, i) => mids.some((b, j) => j > i && Math.abs(a.x - b.x) < w && Math.abs(a.y - b.y) < h)));
+	});
+
+	it('a lone edge keeps its label in the middle of its curve', () => {
+		const [spot] = placeEdgeLabels([{ x1: 0, y1: 0, x2: 100, y2: 0, cx: 50, cy: 40 }], [30], 12);
+		assert.deepEqual(spot, { x: 50, y: 20 });
 	});
 });
