@@ -68,7 +68,10 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 		const item = new vscode.TreeItem(node.label, report ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
 		item.id = `host:${node.key}`;
 		item.description = this.status(node.key);
-		item.tooltip = node.setting ? `${node.setting.sshHost}${node.setting.setup ? `\nsetup: ${node.setting.setup}` : ''}` : vscode.l10n.t('The machine VS Code runs on');
+		const st = node.setting;
+		item.tooltip = st
+			? [st.sshHost, st.setup ? `setup: ${st.setup}` : '', st.launcher === 'srun' ? `launcher: srun${st.srunMpi ? ` --mpi=${st.srunMpi}` : ''} ${st.srunArgs.join(' ')}`.trimEnd() : `launcher: ${st.mpirun || 'mpirun'}`].filter(Boolean).join('\n')
+			: vscode.l10n.t('The machine VS Code runs on');
 		item.iconPath = new vscode.ThemeIcon(node.setting ? 'remote' : 'vm');
 		item.contextValue = node.setting ? 'gpumpiHost.ssh' : 'gpumpiHost.local';
 		return item;
