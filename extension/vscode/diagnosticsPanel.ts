@@ -6,6 +6,7 @@
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { escapeHtml } from '../shared/htmlEscape';
+import { toolbarAndContent, webviewHtml } from '../shared/webviewHtml';
 import {
 	asFromWebviewEnvelope, MessageHandler, type FromWebviewMessage, type ReadyResponse, type ToWebviewMessage,
 } from '../shared/protocol';
@@ -107,31 +108,16 @@ export class DiagnosticsPanel extends Disposable {
 
 	private _html(): string {
 		const webview = this._panel.webview;
-		const nonce = crypto.randomBytes(18).toString('base64url');
-		const script = webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.js'));
-		const style = webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.css'));
-		const csp = [
-			`default-src 'none'`,
-			`script-src 'nonce-${nonce}'`,
-			`style-src ${webview.cspSource}`,
-			`font-src ${webview.cspSource}`,
-			`img-src ${webview.cspSource}`,
-		].join('; ');
-		return `<!DOCTYPE html>
-<html lang="${escapeHtml(vscode.env.language)}">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeHtml(style.toString())}">
-<title>${escapeHtml(vscode.l10n.t('GPU-MPI Doctor'))}</title>
-</head>
-<body data-strings="${escapeHtml(JSON.stringify(panelStrings()))}">
-<header class="toolbar"><button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button><span id="busy" class="busy" hidden></span></header>
-<main id="content"><p class="placeholder">${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>
-<script nonce="${nonce}" src="${escapeHtml(script.toString())}"></script>
-</body>
-</html>`;
+		return webviewHtml({
+			cspSource: webview.cspSource,
+			nonce: crypto.randomBytes(18).toString('base64url'),
+			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.js')).toString(),
+			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.css')).toString(),
+			lang: vscode.env.language,
+			title: vscode.l10n.t('GPU-MPI Doctor'),
+			bodyAttributes: { 'data-strings': JSON.stringify(panelStrings()) },
+			bodyHtml: toolbarAndContent(`<button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button>`, vscode.l10n.t('Loading…')),
+		});
 	}
 }
 

@@ -1,5 +1,5 @@
 /**
- * The reproducer results panel: a WebviewPanel with a strict CSP (extension/shared/reproPanelHtml.ts) showing IPC and
+ * The reproducer results panel: a WebviewPanel with a strict CSP (extension/shared/webviewHtml.ts) showing IPC and
  * fallback reports. The webview asks for its state with `ready`; the host never posts before that. Incoming messages
  * are validated with asFromReproWebviewEnvelope. "Copy as bug report" builds the Markdown here (bugReport.ts).
  */
@@ -7,7 +7,8 @@ import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { MessageHandler } from '../shared/protocol';
-import { reproPanelHtml } from '../shared/reproPanelHtml';
+import { escapeHtml } from '../shared/htmlEscape';
+import { toolbarAndContent, webviewHtml } from '../shared/webviewHtml';
 import {
 	asFromReproWebviewEnvelope, type CopyBugReportResponse, type FromReproWebviewMessage, type ReproPanelData,
 	type ReproReadyResponse, type ToReproWebviewMessage,
@@ -83,15 +84,14 @@ export class ReproPanel extends Disposable {
 			void this._rpc.handleMessage(env);
 		}));
 		const webview = this._panel.webview;
-		this._panel.webview.html = reproPanelHtml({
+		this._panel.webview.html = webviewHtml({
 			cspSource: webview.cspSource,
 			nonce: crypto.randomBytes(18).toString('base64url'),
 			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'repro.js')).toString(),
 			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'repro.css')).toString(),
 			lang: vscode.env.language,
 			title: vscode.l10n.t('GPU-MPI Reproducer'),
-			copyLabel: vscode.l10n.t('Copy as bug report'),
-			loading: vscode.l10n.t('Loading…'),
+			bodyHtml: toolbarAndContent(`<button type="button" id="copy-bug-report" disabled>${escapeHtml(vscode.l10n.t('Copy as bug report'))}</button>`, vscode.l10n.t('Loading…')),
 		});
 	}
 

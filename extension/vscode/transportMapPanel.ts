@@ -10,6 +10,7 @@ import { fromDeviceResult } from '../cli/mapCli';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
 import { escapeHtml } from '../shared/htmlEscape';
+import { webviewHtml } from '../shared/webviewHtml';
 import {
 	asFromMapWebviewEnvelope, type FromMapWebviewMessage, type MapExportFormat, type MapReadyResponse, type ToMapWebviewMessage,
 } from '../shared/mapProtocol';
@@ -128,23 +129,16 @@ export class TransportMapPanel extends Disposable {
 
 	private _html(): string {
 		const webview = this._panel.webview;
-		const nonce = crypto.randomBytes(18).toString('base64url');
-		const script = webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.js'));
-		const style = webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.css'));
-		const csp = [`default-src 'none'`, `script-src 'nonce-${nonce}'`, `style-src ${webview.cspSource}`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource} data:`].join('; ');
-		return `<!DOCTYPE html>
-<html lang="${escapeHtml(vscode.env.language)}">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeHtml(style.toString())}">
-<title>${escapeHtml(vscode.l10n.t('Transport Map'))}</title>
-</head>
-<body><main id="app"><p>${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>
-<script nonce="${nonce}" src="${escapeHtml(script.toString())}"></script>
-</body>
-</html>`;
+		return webviewHtml({
+			cspSource: webview.cspSource,
+			nonce: crypto.randomBytes(18).toString('base64url'),
+			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.js')).toString(),
+			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.css')).toString(),
+			lang: vscode.env.language,
+			title: vscode.l10n.t('Transport Map'),
+			imgSources: ['data:'],
+			bodyHtml: `<main id="app"><p>${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>`,
+		});
 	}
 }
 

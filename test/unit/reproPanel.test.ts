@@ -10,7 +10,7 @@ import { buildLineChart, niceMax } from '../../media/repro/chart';
 import { renderReproHtml } from '../../media/repro/render';
 import { configsFromChoices, DEFAULT_CHOICES, validateChoices } from '../../extension/core/repro/reproChoices';
 import { loadReproText } from '../../extension/core/repro/reproFile';
-import { reproPanelHtml } from '../../extension/shared/reproPanelHtml';
+import { toolbarAndContent, webviewHtml } from '../../extension/shared/webviewHtml';
 import { asFromReproWebviewEnvelope, asToReproWebviewEnvelope } from '../../extension/shared/reproProtocol';
 
 const FIXTURE = path.resolve('test-fixtures/repro/h200-testbed/repro-2026-12-02.json');
@@ -73,7 +73,7 @@ describe('repro panel markup on the real H200 result', () => {
 });
 
 describe('repro panel HTML and messages', () => {
-	const html = reproPanelHtml({ cspSource: 'vscode-webview://abc', nonce: 'AbCdEfGhIjKlMnOpQrSt', scriptUri: 'vscode-webview://abc/dist/repro.js', styleUri: 'vscode-webview://abc/dist/repro.css', lang: 'en', title: 'T', copyLabel: 'Copy as bug report', loading: '…' });
+	const html = webviewHtml({ cspSource: 'vscode-webview://abc', nonce: 'AbCdEfGhIjKlMnOpQrSt', scriptUri: 'vscode-webview://abc/dist/repro.js', styleUri: 'vscode-webview://abc/dist/repro.css', lang: 'en', title: 'T', bodyHtml: toolbarAndContent('<button type="button" id="copy-bug-report" disabled>Copy as bug report</button>', '…') });
 
 	it('has a strict CSP with the nonce and no inline script or style', () => {
 		const csp = (/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1] ?? '').replace(/&#39;/g, "'");
@@ -86,7 +86,11 @@ describe('repro panel HTML and messages', () => {
 		assert.match(scripts[0][1], /nonce="AbCdEfGhIjKlMnOpQrSt" src="vscode-webview:\/\/abc\/dist\/repro\.js"/);
 		assert.equal(scripts[0][2].trim(), '', 'no inline script body');
 		assert.doesNotMatch(html, /<style|\sstyle=|\son\w+=/);
-		assert.throws(() => reproPanelHtml({ cspSource: 'x', nonce: "a' 'unsafe-inline", scriptUri: '', styleUri: '', lang: '', title: '', copyLabel: '', loading: '' }));
+		assert.throws(() => webviewHtml({ cspSource: 'x', nonce: "a' 'unsafe-inline", scriptUri: '', styleUri: '', lang: '', title: '', bodyHtml: '' }));
+		assert.throws(() => webviewHtml({ cspSource: 'x', nonce: 'AbCdEfGhIjKlMnOpQrSt', scriptUri: '', styleUri: '', lang: '', title: '', bodyHtml: '', bodyAttributes: { 'onload=alert(1) x': '' } }));
+		const withStrings = webviewHtml({ cspSource: 'x', nonce: 'AbCdEfGhIjKlMnOpQrSt', scriptUri: '', styleUri: '', lang: '', title: '', bodyHtml: '', bodyAttributes: { 'data-strings': '"><script>' }, imgSources: ['data:'] });
+		assert.match(withStrings, /<body data-strings="&quot;&gt;&lt;script&gt;">/);
+		assert.match(withStrings, /img-src x data:/);
 	});
 
 	it('accepts only well-formed messages from the webview', () => {
