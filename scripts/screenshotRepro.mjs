@@ -42,7 +42,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'repro-shot-'));
 fs.copyFileSync(path.join(ROOT, 'dist/repro.js'), path.join(work, 'repro.js'));
 fs.copyFileSync(path.join(ROOT, 'dist/repro.css'), path.join(work, 'repro.css'));
 fs.writeFileSync(path.join(work, 'theme.css'), `html { ${Object.entries(THEME).map(([k, v]) => `${k}: ${v};`).join(' ')} }\n`);
-// The same body the product's reproPanelHtml() emits (toolbar, content, one script).
+// The same body the product's webviewHtml() + toolbarAndContent() emit (toolbar, content, one script).
 fs.writeFileSync(path.join(work, 'index.html'), `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
 <link rel="stylesheet" href="theme.css"><link rel="stylesheet" href="repro.css"><title>GPU-MPI Reproducer</title></head>
 <body><header class="toolbar"><button type="button" id="copy-bug-report" disabled>Copy as bug report</button><span id="busy" class="busy" hidden></span></header>
