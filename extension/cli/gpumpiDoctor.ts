@@ -18,7 +18,7 @@ import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget'
 import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink, type Logger } from '../core/logger';
 import type { Report } from '../shared/report';
-import type { SrunSpec } from '../core/repro/launcher';
+import { SRUN_MPI_PLUGIN, type SrunSpec } from '../core/repro/launcher';
 import { analyzeMain, collectMain } from './bundleCli';
 import { UsageError } from './launchArgs';
 import { mapMain } from './mapCli';
@@ -103,7 +103,7 @@ function srunOf(values: Values): Omit<SrunSpec, 'jobName'> | null {
 	const raw = (values as Record<string, unknown>)['srun-arg'];
 	const args = Array.isArray(raw) ? raw.filter((a): a is string => typeof a === 'string') : [];
 	if (!values.srun && mpi === null && args.length === 0) { return null; }
-	if (mpi !== null && !/^[A-Za-z0-9_.-]{1,32}$/.test(mpi)) { throw new UsageError(`--srun-mpi needs a plugin name like pmi2, got ${JSON.stringify(mpi.slice(0, 40))}`); }
+	if (mpi !== null && !SRUN_MPI_PLUGIN.test(mpi)) { throw new UsageError(`--srun-mpi needs a plugin name like pmi2, got ${JSON.stringify(mpi.slice(0, 40))}`); }
 	return { srun: 'srun', mpi, allocation: args };
 }
 

@@ -9,13 +9,13 @@ import * as fs from 'node:fs';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
 import {
-	PML_UCX_MCA, buildLaunchArgv, parsePreset, withJobName, type LaunchConfig,
+	PML_UCX_MCA, buildLaunchArgv, parsePreset, withConfig, withJobName, type LaunchConfig,
 } from '../core/repro/launcher';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
-import { posixQuote } from '../core/hosts/host';
+import { posixQuoteArgv } from '../shared/shellQuote';
 import type { LaunchTarget } from '../core/hosts/launchTarget';
 import type { MapCliIo } from './mapCli';
 import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
@@ -202,8 +202,9 @@ async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>,
 		extraArgs: o.extra,
 	};
 	try {
-		const shown = buildLaunchArgv(withJobName({ ...spec, env: config.env, mca: config.mca, extraArgs: [...spec.extraArgs, ...config.extraArgs] }), [engine, 'repro', o.which]);  // validate early
-		io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${shown.map(posixQuote).join(' ')} …\n`);
+		// Validate early; the run adds its own switches, and an srun run its own --job-name.
+		const shown = buildLaunchArgv(withJobName(withConfig(spec, config)), [engine, 'repro', o.which]);
+		io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${posixQuoteArgv(shown)} …\n`);
 	} catch (e) {
 		io.stderr(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n`);
 		return 2;

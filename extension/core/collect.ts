@@ -237,7 +237,6 @@ async function mcaParamFiles(host: Host, ompiInfo: RawOutput | undefined, mpirun
 }
 
 async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavor: MpiFlavor, uid: number): Promise<RawOutput> {
-	const mpirunAbs = mpirun.includes('/') ? ((await host.readFile(mpirun, 1)).ok ? mpirun : null) : await host.which(mpirun);
 	let enginePath: string | null = opts.enginePath && opts.enginePath.length > 0 ? opts.enginePath : null;
 	let tried: string[] = enginePath ? [enginePath] : [];
 	if (!enginePath && opts.locateEngine) {
@@ -252,6 +251,15 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 		}
 	}
 	const ranks = Math.max(1, Math.floor(opts.ranks));
+	let missing: string | null = null;
+	if (!enginePath) {
+		missing = `engine not built: tried ${tried.length ? tried.join(', ') : '(no locations)'}`;
+	} else {
+		const probe = await host.readFile(enginePath, 1);
+		if (!probe.ok && probe.notFound) { missing = `engine not found: ${enginePath}`; }
+	}
+	if (opts.srun) { return runEngineWithSrun(host, opts, opts.srun, flavor, ranks, enginePath, missing); }
+	const mpirunAbs = mpirun.includes('/') ? ((await host.readFile(mpirun, 1)).ok ? mpirun : null) : await host.which(mpirun);
 	const notes: string[] = [];
 	const argv: string[] = [mpirunAbs ?? mpirun];
 	if (flavor === 'openmpi') {
@@ -266,36 +274,32 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 		}
 	}
 	argv.push('-np', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect');
-	if (opts.srun && enginePath) { return runEngineWithSrun(host, opts, opts.srun, flavor, ranks, enginePath, probeOk(await host.readFile(enginePath, 1))); }
 	const fail = (error: string): RawOutput => ({
 		id: 'engine', command: argv, exitCode: null, stdout: '', stderr: '', durationMs: 0, error, ...(notes.length ? { notes } : {}),
 	});
-	if (!enginePath) { return fail(`engine not built: tried ${tried.length ? tried.join(', ') : '(no locations)'}`); }
-	const probe = await host.readFile(enginePath, 1);
-	if (!probe.ok && probe.notFound) { return fail(`engine not found: ${enginePath}`); }
+	if (missing) { return fail(missing); }
 	if (!mpirunAbs) { return fail(`${mpirun} not found${mpirun.includes('/') ? '' : ' on PATH'}`); }
 	if (flavor === 'unknown') { notes.push(`could not tell Open MPI from MPICH by "${mpirun} --version"; no extra mpirun options added`); }
 	const r = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 32 * 1024 * 1024 });
 	return toRaw('engine', argv, r, notes);
 }
 
-function probeOk(r: Awaited<ReturnType<Host['readFile']>>): boolean { return r.ok || !r.notFound; }
-
 /** The engine under srun: env + srun argv from launcher.ts, scancel on timeout/cancel (runLaunch). */
 async function runEngineWithSrun(host: Host, opts: CollectOptions, srun: Omit<SrunSpec, 'jobName'>, flavor: MpiFlavor, ranks: number,
-	enginePath: string, engineExists: boolean): Promise<RawOutput> {
+	enginePath: string | null, missing: string | null): Promise<RawOutput> {
 	const spec: LaunchSpec = { ...defaultSpec(flavor === 'mpich' ? 'mpich' : 'openmpi', 'mpirun', ranks), srun: { ...srun, jobName: '' } };
 	const notes = [`launched with srun (the host's launcher setting)${flavor === 'unknown' ? '; MPI flavour unknown' : ''}`];
-	if (!engineExists) {
-		return { id: 'engine', command: [srun.srun, '-n', String(ranks), enginePath, 'inspect'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error: `engine not found: ${enginePath}`, notes };
-	}
+	const fail = (error: string): RawOutput => ({
+		id: 'engine', command: [srun.srun, '-n', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error, notes,
+	});
+	if (missing || !enginePath) { return fail(missing ?? 'engine not built'); }
 	let out;
 	try {
 		out = await runLaunch(spec, [enginePath, 'inspect'], { host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 	} catch (e) {
-		return { id: 'engine', command: [srun.srun], exitCode: null, stdout: '', stderr: '', durationMs: 0, error: errorText(e), notes };
+		return fail(errorText(e));
 	}
-	return toRaw('engine', out.argv, out.result, [...notes, ...out.cleanup]);
+	return toRaw('engine', out.argv, out.result, [...notes, ...out.notes]);
 }
 
 function safeLocate(locate: EngineLocator, flavor: 'default' | 'openmpi' | 'mpich'): { path: string | null; tried: string[] } {

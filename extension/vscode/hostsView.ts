@@ -102,20 +102,26 @@ function summaryNodes(key: string, report: Report): HostTreeNode[] {
 	];
 }
 
-/** QuickPick for "Inspect Host": this machine + valid hosts; invalid entries are listed but cannot be chosen. */
-export async function pickHost(): Promise<string | undefined> {
+/**
+ * "Which host?": this machine + valid hosts (with their setup line and launcher); invalid entries are listed but
+ * cannot be chosen. Used by Inspect Host, the reproducers and the map.
+ */
+export async function pickHost(title = vscode.l10n.t('GPU-MPI: Inspect Host')): Promise<string | undefined> {
 	const { hosts, problems } = readHosts();
 	if (hosts.length === 0 && problems.length === 0) { return LOCAL_HOST_KEY; }
 	type Item = vscode.QuickPickItem & { key?: string };
 	const items: Item[] = [
 		{ label: `$(vm) ${vscode.l10n.t('This machine')}`, key: LOCAL_HOST_KEY },
-		...hosts.map((h): Item => ({ label: `$(remote) ${h.name}`, description: h.sshHost, detail: h.setup ? `setup: ${h.setup}` : undefined, key: h.name })),
+		...hosts.map((h): Item => ({
+			label: `$(remote) ${h.name}`, description: h.sshHost, key: h.name,
+			detail: [h.setup ? `setup: ${h.setup}` : '', h.launcher === 'srun' ? `srun ${h.srunArgs.join(' ')}`.trimEnd() : ''].filter(Boolean).join(' · ') || undefined,
+		})),
 	];
 	if (problems.length > 0) {
 		items.push({ label: vscode.l10n.t('Invalid gpumpiDoctor.hosts entries (not run)'), kind: vscode.QuickPickItemKind.Separator });
 		items.push(...problems.map((p): Item => ({ label: `$(warning) ${p}` })));
 	}
-	const picked = await vscode.window.showQuickPick(items, { title: vscode.l10n.t('GPU-MPI: Inspect Host'), placeHolder: vscode.l10n.t('Which host?') });
+	const picked = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t('Which host?') });
 	if (!picked) { return undefined; }
 	if (!picked.key) { throw new Error(vscode.l10n.t('That hosts entry is invalid and is not run: {0}', picked.label.replace(/^\$\(warning\) /, ''))); }
 	return picked.key;

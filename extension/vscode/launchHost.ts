@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
 import type { Logger } from '../core/logger';
 import { LOCAL_HOST_KEY } from './inspectionService';
-import { findHost, readHosts, readSettings, sshConfigFile } from './settings';
+import { findHost, readSettings, sshConfigFile } from './settings';
 
 /** A resolved target (ok) — the caller must `close()` it. */
 export type OpenTarget = Extract<LaunchTarget, { ok: true }>;
@@ -27,21 +27,6 @@ export function hostOfArgument(arg: unknown): { hostKey: string | undefined; res
 		return { hostKey: host, rest };
 	}
 	return { hostKey: undefined, rest: arg };
-}
-
-/** Ask where to run when hosts are configured (this machine otherwise); undefined when dismissed. */
-export async function pickLaunchHost(title: string): Promise<string | undefined> {
-	const { hosts } = readHosts();
-	if (hosts.length === 0) { return LOCAL_HOST_KEY; }
-	const items: Array<vscode.QuickPickItem & { key: string }> = [
-		{ label: `$(vm) ${vscode.l10n.t('This machine')}`, key: LOCAL_HOST_KEY },
-		...hosts.map(h => ({
-			label: `$(remote) ${h.name}`, key: h.name, description: h.sshHost,
-			detail: [h.launcher === 'srun' ? `srun ${h.srunArgs.join(' ')}`.trim() : undefined, h.setup ? `setup: ${h.setup}` : undefined].filter(Boolean).join(' · ') || undefined,
-		})),
-	];
-	const picked = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t('Where do the ranks run?') });
-	return picked?.key;
 }
 
 /**

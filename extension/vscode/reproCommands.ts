@@ -20,7 +20,8 @@ import type { Report } from '../shared/report';
 import type { ReproPanelData } from '../shared/reproProtocol';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 import { LOCAL_HOST_KEY } from './inspectionService';
-import { hostOfArgument, openLaunchTarget, pickLaunchHost, type OpenTarget } from './launchHost';
+import { pickHost } from './hostsView';
+import { hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
 import { ReproPanel } from './reproPanel';
 import { readSettings } from './settings';
 
@@ -141,7 +142,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	const last = lastChoices(context, log);
 	const { hostKey: argHost, rest: arg } = hostOfArgument(argument);
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
-	const hostKey = argHost ?? (arg === undefined || arg === null || arg instanceof vscode.Uri ? await pickLaunchHost(title) : LOCAL_HOST_KEY);
+	const hostKey = argHost ?? (arg === undefined || arg === null || arg instanceof vscode.Uri ? await pickHost(title) : LOCAL_HOST_KEY);
 	if (!hostKey) { return undefined; }
 	let choices: ReproChoices | undefined;
 	if (arg !== undefined && arg !== null && !(arg instanceof vscode.Uri)) {

@@ -17,7 +17,8 @@ import {
 import { validateMapDocument, type MapDocument } from '../shared/mapSchema';
 import { MessageHandler } from '../shared/protocol';
 import { Disposable } from './dispose';
-import { openLaunchTarget, pickLaunchHost, hostOfArgument, type OpenTarget } from './launchHost';
+import { pickHost } from './hostsView';
+import { openLaunchTarget, hostOfArgument, type OpenTarget } from './launchHost';
 import { readSettings } from './settings';
 
 /** The panel's view type. */
@@ -144,7 +145,7 @@ export class TransportMapPanel extends Disposable {
 
 /** Run `gpumpi map` on `hostKey` (asked when undefined and hosts are configured) with progress and cancel. */
 async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: number | undefined): Promise<MapDocument | undefined> {
-	const hostKey = hostArg ?? await pickLaunchHost(vscode.l10n.t('Transport map'));
+	const hostKey = hostArg ?? await pickHost(vscode.l10n.t('Transport map'));
 	if (!hostKey) { return undefined; }
 	const npText = npArg !== undefined ? String(npArg) : await vscode.window.showInputBox({
 		title: vscode.l10n.t('Transport map'), prompt: vscode.l10n.t('Number of ranks (each pair is measured one at a time)'), value: '4',

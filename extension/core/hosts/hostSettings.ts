@@ -5,6 +5,7 @@
  * shell on their host by design (see sshHost.ts); it is only checked for NUL bytes and size.
  */
 import * as path from 'node:path';
+import { SRUN_MPI_PLUGIN } from '../repro/launcher';
 import { destinationProblem } from './sshHost';
 
 /** One configured remote host. */
@@ -69,7 +70,7 @@ export function validateHostSettings(raw: unknown): { hosts: HostSetting[]; prob
 			}
 		}
 		if (launcher !== 'mpirun' && launcher !== 'srun') { bad.push(`launcher must be "mpirun" or "srun", got ${JSON.stringify(launcher.slice(0, 40))}`); }
-		if (srunMpi && !/^[A-Za-z0-9_.-]{1,32}$/.test(srunMpi)) { bad.push(`srunMpi must be a plugin name like pmi2 or pmix, got ${JSON.stringify(srunMpi.slice(0, 40))}`); }
+		if (srunMpi && !SRUN_MPI_PLUGIN.test(srunMpi)) { bad.push(`srunMpi must be a plugin name like pmi2 or pmix, got ${JSON.stringify(srunMpi.slice(0, 40))}`); }
 		if (typeof e.name === 'string' && !NAME_RE.test(name)) {
 			bad.push(`name ${JSON.stringify(name.slice(0, 80))} must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
 		}

@@ -50,23 +50,22 @@ export async function resolveLaunchTarget(req: LaunchTargetRequest): Promise<Lau
 	let label = 'this machine';
 	let deployedEngine: string | null = null;
 	let close = async (): Promise<void> => undefined;
-	const srunFromSetting: Omit<SrunSpec, 'jobName'> | null = req.host && req.host.launcher === 'srun'
-		? { srun: 'srun', mpi: req.host.srunMpi || null, allocation: [...req.host.srunArgs] } : null;
-	const srun = req.srun ?? srunFromSetting;
+	const fail = async (error: string): Promise<LaunchTarget> => { await close(); return { ok: false, error, notes }; };
+	let srun = req.srun;
 	const mpirun = req.mpirun || req.host?.mpirun || 'mpirun';
 	if (req.host) {
 		const remote = await openRemoteTarget(req.host, req.remote);
 		host = remote.host;
 		label = remote.host.ref.label;
 		close = () => remote.close();
+		srun ??= remote.srun;
 		if (remote.deploy && !remote.deploy.ok) {
 			notes.push(`engine deploy on ${label} failed: ${remote.deploy.error}`, ...remote.deploy.lines.slice(0, 20));
 		}
 		deployedEngine = remote.enginePath || null;
 		const conn = await remote.host.connect();
-		if (!conn.ok) { await close(); return { ok: false, error: `cannot reach ${label}: ${conn.error}`, notes }; }
+		if (!conn.ok) { return fail(`cannot reach ${label}: ${conn.error}`); }
 	}
-	const fail = async (error: string): Promise<LaunchTarget> => { await close(); return { ok: false, error, notes }; };
 	const flavor = req.flavor ?? await detectFlavor(mpirun, 15_000, host);
 	if (!flavor) {
 		return fail(`cannot tell whether ${mpirun} on ${label} is Open MPI or MPICH (is it on PATH after the setup line? give the flavour${srun ? ', which srun needs to pass MCA parameters' : ''})`);

@@ -60,8 +60,8 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	opts.onProgress?.(`running ${opts.spec.np} ranks: ${buildLaunchArgv(spec, program).join(' ')}`);
 	const pairsTotal = opts.spec.np * (opts.spec.np - 1) / 2;
 	opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
-	const { argv, result: r, cleanup } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
-	const tail = [...cleanup, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
+	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
+	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the process group was killed (a pair may hang: try fewer ranks or --pairs sampled)`); }
 	if (opts.signal?.aborted) { return fail('cancelled'); }

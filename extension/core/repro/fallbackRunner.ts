@@ -67,9 +67,9 @@ export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproF
 		if (opts.chunk) { program.push('--chunk', opts.chunk); }
 		if (opts.nbuf) { program.push('--nbuf', String(opts.nbuf)); }
 		const config = mode === 'mpi' ? withEvidence(opts.config, opts.spec.flavor, opts.protoInfo) : opts.config;
-		const { argv, result: r, cleanup } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
+		const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 		const { run, doc } = classifyFallbackRun([mode], opts.config.label, argv, r, opts.timeoutMs);
-		if (cleanup.length > 0) { run.detail = `${run.detail} (${cleanup.join('; ')})`; }
+		if (launchNotes.length > 0) { run.detail = `${run.detail} (${launchNotes.join('; ')})`; }
 		runs.push(run);
 		if (doc) { docs.push(doc); }
 		if (mode === 'mpi') { transports = gatherTransportEvidence(r.stdout, r.stderr); }

@@ -90,10 +90,10 @@ export async function runIpcVariants(opts: IpcRunOptions): Promise<ReproIpcRepor
 		for (const variant of opts.variants) {
 			if (opts.signal?.aborted) { break; }
 			const program = [opts.engine, 'repro', 'ipc', '--variant', variant, '--size', String(opts.sizeBytes), '--memory', opts.memory, '--json', ...(opts.engineArgs ?? [])];
-			const { argv, result: r, cleanup } = await runLaunch(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program,
+			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program,
 				{ host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 			const res = classifyIpcRun(variant, config.label, argv, r, opts.timeoutMs);
-			if (cleanup.length > 0) { res.evidence = [...cleanup, ...res.evidence].slice(0, 40); }
+			if (launchNotes.length > 0) { res.evidence = [...launchNotes, ...res.evidence].slice(0, 40); }
 			if (!mpi) {
 				const ex = extractJsonDocument(r.stdout);
 				if ('json' in ex) { const d = validateIpcDocument(ex.json); if (typeof d !== 'string') { mpi = d.mpi; } }

@@ -83,7 +83,8 @@ export function withConfig(spec: LaunchSpec, config: LaunchConfig): LaunchSpec {
 	return { ...spec, env: [...spec.env, ...config.env], mca: [...spec.mca, ...config.mca], extraArgs: [...spec.extraArgs, ...config.extraArgs] };
 }
 
-const SRUN_MPI = /^[A-Za-z0-9_.-]+$/;
+/** An srun `--mpi=` plugin name (pmi2, pmix, pmix_v4, none, …): what settings, the CLI and the argv builder accept. */
+export const SRUN_MPI_PLUGIN = /^[A-Za-z0-9_.-]{1,32}$/;
 const JOB_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** The full argv. Throws Error with a clear message on invalid data (bad names, MCA with MPICH, np < 1). */
@@ -113,7 +114,7 @@ export function buildLaunchArgv(spec: LaunchSpec, program: readonly string[]): s
 }
 
 function buildSrunArgv(spec: LaunchSpec, srun: SrunSpec, program: readonly string[]): string[] {
-	if (srun.mpi !== null && !SRUN_MPI.test(srun.mpi)) { throw new Error(`bad srun --mpi plugin ${JSON.stringify(srun.mpi)}`); }
+	if (srun.mpi !== null && !SRUN_MPI_PLUGIN.test(srun.mpi)) { throw new Error(`bad srun --mpi plugin ${JSON.stringify(srun.mpi)}`); }
 	if (!JOB_NAME.test(srun.jobName)) { throw new Error(`bad Slurm job name ${JSON.stringify(srun.jobName)}`); }
 	if (spec.flavor === 'mpich' && spec.mca.length > 0) {
 		throw new Error(`MCA parameters (${spec.mca.map(m => m[0]).join(', ')}) are Open MPI only; this launch is MPICH under srun`);
@@ -153,7 +154,7 @@ export interface LaunchOutcome {
 	argv: string[];
 	result: ExecuteResult;
 	/** What the launch layer saw or did besides the run: a singleton start, the scancel line and squeue's answer. */
-	cleanup: string[];
+	notes: string[];
 }
 
 /**
@@ -166,14 +167,14 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 	const argv = buildLaunchArgv(s, program);
 	const host = opts.host ?? new LocalHost();
 	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal });
-	const cleanup: string[] = [];
+	const notes: string[] = [];
 	const singletons = singletonStart(result.stdout, s.np);
-	if (singletons) { cleanup.push(singletons); }
+	if (singletons) { notes.push(singletons); }
 	if (s.srun && (result.timedOut || opts.signal?.aborted || result.signal !== null || (result.exitCode !== 0 && result.exitCode !== null))) {
 		const scancel = s.srun.srun.includes('/') ? s.srun.srun.replace(/srun$/, 'scancel') : 'scancel';
 		const cmd = [scancel, `--name=${s.srun.jobName}`];
 		const r = await host.run(cmd, { timeoutMs: 20_000 });
-		cleanup.push(`${cmd.join(' ')}: ${r.exitCode === 0 ? 'done' : r.error ?? (r.stderr.trim() || `exit ${r.exitCode ?? r.signal ?? '?'}`)}`);
+		notes.push(`${cmd.join(' ')}: ${r.exitCode === 0 ? 'done' : r.error ?? (r.stderr.trim() || `exit ${r.exitCode ?? r.signal ?? '?'}`)}`);
 		// The job leaves squeue once every step is gone (Slurm reports CANCELLED, then COMPLETING, then nothing).
 		const squeue = [scancel.replace(/scancel$/, 'squeue'), '-h', `--name=${s.srun.jobName}`, '-o', '%i %T'];
 		const started = Date.now();
@@ -184,9 +185,9 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 			if (left === '') { break; }
 			await new Promise(res => setTimeout(res, 500));
 		}
-		cleanup.push(left === '' ? `job ${s.srun.jobName} gone from squeue after ${Date.now() - started} ms` : `job ${s.srun.jobName} still listed after ${Date.now() - started} ms: ${left.split('\n')[0]}`);
+		notes.push(left === '' ? `job ${s.srun.jobName} gone from squeue after ${Date.now() - started} ms` : `job ${s.srun.jobName} still listed after ${Date.now() - started} ms: ${left.split('\n')[0]}`);
 	}
-	return { argv, result, cleanup };
+	return { argv, result, notes };
 }
 
 /**
