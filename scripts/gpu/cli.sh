@@ -2,7 +2,7 @@
 # The headless CLI (node bin/gpumpi-doctor.js, the TypeScript code users run) on the GPU device, run by
 # scripts/testGpu.sh from the repository root with the CUDA-aware testbed MPI (/opt/testbed2). Needs dist/cli.js
 # (carry "dist") and Node: `node` on PATH, else .gpu/node.xz (this machine's node, xz-compressed; carry ".gpu").
-# Builds the engine with the testbed's mpicc (shared with inspect.sh: /tmp/build-engine), then runs, each through
+# Builds the engine with the testbed's mpicc (the build folder every device script shares: scripts/gpu/common.bash), then runs, each through
 # the CLI's own launcher code (extension/core/repro/launcher.ts runLaunch on a LocalHost):
 #   inspect        --ranks 2 (no component-path fix: the report must show the site override finding)
 #   repro-ipc      direct,bounce,send-from-import on device memory, pml ucx, component path given
@@ -11,34 +11,22 @@
 # Writes exactly two files: $OUT/cli.log (every command and its stderr) and $OUT/cli.json
 # ({"node": version, "runs": [{"name", "exit", "doc"}]}: doc is the CLI's --json output, or null).
 set -u
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
-LOG="$OUT/cli.log"
-JSON="$OUT/cli.json"
-PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
-MPICC="$PREFIX/bin/mpicc"
-MPIRUN="$PREFIX/bin/mpirun"
-BUILD=/tmp/build-engine
-ENGINE="$BUILD/gpumpi"
+. "$(dirname "$0")/common.bash" cli
+error_doc() { printf '{"error":"%s","runs":[]}\n' "$1"; }
 CP=(--mca mca_base_component_path "$PREFIX/lib/openmpi")
-: >"$LOG"
-log() { printf '%s\n' "$*" | tee -a "$LOG"; }
 
 NODE="$(command -v node || true)"
 if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
   xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
 fi
 if [ -z "$NODE" ] || ! "$NODE" --version >>"$LOG" 2>&1; then
-  log "cli.sh: no usable node (PATH or .gpu/node.xz)"; printf '{"error":"no node","runs":[]}\n' >"$JSON"; exit 1
+  log "cli.sh: no usable node (PATH or .gpu/node.xz)"; error_doc "no node" >"$JSON"; exit 1
 fi
-if [ ! -f dist/cli.js ]; then log "cli.sh: dist/cli.js missing (carry dist)"; printf '{"error":"no dist/cli.js","runs":[]}\n' >"$JSON"; exit 1; fi
+if [ ! -f dist/cli.js ]; then log "cli.sh: dist/cli.js missing (carry dist)"; error_doc "no dist/cli.js" >"$JSON"; exit 1; fi
+gpu_require
 log "== cli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version)"
-if [ ! -x "$ENGINE" ]; then
-  log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
-  if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
-     ! cmake --build "$BUILD" -j 8 --target gpumpi_cli >>"$LOG" 2>&1; then
-    log "cli.sh: engine build failed"; printf '{"error":"engine build failed","runs":[]}\n' >"$JSON"; exit 1
-  fi
+if ! gpu_build gpumpi_cli; then
+  log "cli.sh: engine build failed"; error_doc "engine build failed" >"$JSON"; exit 1
 fi
 
 fail=0

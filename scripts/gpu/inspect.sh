@@ -10,36 +10,18 @@
 # Writes exactly two files: $OUT/inspect.log (everything) and $OUT/inspect.json ({"runs":[...]}, one entry per run
 # with the rank-0 document or null; addon_probe: the addon core's probe result, or null). Exit status: 0 when the builds and the component-path runs succeeded.
 set -u
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
-LOG="$OUT/inspect.log"
-JSON="$OUT/inspect.json"
-PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
-MPICC="$PREFIX/bin/mpicc"
-MPIRUN="$PREFIX/bin/mpirun"
-BUILD=/tmp/build-engine
-ENGINE="$BUILD/gpumpi"
-: >"$LOG"
-
-log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+. "$(dirname "$0")/common.bash" inspect
+error_doc() { printf '{"error":"%s","runs":[]}\n' "$1"; }
 
 fail=0
 log "== inspect.sh $(date -u +%FT%TZ) host=$(hostname)"
-for tool in cmake "$MPICC" "$MPIRUN"; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    log "inspect.sh: $tool not found (testbed installed? cmake installed?)"
-    printf '{"error":"%s not found","runs":[]}\n' "$tool" >"$JSON"
-    exit 1
-  fi
-done
+gpu_require
 log "== mpirun: $MPIRUN ($("$MPIRUN" --version 2>&1 | head -n1))"
 log "== nvidia-smi -L: $(nvidia-smi -L 2>&1 | tr '\n' ' ')"
 
-log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
-if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
-   ! cmake --build "$BUILD" -j 8 --target gpumpi_cli >>"$LOG" 2>&1; then
+if ! gpu_build gpumpi_cli; then
   log "inspect.sh: engine build failed (see $LOG)"
-  printf '{"error":"engine build failed","runs":[]}\n' >"$JSON"
+  error_doc "engine build failed" >"$JSON"
   exit 1
 fi
 log "== engine: $ENGINE"

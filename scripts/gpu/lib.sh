@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libgpumpi on the GPU device, run by scripts/testGpu.sh (or by hand) from the repository root with the
 # CUDA-aware testbed MPI (/opt/testbed2, see ../shared/testbed/README.md). No Node needed.
-#  1. builds libgpumpi, its test programs and the `gpumpi` CLI with the testbed's mpicc into /tmp/build-lib;
+#  1. builds libgpumpi, its test programs and the `gpumpi` CLI with the testbed's mpicc into /tmp/build-engine (shared, scripts/gpu/common.bash);
 #  2. runs the test programs with DEVICE memory (--device: direct, staged, shm and IPC-imported receive / send)
 #     under several MPI paths (ob1 + CUDA IPC, ob1 without CUDA IPC, ob1 over TCP, UCX sm / tcp without cuda_ipc);
 #  3. runs `gpumpi bench` (2 ranks, one GPU) on each host-staged path at 1 GiB and 8 GiB (8 GiB only on the two
@@ -11,40 +11,24 @@
 # Exit status: number of failed steps (build, test programs, bench runs).
 # LIB_SH_SMOKE=1: small sizes (1M,8M), 1 iteration — to check the script itself off the device.
 set -u
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
-LOG="$OUT/lib.log"
-JSON="$OUT/lib.json"
-PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
-MPICC="$PREFIX/bin/mpicc"
-MPIRUN="$PREFIX/bin/mpirun"
-BUILD=/tmp/build-lib
-: >"$LOG"
-log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+. "$(dirname "$0")/common.bash" lib
 jstr() { printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n\r\t'; }
+error_doc() { printf '{"schema":"gpumpi.lib-gpu/1","error":"%s","tests":[],"bench":[]}\n' "$(jstr "$1")"; }
 
 fail=0
 tests_json=""
 bench_json=""
 log "== lib.sh $(date -u +%FT%TZ) host=$(hostname)"
-for tool in cmake "$MPICC" "$MPIRUN"; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    log "lib.sh: $tool not found (testbed installed? cmake installed?)"
-    printf '{"schema":"gpumpi.lib-gpu/1","error":"%s not found","tests":[],"bench":[]}\n' "$(jstr "$tool")" >"$JSON"
-    exit 1
-  fi
-done
+gpu_require
 log "== nvidia-smi -L: $(nvidia-smi -L 2>&1 | tr '\n' ' ')"
-log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
-if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
-   ! cmake --build "$BUILD" -j "${LIB_SH_JOBS:-16}" --target gpumpi lib_basic lib_transfer staged_exchange >>"$LOG" 2>&1; then
+if ! gpu_build gpumpi lib_basic lib_transfer staged_exchange; then
   log "lib.sh: build failed (see above)"
-  printf '{"schema":"gpumpi.lib-gpu/1","error":"build failed","tests":[],"bench":[]}\n' >"$JSON"
+  error_doc "build failed" >"$JSON"
   exit 1
 fi
 # the CLI (for the bench) also compiles the other subcommands; its failure must not stop the library tests
 cli_ok=1
-if ! cmake --build "$BUILD" -j "${LIB_SH_JOBS:-16}" --target gpumpi_cli >>"$LOG" 2>&1; then
+if ! gpu_build gpumpi_cli; then
   cli_ok=0
   log "lib.sh: gpumpi CLI build failed (see log): bench runs are skipped"
   fail=$((fail + 1))

@@ -12,34 +12,17 @@
 # `gpumpi-doctor map --from-json map.json` (on a machine with Node) joins the evidence exactly as a local run does.
 # Exit status: 0 when the build and both ob1 runs produced a document. Budget: well under 2 minutes.
 set -u
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
-LOG="$OUT/map.log"
-JSON="$OUT/map.json"
-PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
-MPICC="$PREFIX/bin/mpicc"
-MPIRUN="$PREFIX/bin/mpirun"
-BUILD=/tmp/build-map
-ENGINE="$BUILD/gpumpi"
-: >"$LOG"
-log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+. "$(dirname "$0")/common.bash" map
+error_doc() { printf '{"schema":"gpumpi.map-gpu/1","error":"%s","runs":[]}\n' "$1"; }
 jstr() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/ /g' | tr -d '\000-\010\013-\037' | awk 'BEGIN{ORS="\\n"} {print}'; }
 
 fail=0
 log "== map.sh $(date -u +%FT%TZ) host=$(hostname)"
-for tool in cmake "$MPICC" "$MPIRUN"; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    log "map.sh: $tool not found (testbed installed? cmake installed?)"
-    printf '{"schema":"gpumpi.map-gpu/1","error":"%s not found","runs":[]}\n' "$tool" >"$JSON"
-    exit 1
-  fi
-done
+gpu_require
 log "== nvidia-smi -L: $(nvidia-smi -L 2>&1 | tr '\n' ' ')"
-log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
-if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
-   ! cmake --build "$BUILD" -j "${MAP_SH_JOBS:-16}" --target gpumpi_cli >>"$LOG" 2>&1; then
+if ! gpu_build gpumpi_cli; then
   log "map.sh: engine build failed (see $LOG)"
-  printf '{"schema":"gpumpi.map-gpu/1","error":"engine build failed","runs":[]}\n' >"$JSON"
+  error_doc "engine build failed" >"$JSON"
   exit 1
 fi
 

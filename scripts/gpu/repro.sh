@@ -18,23 +18,13 @@
 # Total runtime about 3-5 minutes. Exit status: 0 when the engine built and every ipc/fallback run printed a document
 # (crash-test excepted).
 set -u
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
-LOG="$OUT/repro.log"
-JSON="$OUT/repro.json"
-PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
-MPICC="$PREFIX/bin/mpicc"
-MPIRUN="$PREFIX/bin/mpirun"
-BUILD=/tmp/build-repro
-ENGINE="$BUILD/gpumpi"
+. "$(dirname "$0")/common.bash" repro
+error_doc() { printf '[]\n'; }
 IPC_SIZE="${REPRO_IPC_SIZE:-64M}"
 SIZES="${REPRO_SIZES:-1M..1G}"
 ITERS="${REPRO_ITERS:-3}"
 BUDGET_S="${REPRO_BUDGET_S:-345}"  # every run ends (timeout) before this many seconds after the start
-: >"$LOG"
 START=$(date +%s)
-
-log() { printf '%s\n' "$*" | tee -a "$LOG"; }
 
 # stdin -> one JSON string (ASCII only: control and non-ASCII bytes dropped; no jq/python on the device).
 json_str() {
@@ -45,21 +35,13 @@ json_str() {
 
 fail=0
 log "== repro.sh $(date -u +%FT%TZ) host=$(hostname)"
-for tool in cmake "$MPICC" "$MPIRUN" timeout; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    log "repro.sh: $tool not found (testbed installed? cmake installed?)"
-    printf '[]\n' >"$JSON"
-    exit 1
-  fi
-done
+gpu_require timeout
 log "== mpirun: $MPIRUN ($("$MPIRUN" --version 2>&1 | head -n1))"
 log "== ucx_info -v: $("$PREFIX/bin/ucx_info" -v 2>&1 | tr '\n' ' ')"
 log "== nvidia-smi -L: $(nvidia-smi -L 2>&1 | tr '\n' ' ')"
-log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC"
-if ! cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 ||
-   ! cmake --build "$BUILD" -j 8 --target gpumpi_cli >>"$LOG" 2>&1; then
+if ! gpu_build gpumpi_cli; then
   log "repro.sh: engine build failed (see $LOG)"
-  printf '[]\n' >"$JSON"
+  error_doc >"$JSON"
   exit 1
 fi
 log "== engine: $ENGINE (build took $(( $(date +%s) - START )) s)"

@@ -55,6 +55,22 @@ describe('repro verdicts on the real H200 testbed result', () => {
 		assert.equal(at('ucx UCX_TLS=tcp,cuda_copy,cuda_ipc,self', 'send-from-import')?.outcome, 'correct');
 	});
 
+	it('ipc, third run (repro-2026-12-02-run3.json): with cuda_ipc on, direct and send-from-import crashed; bounce works; the verdict says so', () => {
+		const { ipc } = load('repro-2026-12-02-run3.json');
+		assert.ok(ipc);
+		const at = (config: string, variant: string): IpcVariantResult | undefined => ipc.variants.find(x => x.config === config && x.variant === variant);
+		const direct = at('ucx', 'direct');
+		assert.equal(direct?.outcome, 'crashed');
+		assert.equal(direct?.crashedRank, 2);
+		assert.equal(direct?.signal, 6);
+		assert.equal(at('ucx', 'send-from-import')?.crashedRank, 3);
+		assert.equal(at('ucx', 'bounce')?.outcome, 'correct');
+		assert.equal(at('ob1', 'direct')?.outcome, 'correct');
+		assert.equal(at('ucx UCX_TLS=^cuda_ipc', 'send-from-import')?.outcome, 'correct');
+		assert.match(ipc.verdict.answer, /^It depends on the transport: .* but not with ucx \(crashed\)\.$/);
+		assert.ok(ipc.verdict.why.some(l => /cuda_ipc transport tries to export the buffer again/.test(l)));
+	});
+
 	it('fallback: UCX staging through host memory grows resident memory with the message size; ob1 smcuda without IPC is beaten by manual staging', () => {
 		const { fallback } = load();
 		const ucxSm = fallback.find(r => r.config.includes('sm,cuda_copy,self') && !r.config.includes('PROTO'));

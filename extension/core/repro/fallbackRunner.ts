@@ -133,9 +133,9 @@ export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: str
 		const fasterThanHost = mpiBw > 2 * Math.max(hostBw, stagedBw ?? 0);
 		const likeHost = mpiBw <= 1.25 * Math.max(hostBw, stagedBw ?? 0);
 		if (evidenceDirect && !likeHost) { path = 'direct'; } else if (evidenceStaged || likeHost) { path = 'staged'; } else if (fasterThanHost) { path = 'direct'; }
-		const btlText = transports.btls.length > 0
-			? `Open MPI's btl lines name ${transports.btls.join(', ')}, and smcuda carries GPU data with or without CUDA IPC, so the bandwidth decides`
-			: null;
+		// smcuda is chosen with and without CUDA IPC (btl_smcuda_use_cuda_ipc), so its line does not decide the path.
+		const btlText = transports.btls.length === 0 ? null
+			: `Open MPI's btl lines name ${transports.btls.join(', ')}${transports.btls.includes('smcuda') ? ', and smcuda carries GPU data with or without CUDA IPC, so the bandwidth decides' : ''}`;
 		const ev = evidenceDirect ? 'the transport evidence shows a GPU-to-GPU path' : evidenceStaged ? 'the transport evidence shows GPU data copied through host memory (cuda_copy / pipeline)' : btlText ?? 'no transport lines were logged';
 		pathText = path === 'direct'
 			? `MPI moves GPU data to this peer directly (${mpiBw.toFixed(2)} GB/s vs ${hostBw.toFixed(2)} GB/s host-to-host; ${ev}).`
