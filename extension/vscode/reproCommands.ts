@@ -156,18 +156,21 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	await context.workspaceState.update(STATE_KEY, choices);
 	const { settings } = readSettings();
 	const timeoutMs = Math.max(60, settings.timeoutSeconds) * 1000;
-	const p = panel();
 	const started = new Date();
 	const where = hostKey === LOCAL_HOST_KEY ? vscode.l10n.t('this host') : hostKey;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer on {1}', which, where), cancellable: true }, async (progress, token) => {
 		const abort = new AbortController();
 		const sub = token.onCancellationRequested(() => { log.info('reproducer cancelled by the user; ending the job and its ranks'); abort.abort(); });
-		const onProgress = (line: string): void => { progress.report({ message: line }); p.setBusy(true, line); log.info(`  ${line}`); };
-		p.setBusy(true, vscode.l10n.t('Starting…'));
+		// The results panel opens once the target is resolved: an unknown, invalid or unreachable host is an error
+		// message, not an empty panel.
+		let p: ReproPanel | undefined;
+		const onProgress = (line: string): void => { progress.report({ message: line }); p?.setBusy(true, line); log.info(`  ${line}`); };
 		let target: OpenTarget | undefined;
 		try {
 			target = await openLaunchTarget(hostKey, which === 'ipc' ? 4 : 2, choices!.mpirun, log, onProgress, abort.signal);
 			if (abort.signal.aborted) { return undefined; }
+			p = panel();
+			p.setBusy(true, vscode.l10n.t('Starting…'));
 			const { engine, flavor, host } = target;
 			const spec = { ...target.spec, loopbackOnly: choices!.loopback && flavor === 'openmpi' };
 			const configs = configsFromChoices(choices!, flavor);
@@ -191,7 +194,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 		} finally {
 			sub.dispose();
 			await target?.close();
-			p.setBusy(false, '');
+			p?.setBusy(false, '');
 		}
 	});
 }
