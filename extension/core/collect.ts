@@ -273,7 +273,7 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 			notes.push(`--oversubscribe added: ${ranks} ranks on ${cpus} processors`);
 		}
 	}
-	argv.push('-np', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect');
+	argv.push('-np', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect', '--framed');
 	const fail = (error: string): RawOutput => ({
 		id: 'engine', command: argv, exitCode: null, stdout: '', stderr: '', durationMs: 0, error, ...(notes.length ? { notes } : {}),
 	});
@@ -290,12 +290,12 @@ async function runEngineWithSrun(host: Host, opts: CollectOptions, srun: Omit<Sr
 	const spec: LaunchSpec = { ...defaultSpec(flavor === 'mpich' ? 'mpich' : 'openmpi', 'mpirun', ranks), srun: { ...srun, jobName: '' } };
 	const notes = [`launched with srun (the host's launcher setting)${flavor === 'unknown' ? '; MPI flavour unknown' : ''}`];
 	const fail = (error: string): RawOutput => ({
-		id: 'engine', command: [srun.srun, '-n', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error, notes,
+		id: 'engine', command: [srun.srun, '-n', String(ranks), enginePath ?? '<gpumpi engine>', 'inspect', '--framed'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error, notes,
 	});
 	if (missing || !enginePath) { return fail(missing ?? 'engine not built'); }
 	let out;
 	try {
-		out = await runLaunch(spec, [enginePath, 'inspect'], { host, timeoutMs: opts.timeoutMs, signal: opts.signal });
+		out = await runLaunch(spec, [enginePath, 'inspect', '--framed'], { host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 	} catch (e) {
 		return fail(errorText(e));
 	}

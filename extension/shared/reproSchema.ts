@@ -1,7 +1,7 @@
 /**
  * Contracts of the two reproducers (docs/repro-schema.md):
  * - the engine documents `gpumpi repro ipc --json` ("gpumpi.repro.ipc/1") and `gpumpi repro fallback --json`
- *   ("gpumpi.repro.fallback/1"), printed between marker lines; field names are snake_case (written by C++);
+ *   ("gpumpi.repro.fallback/1"), printed framed in checked chunks; field names are snake_case (written by C++);
  * - the runner's combined reports ("gpumpi.repro.ipc-report/1", "gpumpi.repro.fallback-report/1"), camelCase.
  * No node, no vscode, no DOM here.
  */
@@ -11,8 +11,9 @@ export const REPRO_FALLBACK_SCHEMA = 'gpumpi.repro.fallback/1';
 export const REPRO_IPC_REPORT_SCHEMA = 'gpumpi.repro.ipc-report/1';
 export const REPRO_FALLBACK_REPORT_SCHEMA = 'gpumpi.repro.fallback-report/1';
 
-/** Marker lines around the engine's JSON document on stdout. */
+/** Marker lines of the engine's framed JSON document on stdout (native/common/docFrame.hh, docs/repro-schema.md). */
 export const JSON_BEGIN_MARKER = '@@GPUMPI-JSON-BEGIN@@';
+export const JSON_CHUNK_MARKER = '@@GPUMPI-JSON@@';
 export const JSON_END_MARKER = '@@GPUMPI-JSON-END@@';
 /** Prefix of the line every rank prints on stderr after MPI_Init: "@@GPUMPI-RANK@@ rank=1 pid=123 host=h". */
 export const RANK_LINE_MARKER = '@@GPUMPI-RANK@@';

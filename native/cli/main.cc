@@ -1,7 +1,12 @@
 // gpumpi: the engine CLI. Dispatches to the registered subcommands (see command.hh).
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "command.hh"
@@ -20,11 +25,38 @@ static void usage(FILE* out) {
 	std::fprintf(out, "\nRun 'gpumpi <command> --help' for a command's options.\n");
 }
 
+/**
+ * Test hook (the engine tier's framing tests; never set by the product): GPUMPI_TEST_NOISE=1 makes every rank but 0
+ * write 3000-byte lines of hostile bytes (control characters, NUL, quotes, braces, a fake begin marker) to stdout
+ * every 5 ms until it exits, as UCX or PMIx logs of other ranks would while rank 0 prints its document.
+ */
+static void startTestNoise() {
+	const char* on = std::getenv("GPUMPI_TEST_NOISE");
+	if (!on || std::strcmp(on, "1") != 0) return;
+	const char* rank = nullptr;
+	for (const char* k : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+		if ((rank = std::getenv(k)) != nullptr) break;
+	}
+	if (!rank || std::strcmp(rank, "0") == 0) return;
+	std::string line = std::string("noise from rank ") + rank + ": {\"schema\": \x01\x1b[31m\t\"@@GPUMPI-JSON-BEGIN@@ ";
+	line += std::string(1, '\0');
+	while (line.size() < 2999) line += "\"}{\\ \x7f\x02";
+	line.resize(2999);
+	line += '\n';
+	std::thread([line] {
+		for (;;) {
+			if (::write(1, line.data(), line.size()) < 0) return;
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		}
+	}).detach();
+}
+
 int main(int argc, char** argv) {
 	// Line-buffer stdout: UCX writes its log (UCX_LOG_LEVEL=info lanes, the runners' evidence) through this same
 	// FILE*, and with a pipe it would be block-buffered and lost when a rank is killed (e.g. MPICH hanging in
 	// MPI_Finalize over tcp, seen 2026-12-02: the map was complete but no ep_cfg line had reached the runner).
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	startTestNoise();
 	if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

@@ -47,9 +47,32 @@ private:
 			mFirst.back() = false;
 		}
 	}
+	/** Length of the valid UTF-8 sequence starting at s[i] (2–4), or 0 when it is not one. */
+	static size_t utf8Length(const std::string& s, size_t i) {
+		const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+		const unsigned char c = b(i);
+		size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+		if (n == 0 || i + n > s.size()) return 0;
+		for (size_t k = 1; k < n; k++) if ((b(i + k) & 0xC0) != 0x80) return 0;
+		if (n == 3 && ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) >= 0xA0))) return 0;  // overlong, surrogate
+		if (n == 4 && ((c == 0xF0 && b(i + 1) < 0x90) || (c == 0xF4 && b(i + 1) >= 0x90))) return 0;  // overlong, > U+10FFFF
+		return n;
+	}
 	void writeString(const std::string& s) {
 		mOut += '"';
-		for (unsigned char c : s) {
+		for (size_t i = 0; i < s.size(); i++) {
+			const unsigned char c = static_cast<unsigned char>(s[i]);
+			if (c >= 0x80) {
+				// Valid UTF-8 passes through; an invalid byte becomes U+FFFD, so every document is valid UTF-8.
+				const size_t n = utf8Length(s, i);
+				if (n == 0) {
+					mOut += "\\ufffd";
+				} else {
+					mOut.append(s, i, n);
+					i += n - 1;
+				}
+				continue;
+			}
 			switch (c) {
 				case '"': mOut += "\\\""; break;
 				case '\\': mOut += "\\\\"; break;
@@ -62,7 +85,7 @@ private:
 						std::snprintf(buf, sizeof buf, "\\u%04x", c);
 						mOut += buf;
 					} else {
-						mOut += static_cast<char>(c);  // UTF-8 passes through; invalid bytes are the reader's concern
+						mOut += static_cast<char>(c);
 					}
 			}
 		}

@@ -1,5 +1,7 @@
 #include "reproCommon.hh"
 
+#include "docFrame.hh"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -178,9 +180,11 @@ void announceRank(int rank) {
 }
 
 void printJsonDocument(const std::string& json) {
-	std::fflush(stdout);
-	std::printf("\n%s\n%s\n%s\n", kJsonBegin, json.c_str(), kJsonEnd);
-	std::fflush(stdout);
+	std::string error;
+	if (!writeFramedDocument(json, error)) {
+		std::fprintf(stderr, "gpumpi: the result document could not be written to stdout (%s)\n", error.c_str());
+		std::fflush(stderr);
+	}
 }
 
 bool gatherStrings(const std::string& mine, std::vector<std::string>& all, std::string& error) {

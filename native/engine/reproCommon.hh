@@ -23,10 +23,6 @@
 
 namespace gpumpi::repro {
 
-/** Marker lines around the one JSON document a reproducer prints on stdout (docs/repro-schema.md). */
-constexpr const char* kJsonBegin = "@@GPUMPI-JSON-BEGIN@@";
-constexpr const char* kJsonEnd = "@@GPUMPI-JSON-END@@";
-
 /** Word written into a target before a transfer; never produced by pattern(). */
 constexpr uint32_t kPoison = 0xDEADBEEFu;
 
@@ -93,7 +89,7 @@ constexpr const char* kRankLine = "@@GPUMPI-RANK@@";
 /** Print "@@GPUMPI-RANK@@ rank=R pid=P host=H" on stderr (one line, flushed). */
 void announceRank(int rank);
 
-/** Print `json` between the marker lines on stdout and flush. */
+/** Print `json` on stdout as a framed document (native/common/docFrame.hh); a write failure is reported on stderr. */
 void printJsonDocument(const std::string& json);
 
 /** Gather one JSON fragment per rank on rank 0 (in rank order). Returns false (with error) if MPI failed. */

@@ -36,3 +36,31 @@ gpu_build() {
   cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 &&
     cmake --build "$BUILD" -j "${GPU_BUILD_JOBS:-16}" --target "$@" >>"$LOG" 2>&1
 }
+
+# framed_doc FILE: the engine's framed result document in FILE (native/common/docFrame.hh) on stdout, or nothing.
+# Takes, for each chunk index, the first copy whose payload has the announced byte length (the product's reader,
+# extension/core/parsers/framedDocument.ts, also checks the CRC-32s; the tests that read these results validate the
+# JSON). Accepts an older engine's document alone between the marker lines too.
+framed_doc() {
+  LC_ALL=C tr -d '\000' <"$1" | LC_ALL=C awk '
+    {
+      i = index($0, "@@GPUMPI-JSON@@ ")
+      if (i > 0) {
+        n = split(substr($0, i + 16), f, " ")
+        if (n >= 7 && f[1] ~ /^[0-9a-f]+$/) {
+          head = f[1] " " f[2] " " f[3] " " f[4] " " f[5] " " f[6] " " f[7] " "
+          p = substr($0, i + 16 + length(head))
+          if (id == "") id = f[1]
+          if (f[1] == id && !(f[2] in part) && length(p) >= f[6] + 0) { part[f[2]] = substr(p, 1, f[6] + 0); k = f[3] + 0 }
+        }
+        next
+      }
+      if ($0 == "@@GPUMPI-JSON-BEGIN@@") { legacy = 1; next }
+      if ($0 == "@@GPUMPI-JSON-END@@") { legacy = 0; next }
+      if (legacy && $0 ~ /^\{"schema":"gpumpi/) old = $0
+    }
+    END {
+      if (k > 0) { for (j = 0; j < k; j++) { if (!(j in part)) exit 1; doc = doc part[j] } print doc }
+      else if (old != "") print old
+    }' || true
+}

@@ -44,7 +44,7 @@ run() {
   cat "$out" >>"$LOG"
   log "-- stderr:"
   cat "$err" >>"$LOG"
-  doc=$(tr -d '\000' <"$out" | sed -n '/^@@GPUMPI-JSON-BEGIN@@$/,/^@@GPUMPI-JSON-END@@$/p' | grep '^{"schema":"gpumpi.map/1"' | tail -n1 || true)
+  doc=$(framed_doc "$out" | grep '^{"schema":"gpumpi.map/1"' | tail -n1 || true)
   [ -n "$doc" ] || doc=null
   ev=$(grep -a -E '@@GPUMPI-RANK@@|mca: bml: Using|ep_cfg\[' "$err" | head -n 400 | jstr)
   for a in "$@"; do argv_json+="${argv_json:+,}\"${a//\"/\\\"}\""; done

@@ -81,9 +81,8 @@ run() {
   secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   [ $rc -eq 124 ] || [ $rc -eq 137 ] && timed=true
   cat "$out" >>"$LOG"
-  doc=$(sed -n '/^@@GPUMPI-JSON-BEGIN@@$/,/^@@GPUMPI-JSON-END@@$/p' "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
-  # Only a document followed by its end marker is complete (a killed run may have printed half a line).
-  grep -qx '@@GPUMPI-JSON-END@@' "$out" || doc=""
+  # Only a document with every chunk is complete (a killed run may have printed part of it).
+  doc=$(framed_doc "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
   [ -n "$doc" ] || doc=null
   local outcome
   outcome=$(printf '%s' "$doc" | grep -o '"outcome":"[a-z_]*"' | tail -n1)

@@ -11,6 +11,7 @@ import type { RawOutput } from '../../extension/shared/report';
 import { collect, detectFlavor, filterEnv, ompiInfoValue, runBounded } from '../../extension/core/collect';
 import { LocalHost, whichIn } from '../../extension/core/hosts/localHost';
 import { findEngine } from '../../extension/core/native';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
 
 const EXPECTED_IDS = ['ompi_info', 'mpirun_version', 'mpichversion', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d',
 	'nvidia_smi_topo', 'nvidia_smi_xml', 'probe', 'env', 'which', 'identity', 'engine'];
@@ -107,9 +108,11 @@ describe('collect on this machine (LocalHost)', function () {
 		}
 		assert.equal(r.command.includes('--allow-run-as-root'), isRoot);
 		if (isRoot) { assert.ok(r.notes?.some(n => n.includes('--allow-run-as-root'))); }
-		assert.deepEqual(r.command.slice(-4), ['-np', '2', engine.path, 'inspect']);
+		assert.deepEqual(r.command.slice(-5), ['-np', '2', engine.path, 'inspect', '--framed']);
 		assert.equal(r.exitCode, 0, `${r.error ?? ''}\n${r.stderr}`);
-		const doc = JSON.parse(r.stdout) as { schema: string; world_size: number };
+		const framed = extractJsonDocument(r.stdout);
+		assert.ok('json' in framed, 'error' in framed ? framed.error : '');
+		const doc = framed.json as { schema: string; world_size: number };
 		assert.equal(doc.schema, 'gpumpi.inspect/1');
 		assert.equal(doc.world_size, 2);
 	});
@@ -188,7 +191,9 @@ describe('collect: failure paths', function () {
 		assert.ok(!r.command.includes('--allow-run-as-root'));
 		assert.ok(!r.command.includes('--oversubscribe'));
 		assert.equal(r.exitCode, 0, `${r.error ?? ''}\n${r.stderr}`);
-		assert.equal((JSON.parse(r.stdout) as { world_size: number }).world_size, 2);
+		const framed = extractJsonDocument(r.stdout);
+		assert.ok('json' in framed, 'error' in framed ? framed.error : '');
+		assert.equal((framed.json as { world_size: number }).world_size, 2);
 	});
 });
 

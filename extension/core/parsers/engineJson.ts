@@ -7,6 +7,8 @@ import type { Evidence } from '../../shared/report';
 import { ENGINE_INSPECT_SCHEMA, EngineCuda, EngineCudaDevice, EngineInspect, EngineRank } from '../../shared/engineSchema';
 import type { NvmlProbe, ProbedLibrary, ProbeResult, ProbedLibraryKind } from '../../shared/addonTypes';
 import type { EngineRankFacts, EnvEntry, ParseIssue } from '../facts';
+import { JSON_BEGIN_MARKER, JSON_CHUNK_MARKER } from '../../shared/reproSchema';
+import { extractJsonDocument } from './framedDocument';
 import { evidence, firstLineEvidence, issue, looksBinary, splitLines } from './text';
 
 type Obj = Record<string, unknown>;
@@ -70,14 +72,27 @@ function readRank(v: unknown, i: number, issues: ParseIssue[], source: string): 
 	};
 }
 
+/** A line of the framed document (begin, chunk or end line). */
+const FRAME_LINE = /@@GPUMPI-JSON(-BEGIN|-END)?@@ (v2 id=|[0-9a-f]{8} )/;
+
 /** Parse the engine's stdout into an EngineInspect document. */
 export function parseEngineInspect(text: string, source = 'engine'): { doc: EngineInspect | null; issues: ParseIssue[] } {
 	const issues: ParseIssue[] = [];
-	if (looksBinary(text)) {
+	// `gpumpi inspect --framed` (what the product runs) frames its document; a plain one is still read (older engines).
+	// A framed document is checked chunk by chunk, so other ranks' binary garbage around it does not matter.
+	const framed = text.includes(JSON_BEGIN_MARKER) || text.includes(JSON_CHUNK_MARKER);
+	if (!framed && looksBinary(text)) {
 		issues.push(issue(source, 'warning', 'engine output looks binary or corrupted.', firstLineEvidence(source, text)));
 		return { doc: null, issues };
 	}
-	const { value, error } = extractJson(text);
+	let value: unknown = null;
+	let error = '';
+	if (framed) {
+		const ex = extractJsonDocument(text);
+		if ('json' in ex) { value = ex.json; } else { error = ex.error; }
+	} else {
+		({ value, error } = extractJson(text));
+	}
 	if (!isObj(value)) {
 		issues.push(issue(source, 'warning', `engine output is not a JSON document (${error || 'not an object'}).`, firstLineEvidence(source, text)));
 		return { doc: null, issues };
@@ -93,9 +108,11 @@ export function parseEngineInspect(text: string, source = 'engine'): { doc: Engi
 		world_size: num(value, 'world_size', ranks.length), ranks,
 	};
 	// Lines that are not part of the JSON (UCX/Open MPI messages on stdout) are worth showing, but are not errors.
-	const extra = splitLines(text.slice(0, Math.max(0, text.indexOf('{')))).filter((l) => l.text.trim() !== '');
+	const extra = framed
+		? splitLines(text).filter((l) => l.text.trim() !== '' && !FRAME_LINE.test(l.text))
+		: splitLines(text.slice(0, Math.max(0, text.indexOf('{')))).filter((l) => l.text.trim() !== '');
 	if (extra.length > 0) {
-		issues.push(issue(source, 'info', `engine stdout had ${extra.length} line(s) before its JSON (launcher or UCX messages).`,
+		issues.push(issue(source, 'info', `engine stdout had ${extra.length} line(s) besides its JSON (launcher or UCX messages).`,
 			extra.slice(0, 3).map((l) => evidence(source, l.text, l.lineNo))));
 	}
 	return { doc, issues };

@@ -4,7 +4,7 @@
  * Pure functions over text; they never throw on garbage.
  */
 import {
-	JSON_BEGIN_MARKER, JSON_END_MARKER, RANK_LINE_MARKER,
+	JSON_BEGIN_MARKER, JSON_CHUNK_MARKER, JSON_END_MARKER, RANK_LINE_MARKER,
 	type TransportEvidence, type UcxLaneLine, type UcxProtoRow,
 } from '../../shared/reproSchema';
 
@@ -23,22 +23,8 @@ function lines(text: string): string[] {
 	return text.split(/\r\n|\n|\r/).slice(0, 200_000);
 }
 
-/** The JSON text between the LAST complete pair of marker lines, or null (with the reason). */
-export function extractJsonDocument(stdout: string): { json: unknown } | { error: string } {
-	const all = lines(stdout);
-	let end = -1;
-	for (let i = all.length - 1; i >= 0; i--) { if (all[i].trim() === JSON_END_MARKER) { end = i; break; } }
-	if (end < 0) { return { error: all.some(l => l.trim() === JSON_BEGIN_MARKER) ? 'JSON begin marker without end marker (output cut?)' : 'no JSON document in the output' }; }
-	let begin = -1;
-	for (let i = end - 1; i >= 0; i--) { if (all[i].trim() === JSON_BEGIN_MARKER) { begin = i; break; } }
-	if (begin < 0) { return { error: 'JSON end marker without begin marker' }; }
-	const text = all.slice(begin + 1, end).join('\n');
-	try {
-		return { json: JSON.parse(text) as unknown };
-	} catch (e) {
-		return { error: `the JSON between the markers does not parse: ${e instanceof Error ? e.message : String(e)}` };
-	}
-}
+/** The engine's result document (framed, checked): extension/core/parsers/framedDocument.ts. */
+export { extractJsonDocument } from '../parsers/framedDocument';
 
 /** pid → rank from the "@@GPUMPI-RANK@@ rank=R pid=P host=H" lines. */
 export function parseRankLines(text: string): Map<number, { rank: number; host: string }> {
@@ -229,7 +215,7 @@ export function interestingLines(text: string): string[] {
 	const out: string[] = [];
 	const re = /cuIpc|cuda_ipc|cuMem|CUDA|MPI_ERR|error|failed|UCX\s+(ERROR|WARN)|not available|No components|Segmentation|signal|abort/i;
 	for (const l of lines(text)) {
-		if (l.includes(JSON_BEGIN_MARKER) || l.includes(JSON_END_MARKER) || l.includes(RANK_LINE_MARKER) || l.startsWith('{')) { continue; }
+		if (l.includes(JSON_BEGIN_MARKER) || l.includes(JSON_CHUNK_MARKER) || l.includes(JSON_END_MARKER) || l.includes(RANK_LINE_MARKER) || l.startsWith('{')) { continue; }
 		if (/has bad prefix|rdma_create_event_channel|failed to open CM on component rdmacm/.test(l)) { continue; }  // harmless noise
 		if (re.test(l)) { out.push(cleanLine(l.trim())); if (out.length >= MAX_EVIDENCE_LINES) { break; } }
 	}
