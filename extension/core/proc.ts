@@ -3,6 +3,7 @@
  * kill the whole group on timeout or abort, and always resolve (never reject) with what happened.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { performance } from 'node:perf_hooks';
 
@@ -42,6 +43,11 @@ export interface ExecuteResult {
 	timedOut: boolean;
 	/** "not found", "timed out after 60 s", "cancelled", "killed by SIGSEGV", spawn errors… */
 	error?: string;
+	/**
+	 * When the run was stopped (timeout, cancel, left-over background processes): what was done and what was
+	 * checked afterwards, e.g. "stopped session 812 (SIGTERM to 5 processes); afterwards none of it is left".
+	 */
+	cleanup?: string;
 	durationMs: number;
 }
 
@@ -140,8 +146,42 @@ export function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
 }
 
 /**
+ * Pids of the processes in session `sid` (Linux /proc; empty where it cannot be read). A launcher puts children in
+ * process groups of their own (Open MPI's mpirun does so for its ranks and its `ssh … orted` children), but they stay in
+ * the session that `execute` started, so the session is what a stop must end.
+ */
+export function sessionMembers(sid: number): number[] {
+	let entries: string[];
+	try { entries = fs.readdirSync('/proc'); } catch { return []; }
+	const out: number[] = [];
+	for (const e of entries) {
+		if (!/^\d+$/.test(e)) { continue; }
+		try {
+			const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+			// "pid (comm) state ppid pgrp session …": comm may hold spaces and parentheses, so split after the last ')'.
+			if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]) === sid) { out.push(Number(e)); }
+		} catch { /* gone */ }
+	}
+	return out;
+}
+
+/** Send `sig` to the process group of `pid` and to every other process of its session; returns how many were sent it. */
+export function killSession(pid: number | undefined, sig: NodeJS.Signals): number {
+	if (pid === undefined || pid <= 0) { return 0; }
+	killGroup(pid, sig);
+	let n = 0;
+	for (const p of sessionMembers(pid)) {
+		if (p === process.pid) { continue; }
+		try { process.kill(p, sig); n++; } catch { /* gone */ }
+	}
+	return n;
+}
+
+/**
  * Run `argv[0]` with `argv.slice(1)` (no shell, so quotes, `$(…)`, `;` and newlines are passed verbatim).
- * The child leads its own process group; timeout/abort send SIGTERM to the group, then SIGKILL after the grace period.
+ * The child leads its own session and process group; timeout/abort send SIGTERM to the session (every process in it,
+ * whatever its group), then SIGKILL after the grace period; afterwards the session is checked and the result says
+ * what was left (`cleanup`).
  */
 export function execute(argv: readonly string[], opts: ExecuteOptions): Execution {
 	const started = performance.now();
@@ -187,9 +227,22 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 		const timers: NodeJS.Timeout[] = [];
 		const pid = child.pid;
 
+		let stopNote = '';
 		const terminate = (): void => {
-			killGroup(pid, 'SIGTERM');
-			timers.push(setTimeout(() => killGroup(pid, 'SIGKILL'), opts.killGraceMs ?? 2000));
+			const n = killSession(pid, 'SIGTERM');
+			stopNote = `stopped session ${pid ?? '?'} (SIGTERM to ${n} process${n === 1 ? '' : 'es'})`;
+			timers.push(setTimeout(() => {
+				const k = killSession(pid, 'SIGKILL');
+				if (k > 0) { stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(opts.killGraceMs ?? 2000)}`; }
+			}, opts.killGraceMs ?? 2000));
+		};
+		/** After a stop: kill what is still in the session, and say what was found. */
+		const checkAfterStop = (): string => {
+			const left = pid === undefined ? [] : sessionMembers(pid).filter(p => p !== process.pid);
+			if (left.length === 0) { return `${stopNote}; afterwards none of it is left`; }
+			killSession(pid, 'SIGKILL');
+			const names = left.slice(0, 5).map(p => { try { return `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 80)}`; } catch { return String(p); } });
+			return `${stopNote}; afterwards ${left.length} process(es) of it were still running and got SIGKILL: ${names.join('; ')}`;
 		};
 		const onAbort = (): void => { if (!settled && !timedOut) { cancelled = true; terminate(); } };
 		opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -216,6 +269,7 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 			else if (cancelled) { error = 'cancelled'; }
 			else if (signal) { error = `killed by ${signal}`; }
 			else if (lingerKilled) { error = 'exited but left background processes holding its output; they were killed'; }
+			const cleanup = timedOut || cancelled || lingerKilled ? checkAfterStop() : undefined;
 			resolve({
 				exitCode: spawnError !== undefined || timedOut || cancelled ? null : code,
 				signal,
@@ -223,6 +277,7 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 				stderr: err.text(),
 				timedOut,
 				...(error !== undefined ? { error } : {}),
+				...(cleanup !== undefined ? { cleanup } : {}),
 				durationMs: elapsed(),
 			});
 		};
@@ -238,7 +293,7 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 			timers.push(setTimeout(() => {
 				if (settled) { return; }
 				lingerKilled = true;
-				killGroup(pid, 'SIGKILL');
+				stopNote = `the program exited but processes of its session held its output open (SIGKILL to ${killSession(pid, 'SIGKILL')})`;
 				child.stdout?.destroy();
 				child.stderr?.destroy();
 				finish();

@@ -112,15 +112,21 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 			for (let i = 0; i < 100 && seen < 4; i++) { await sleep(200); seen = ranksOn('host-a').length + ranksOn('host-b').length; }
 			assert.equal(seen, 4, 'the 4 ranks never started on the two hosts');
 			await sleep(1000);
+			const before = ['host-a', 'host-b'].map(h => `${h}:\n  pid ppid pgid sid command\n  ${lab.processTable(h).join('\n  ')}`).join('\n');
+			if (process.env.GPUMPI_TEST_TRACE === '1') { console.log(before); }
 			const t0 = Date.now();
 			abort.abort();
 			const rep = await running;
 			assert.notEqual(rep.variants[0]?.outcome, 'correct');
+			// The result itself says what the stop ended and that it checked the session afterwards.
+			assert.ok(rep.variants[0]?.evidence.some(e => /^stopped remote session \d+ on a .*afterwards none of it is left/.test(e)),
+				`the cleanup check is part of the result: ${JSON.stringify(rep.variants[0]?.evidence.slice(0, 4))}`);
 			let left = [...ranksOn('host-a'), ...ranksOn('host-b')];
 			for (let i = 0; i < 50 && left.length > 0; i++) { await sleep(200); left = [...ranksOn('host-a'), ...ranksOn('host-b')]; }
-			assert.deepEqual(left, [], 'ranks survived the cancel');
+			const after = (): string => ['host-a', 'host-b'].map(h => `${h}:\n  ${lab.processTable(h).join('\n  ')}`).join('\n');
+			assert.deepEqual(left, [], `ranks survived the cancel; before the cancel:\n${before}\nafter:\n${after()}`);
 			const orted = [...lab.processes('host-a'), ...lab.processes('host-b')].filter(l => /orted|mpirun/.test(l));
-			assert.deepEqual(orted, [], 'launcher daemons survived the cancel');
+			assert.deepEqual(orted, [], `launcher daemons survived the cancel; before the cancel:\n${before}\nafter:\n${after()}`);
 			assert.ok(Date.now() - t0 < 30_000, `cleanup took ${Date.now() - t0} ms`);
 		} finally {
 			await target.close();

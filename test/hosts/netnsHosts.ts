@@ -58,6 +58,8 @@ export interface NetnsLab {
 	execIn(name: string, argv: string[]): string;
 	/** Command lines of the processes in a host's namespaces. */
 	processes(name: string): string[];
+	/** "pid ppid pgid sid command" of the processes in a host's namespaces (evidence for a failing test). */
+	processTable(name: string): string[];
 	teardown(): void;
 }
 
@@ -255,6 +257,10 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 			`  UserKnownHostsFile ${knownHosts}`, '  GlobalKnownHostsFile /dev/null', '',
 		].join('\n')).join('\n'));
 
+		const nsPids = (name: string): string[] => {
+			const ns = hosts.find(x => x.name === name)?.ns ?? '-';
+			try { return sh(['ip', 'netns', 'pids', ns], 5000).split('\n').filter(p => /^\d+$/.test(p)); } catch { return []; }
+		};
 		return {
 			dir, sshConfig, identityFile, knownHosts, subnet: `${subnet}.0/24`, hosts,
 			host: name => {
@@ -265,13 +271,16 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 			hostKey: name => keys.get(name) ?? '',
 			addSshConfig: block => fs.appendFileSync(sshConfig, `\n${block}\n`),
 			execIn: (name, argv) => sh(['ip', 'netns', 'exec', hosts.find(x => x.name === name)?.ns ?? '-', ...argv]),
-			processes: name => {
-				const ns = hosts.find(x => x.name === name)?.ns ?? '-';
-				let pids: string[] = [];
-				try { pids = sh(['ip', 'netns', 'pids', ns], 5000).split('\n').filter(p => /^\d+$/.test(p)); } catch { return []; }
-				return pids.map(p => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim(); } catch { return ''; } })
-					.filter(c => c.length > 0);
-			},
+			processes: name => nsPids(name).map(p => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim(); } catch { return ''; } })
+				.filter(c => c.length > 0),
+			processTable: name => nsPids(name).map(p => {
+				try {
+					// /proc/PID/stat: "pid (comm) state ppid pgrp session …"; comm may hold spaces, so split after the last ')'.
+					const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+					const [, ppid, pgid, sid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+					return `${p} ${ppid} ${pgid} ${sid} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim()}`;
+				} catch { return ''; }
+			}).filter(c => c.length > 0),
 			teardown,
 		};
 	} catch (e) {

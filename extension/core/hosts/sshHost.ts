@@ -243,23 +243,27 @@ export class SshHost implements Host {
 		});
 		let timedOut = false;
 		let cancelled = false;
+		let cleanup: string | undefined;
+		let stopping: Promise<void> | undefined;
 		const stop = async (): Promise<void> => {
 			// The command may be starting right now: wait (bounded) for the remote pid so it cannot survive us.
 			if (remotePid === null) {
 				await Promise.race([pidPromise, exec.result, new Promise(r => setTimeout(r, (this._connectTimeout + 5) * 1000).unref())]);
 			}
-			if (remotePid !== null) { await this._killRemote(remotePid); }
+			cleanup = remotePid !== null ? await this._killRemote(remotePid) : `the remote command had not announced its process id on ${this.ref.label}; only the local ssh client was stopped`;
 			setTimeout(() => abort.abort(), 1000).unref();
 		};
-		const timer = setTimeout(() => { timedOut = true; void stop(); }, Math.max(1, opts.timeoutMs));
-		const onAbort = (): void => { cancelled = true; void stop(); };
+		const timer = setTimeout(() => { timedOut = true; stopping ??= stop(); }, Math.max(1, opts.timeoutMs));
+		const onAbort = (): void => { cancelled = true; stopping ??= stop(); };
 		opts.signal?.addEventListener('abort', onAbort, { once: true });
 		const r = await exec.result;
 		clearTimeout(timer);
 		opts.signal?.removeEventListener('abort', onAbort);
+		// The result waits for the stop and its check, so "nothing left" is known when the caller sees it.
+		if (stopping) { await stopping; }
 
 		const stderr = r.stderr.split('\n').filter(l => !l.startsWith(marker)).join('\n');
-		const base: ExecuteResult = { ...r, stderr, durationMs: Date.now() - started };
+		const base: ExecuteResult = { ...r, stderr, durationMs: Date.now() - started, ...(cleanup !== undefined ? { cleanup } : {}) };
 		if (timedOut) { return { ...base, exitCode: null, timedOut: true, error: `timed out after ${formatSeconds(opts.timeoutMs)}` }; }
 		if (cancelled) { return { ...base, exitCode: null, error: 'cancelled' }; }
 		if (remotePid === null && r.exitCode === 255) {
@@ -309,11 +313,37 @@ export class SshHost implements Host {
 		});
 	}
 
-	/** TERM then KILL the remote process group (over the shared connection). */
-	private async _killRemote(pid: number): Promise<void> {
-		const p = String(pid);
-		const cmd = `kill -TERM -- -${p} 2>/dev/null || kill -TERM ${p} 2>/dev/null; sleep 1; kill -KILL -- -${p} 2>/dev/null || kill -KILL ${p} 2>/dev/null; exit 0`;
-		await execute([...this._sshArgv('no'), cmd], { timeoutMs: (this._connectTimeout + 10) * 1000 }).result;
+	/**
+	 * End the remote session the command leads (over the shared connection), then check it: SIGTERM to every process of
+	 * the session — mpirun gives its ranks and its `ssh … orted` children process groups of their own, so the group
+	 * alone is not enough (an `ssh host-b orted` survived that in CI) —, up to 5 s for them to go, SIGKILL to the rest,
+	 * and a last look. Without pgrep/pkill (procps) it falls back to the process group. Returns what it did and found.
+	 */
+	private async _killRemote(pid: number): Promise<string> {
+		const script = [
+			's=$1',
+			'if command -v pkill >/dev/null 2>&1 && command -v pgrep >/dev/null 2>&1; then',
+			'  n=$(pgrep -s "$s" | wc -l); pkill -TERM -s "$s"; kill -TERM -- "-$s" 2>/dev/null',
+			'  i=0; while [ "$i" -lt 20 ] && pgrep -s "$s" >/dev/null; do sleep 0.25; i=$((i+1)); done',
+			'  k=$(pgrep -s "$s" | wc -l); [ "$k" -gt 0 ] && { pkill -KILL -s "$s"; sleep 0.3; }',
+			'  left=$(pgrep -a -s "$s" | head -n 5 | cut -c1-100 | tr "\n" ";")',
+			'  echo "ENDED n=$n waited_ms=$((i*250)) killed=$k left=$left"',
+			'else',
+			'  kill -TERM -- "-$s" 2>/dev/null || kill -TERM "$s" 2>/dev/null; sleep 1; kill -KILL -- "-$s" 2>/dev/null || kill -KILL "$s" 2>/dev/null',
+			'  echo "ENDED-GROUP (no pgrep/pkill on this host: only the process group was stopped, the session could not be checked)"',
+			'fi',
+		].join('\n');
+		const r = await execute([...this._sshArgv('no'), `sh -c ${posixQuote(script)} sh ${pid}`], { timeoutMs: (this._connectTimeout + 15) * 1000 }).result;
+		const line = r.stdout.split('\n').find(l => l.startsWith('ENDED')) ?? '';
+		const m = /^ENDED n=\s*(\d+) waited_ms=(\d+) killed=\s*(\d+) left=(.*)$/.exec(line);
+		if (m) {
+			const left = m[4].split(';').filter(x => x.trim().length > 0);
+			return `stopped remote session ${pid} on ${this.ref.label}: SIGTERM to ${m[1]} process(es)`
+				+ (Number(m[3]) > 0 ? `, SIGKILL to ${m[3]} still running after ${Number(m[2]) / 1000} s` : ` (gone within ${Number(m[2]) / 1000} s)`)
+				+ (left.length === 0 ? '; afterwards none of it is left' : `; STILL RUNNING afterwards: ${left.join('; ')}`);
+		}
+		if (line.startsWith('ENDED-GROUP')) { return `stopped remote process group ${pid} on ${this.ref.label} ${line.slice('ENDED-GROUP '.length)}`; }
+		return `could not confirm that remote session ${pid} on ${this.ref.label} ended: ${r.error ?? (r.stderr.trim().slice(-200) || `exit ${String(r.exitCode)}`)}`;
 	}
 
 	/** Run a small POSIX sh script remotely with `args` as $1…; quick helpers below share it. */

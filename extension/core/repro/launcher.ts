@@ -168,6 +168,8 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 	const host = opts.host ?? new LocalHost();
 	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal });
 	const notes: string[] = [];
+	// A stopped launch says what was ended and whether anything of it was still running afterwards.
+	if (result.cleanup) { notes.push(result.cleanup); }
 	const singletons = singletonStart(result.stdout, s.np);
 	if (singletons) { notes.push(singletons); }
 	if (s.srun && (result.timedOut || opts.signal?.aborted || result.signal !== null || (result.exitCode !== 0 && result.exitCode !== null))) {
