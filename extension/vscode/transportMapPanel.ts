@@ -6,7 +6,7 @@
  */
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { fromDeviceResult } from '../cli/mapCli';
+import { fromDeviceResult } from '../core/map/mapFile';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
 import { escapeHtml } from '../shared/htmlEscape';
