@@ -200,7 +200,10 @@ describe('gpumpi-doctor map (CLI, no run)', () => {
 		assert.equal((await run(['--from-json', 'test-fixtures/map/does-not-exist.json'])).code, 3);
 		const notMap = await run(['--from-json', 'package.json']);
 		assert.equal(notMap.code, 3);
-		assert.match(notMap.err, /not a map: schema/);
+		assert.match(notMap.err, /package\.json: not a map: schema/);
+		const notJson = await run(['--from-json', 'README.md']);
+		assert.equal(notJson.code, 3);
+		assert.match(notJson.err, /README\.md: not JSON: /);
 	});
 });
 

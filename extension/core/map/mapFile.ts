@@ -13,11 +13,11 @@ export interface DeviceMapRun {
 	doc: MapDocument | string;
 }
 
-/** What a saved map file holds. */
+/** What a saved map file holds (invalid: `error` is the whole message, `reason` the validator's or parser's part). */
 export type LoadedMap =
 	| { kind: 'device-result'; runs: DeviceMapRun[] }
 	| { kind: 'map'; doc: MapDocument }
-	| { kind: 'invalid'; error: string };
+	| { kind: 'invalid'; error: string; reason: string };
 
 /** Runs of a scripts/gpu/map.sh result ("gpumpi.map-gpu/1"), each with the evidence joined; null for other JSON. */
 export function fromDeviceResult(raw: unknown): DeviceMapRun[] | null {
@@ -39,12 +39,15 @@ export function loadMapValue(raw: unknown): LoadedMap {
 	const runs = fromDeviceResult(raw);
 	if (runs) { return { kind: 'device-result', runs }; }
 	const doc = validateMapDocument(raw);
-	return typeof doc === 'string' ? { kind: 'invalid', error: `not a map: ${doc}` } : { kind: 'map', doc };
+	return typeof doc === 'string' ? { kind: 'invalid', error: `not a map: ${doc}`, reason: doc } : { kind: 'map', doc };
 }
 
 /** Parse and recognise a saved map's text ("not JSON: …" as an invalid file). */
 export function loadMapText(text: string): LoadedMap {
 	let raw: unknown;
-	try { raw = JSON.parse(text); } catch (e) { return { kind: 'invalid', error: `not JSON: ${e instanceof Error ? e.message : String(e)}` }; }
+	try { raw = JSON.parse(text); } catch (e) {
+		const reason = e instanceof Error ? e.message : String(e);
+		return { kind: 'invalid', error: `not JSON: ${reason}`, reason };
+	}
 	return loadMapValue(raw);
 }
