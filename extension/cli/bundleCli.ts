@@ -1,21 +1,16 @@
 /**
  * `gpumpi-doctor collect [--out DIR]` (inspect this host and write an offline bundle) and
  * `gpumpi-doctor analyze <bundle-dir> [--json]` (analyse a bundle from anywhere, printing findings exactly as
- * `inspect` does). Both return the process exit code: 0 done, 2 usage error, 3 the bundle could not be written/read.
+ * `inspect` does). Exit codes are the table of io.ts: 0 done, 2 usage error (before anything is inspected), 3 the
+ * inspection failed or the bundle could not be written / read.
  */
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BundleError, reportFromBundle, writeBundle } from '../core/bundle';
+import { resolveHost } from '../core/hosts/hostSettings';
 import type { Report } from '../shared/report';
-import { UsageError } from './launchArgs';
+import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
 import { renderReportText, terminalSafe } from './textReport';
-
-/** Where the subcommands write. */
-export interface BundleIo {
-	stdout(text: string): void;
-	stderr(text: string): void;
-	cwd: string;
-}
 
 /** Which machine `collect` inspects: this one, or an ssh host. */
 export interface CollectWhere {
@@ -27,14 +22,8 @@ export interface CollectWhere {
 /** What `collect` needs: the inspection (gpumpiDoctor wires it to inspectHost on this machine or an ssh host). */
 export interface CollectDeps {
 	inspect: (where: CollectWhere) => Promise<Report>;
-	io?: BundleIo;
+	io: CliIo;
 }
-
-const processIo: BundleIo = {
-	stdout: (t) => { process.stdout.write(t); },
-	stderr: (t) => { process.stderr.write(t); },
-	cwd: process.cwd(),
-};
 
 export const COLLECT_USAGE = `Usage: gpumpi-doctor collect [--out DIR] [--host H [--setup LINE] [--ssh-config FILE]]
   Inspect this host (or the ssh host H) and write every raw tool output into an offline bundle (a directory; see
@@ -52,11 +41,29 @@ export const ANALYZE_USAGE = `Usage: gpumpi-doctor analyze <bundle-dir> [--json]
 
 function errorText(e: unknown): string { return e instanceof Error ? e.message : String(e); }
 
-function parse(argv: readonly string[], options: { [k: string]: { type: 'string' | 'boolean' } }): { values: Record<string, string | boolean | undefined>; positionals: string[] } | string {
-	try {
-		const r = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
-		return { values: r.values as Record<string, string | boolean | undefined>, positionals: r.positionals };
-	} catch (e) { return errorText(e); }
+/** `collect` argv → where to inspect and where to write; UsageError otherwise (an empty message: --help). Pure. */
+export function parseCollectArgs(argv: readonly string[]): CollectWhere & { out?: string } {
+	if (argv.includes('--help') || argv.includes('-h')) { throw new UsageError(''); }
+	const p = parseArgs({ args: [...argv], options: { out: { type: 'string' }, host: { type: 'string' }, setup: { type: 'string' }, 'ssh-config': { type: 'string' } }, allowPositionals: true, strict: true });
+	if (p.positionals.length > 0) { throw new UsageError(`unexpected argument ${shown(p.positionals[0])}`); }
+	const { out, host, setup } = p.values;
+	const sshConfig = p.values['ssh-config'];
+	if (out === '') { throw new UsageError('--out needs a directory'); }
+	if (sshConfig === '') { throw new UsageError('--ssh-config needs a file name'); }
+	if (host === undefined && (setup !== undefined || sshConfig !== undefined)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	if (host !== undefined) {
+		const h = resolveHost([], host, setup);
+		if ('error' in h) { throw new UsageError(`--host: ${h.error}`); }
+	}
+	return { out, host, setup, sshConfig };
+}
+
+/** `analyze` argv → the bundle directory and --json; UsageError otherwise (an empty message: --help). Pure. */
+export function parseAnalyzeArgs(argv: readonly string[]): { dir: string; json: boolean } {
+	if (argv.includes('--help') || argv.includes('-h')) { throw new UsageError(''); }
+	const p = parseArgs({ args: [...argv], options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+	if (p.positionals.length !== 1 || p.positionals[0] === '') { throw new UsageError('give exactly one bundle directory'); }
+	return { dir: p.positionals[0], json: p.values.json === true };
 }
 
 /** A file-name-safe stamp for the default bundle directory. */
@@ -66,48 +73,41 @@ function defaultDir(report: Report, cwd: string): string {
 	return path.join(cwd, `gpumpi-bundle-${host}-${stamp}`);
 }
 
-/** `gpumpi-doctor collect [--out DIR]`. */
-export async function collectMain(argv: readonly string[], deps: CollectDeps): Promise<number> {
-	const io = deps.io ?? processIo;
-	if (argv.includes('--help') || argv.includes('-h')) { io.stdout(COLLECT_USAGE); return 0; }
-	const p = parse(argv, { out: { type: 'string' }, host: { type: 'string' }, setup: { type: 'string' }, 'ssh-config': { type: 'string' } });
-	if (typeof p === 'string') { io.stderr(`gpumpi-doctor collect: ${p}\n\n${COLLECT_USAGE}`); return 2; }
-	if (p.positionals.length > 0) { io.stderr(`gpumpi-doctor collect: unexpected argument ${JSON.stringify(p.positionals[0])}\n\n${COLLECT_USAGE}`); return 2; }
-	if (p.values.out === '') { io.stderr(`gpumpi-doctor collect: --out needs a directory\n\n${COLLECT_USAGE}`); return 2; }
-	let report: Report;
-	const str = (v: string | boolean | undefined): string | undefined => typeof v === 'string' ? v : undefined;
-	try {
-		report = await deps.inspect({ host: str(p.values.host), setup: str(p.values.setup), sshConfig: str(p.values['ssh-config']) });
-	} catch (e) {
-		if (e instanceof UsageError) { io.stderr(`gpumpi-doctor collect: ${e.message}\n\n${COLLECT_USAGE}`); return 2; }
-		io.stderr(`gpumpi-doctor collect: the inspection failed: ${errorText(e)}\n`);
-		return 3;
-	}
-	const dir = typeof p.values.out === 'string' ? path.resolve(io.cwd, p.values.out) : defaultDir(report, io.cwd);
-	try {
-		const m = await writeBundle(dir, report);
-		io.stdout(`Bundle written to ${dir} (${m.raw.length} raw outputs).\nAnalyse it on any machine with: gpumpi-doctor analyze ${dir}\n`);
-		return 0;
-	} catch (e) {
-		io.stderr(`gpumpi-doctor collect: cannot write the bundle: ${errorText(e)}\n`);
-		return 3;
-	}
+/** `gpumpi-doctor collect [--out DIR]`. Never rejects. */
+export function collectMain(argv: readonly string[], deps: CollectDeps): Promise<number> {
+	const { io } = deps;
+	return runSubcommand('collect', COLLECT_USAGE, io, async () => {
+		const { out, ...where } = parseCollectArgs(argv);
+		let report: Report;
+		try {
+			report = await deps.inspect(where);
+		} catch (e) {
+			if (e instanceof UsageError) { throw e; }
+			io.stderr(`gpumpi-doctor collect: the inspection failed: ${errorText(e)}\n`);
+			return EXIT.failed;
+		}
+		const dir = out !== undefined ? path.resolve(io.cwd, out) : defaultDir(report, io.cwd);
+		try {
+			const m = await writeBundle(dir, report);
+			io.stdout(`Bundle written to ${dir} (${m.raw.length} raw outputs).\nAnalyse it on any machine with: gpumpi-doctor analyze ${dir}\n`);
+			return EXIT.ok;
+		} catch (e) {
+			io.stderr(`gpumpi-doctor collect: cannot write the bundle: ${errorText(e)}\n`);
+			return EXIT.failed;
+		}
+	});
 }
 
-/** Build the report for a bundle (analysis re-run here, with this version's rules). */
-
-/** `gpumpi-doctor analyze <bundle-dir> [--json]`. */
-export async function analyzeMain(argv: readonly string[], io: BundleIo = processIo): Promise<number> {
-	if (argv.includes('--help') || argv.includes('-h')) { io.stdout(ANALYZE_USAGE); return 0; }
-	const p = parse(argv, { json: { type: 'boolean' } });
-	if (typeof p === 'string') { io.stderr(`gpumpi-doctor analyze: ${p}\n\n${ANALYZE_USAGE}`); return 2; }
-	if (p.positionals.length !== 1) { io.stderr(`gpumpi-doctor analyze: give exactly one bundle directory\n\n${ANALYZE_USAGE}`); return 2; }
-	const dir = path.resolve(io.cwd, p.positionals[0]);
-	let report: Report;
-	try { report = await reportFromBundle(dir); } catch (e) {
-		io.stderr(`gpumpi-doctor analyze: ${e instanceof BundleError ? 'invalid bundle: ' : ''}${terminalSafe(errorText(e))}\n`);
-		return 3;
-	}
-	io.stdout(p.values.json ? JSON.stringify(report, null, 2) + '\n' : renderReportText(report));
-	return 0;
+/** `gpumpi-doctor analyze <bundle-dir> [--json]`. Never rejects. */
+export function analyzeMain(argv: readonly string[], io: CliIo): Promise<number> {
+	return runSubcommand('analyze', ANALYZE_USAGE, io, async () => {
+		const a = parseAnalyzeArgs(argv);
+		let report: Report;
+		try { report = await reportFromBundle(path.resolve(io.cwd, a.dir)); } catch (e) {
+			io.stderr(`gpumpi-doctor analyze: ${e instanceof BundleError ? 'invalid bundle: ' : ''}${terminalSafe(errorText(e))}\n`);
+			return EXIT.failed;
+		}
+		io.stdout(a.json ? JSON.stringify(report, null, 2) + '\n' : renderReportText(report));
+		return EXIT.ok;
+	});
 }

@@ -1,10 +1,8 @@
 /**
- * Headless CLI: `gpumpi-doctor <subcommand> [options]`. Subcommands live in one table so later ones
- * (repro, map, collect, analyze) plug in by adding an entry.
- *
- * Exit codes: 0 the subcommand ran (an inspection that found problems still exits 0: the findings are the
- * output), 2 usage error, 3 the inspection or report writing failed, 130 interrupted (Ctrl-C; running tools
- * are killed with their process groups).
+ * Headless CLI: `gpumpi-doctor <subcommand> [options]`. Subcommands live in one table; every one parses and checks
+ * its whole command line before it inspects, launches, ssh's or deploys anything, and exits with the one table of
+ * io.ts (0 ran: the findings are the output, 2 usage error, 3 failure, 130 interrupted: Ctrl-C; running tools are
+ * killed with their process groups).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -19,25 +17,14 @@ import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink, type Logger } from '../core/logger';
 import type { Report } from '../shared/report';
 import { SRUN_MPI_PLUGIN, type SrunSpec } from '../core/repro/launcher';
+import { checkMpirun } from '../core/repro/reproChoices';
 import { analyzeMain, collectMain } from './bundleCli';
-import { UsageError } from './launchArgs';
+import { EXIT, isParseArgsError, shown, UsageError, type CliIo } from './io';
 import { mapMain } from './mapCli';
 import { reproMain } from './reproCli';
 import { renderReportText } from './textReport';
 
-/** Exit codes (documented in the header and in `--help`). */
-export const EXIT_OK = 0;
-export const EXIT_USAGE = 2;
-export const EXIT_FAILED = 3;
-export const EXIT_INTERRUPTED = 130;
-
-/** Where a subcommand writes and what it can see (injected so tests and callers can redirect it). */
-export interface CliIo {
-	stdout(text: string): void;
-	stderr(text: string): void;
-	cwd: string;
-	signal: AbortSignal;
-}
+export type { CliIo } from './io';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | string[] | undefined>;
@@ -103,7 +90,7 @@ function srunOf(values: Values): Omit<SrunSpec, 'jobName'> | null {
 	const raw = (values as Record<string, unknown>)['srun-arg'];
 	const args = Array.isArray(raw) ? raw.filter((a): a is string => typeof a === 'string') : [];
 	if (!values.srun && mpi === null && args.length === 0) { return null; }
-	if (mpi !== null && !SRUN_MPI_PLUGIN.test(mpi)) { throw new UsageError(`--srun-mpi needs a plugin name like pmi2, got ${JSON.stringify(mpi.slice(0, 40))}`); }
+	if (mpi !== null && !SRUN_MPI_PLUGIN.test(mpi)) { throw new UsageError(`--srun-mpi needs a plugin name like pmi2, got ${shown(mpi)}`); }
 	return { srun: 'srun', mpi, allocation: args };
 }
 
@@ -138,6 +125,54 @@ async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof nor
 	}
 }
 
+
+/**
+ * The checked values of `inspect` (UsageError for any bad one; nothing is run): settings, where to inspect and the
+ * HTML file to write (undefined: none).
+ */
+function checkInspectArgs(values: Values, positionals: string[], cwd: string): { settings: ReturnType<typeof normalizeSettings>['settings']; where: InspectWhere; htmlFile: string | undefined } {
+	if (positionals.length > 0) { throw new UsageError(`unexpected argument: ${positionals[0]}`); }
+	const numberOf = (flag: string, v: Values[string]): number | undefined => {
+		if (v === undefined) { return undefined; }
+		if (typeof v !== 'string' || !/^\s*\d+(\.\d+)?\s*$/.test(v)) { throw new UsageError(`--${flag} needs a number, got ${shown(String(v))}`); }
+		return Number(v);
+	};
+	for (const flag of ['engine', 'mpirun'] as const) {
+		const v = values[flag];
+		const problem = typeof v === 'string' ? checkMpirun(v) : null;
+		if (problem) { throw new UsageError(`--${flag} needs a program path: ${problem}`); }
+	}
+	const absolute = (v: Values[string]): string | undefined =>
+		typeof v === 'string' && v.length > 0 && v.includes('/') ? path.resolve(cwd, v) : (typeof v === 'string' ? v : undefined);
+	const { settings, problems } = normalizeSettings({
+		ranks: numberOf('ranks', values.ranks),
+		timeoutSeconds: numberOf('timeout', values.timeout),
+		enginePath: absolute(values.engine),
+		mpirunPath: absolute(values.mpirun),
+	});
+	if (problems.length > 0) { throw new UsageError(problems.join('; ')); }
+	if (typeof values.html === 'string' && values.html.length === 0) { throw new UsageError('--html needs a file name'); }
+	if (values['ssh-config'] === '') { throw new UsageError('--ssh-config needs a file name'); }
+	const where = whereOf(values, cwd);
+	if (where.host === undefined && (where.setup !== undefined || where.sshConfig !== undefined)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	if (where.host !== undefined) {
+		const target = resolveHost([], where.host, where.setup);
+		if ('error' in target) { throw new UsageError(`--host: ${target.error}`); }
+	}
+	const htmlFile = typeof values.html === 'string' ? path.resolve(cwd, values.html)
+		: values.json ? undefined : path.join(cwd, 'gpumpi-report.html');
+	return { settings, where, htmlFile };
+}
+
+/**
+ * `inspect` argv → its checked options (UsageError, or node:util's parse error, for a bad command line). Pure: what
+ * `gpumpi-doctor inspect` runs only after this has accepted the whole command line.
+ */
+export function parseInspectArgs(args: readonly string[], cwd: string): ReturnType<typeof checkInspectArgs> & { values: Values } {
+	const parsed = parseArgs({ args: joinOptionValues(args, inspectCommand.options), options: inspectCommand.options, allowPositionals: true, strict: true });
+	const values = parsed.values as Values;
+	return { ...checkInspectArgs(values, parsed.positionals, cwd), values };
+}
 
 const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',
@@ -175,40 +210,22 @@ const inspectCommand: ParsedSubcommand = {
 		'srun-arg': { type: 'string', multiple: true },
 	},
 	async run(values, positionals, io) {
-		if (positionals.length > 0) { throw new UsageError(`unexpected argument: ${positionals[0]}`); }
-		const numberOf = (flag: string, v: Values[string]): number | undefined => {
-			if (v === undefined) { return undefined; }
-			if (typeof v !== 'string' || !/^\s*\d+(\.\d+)?\s*$/.test(v)) { throw new UsageError(`--${flag} needs a number, got ${JSON.stringify(v)}`); }
-			return Number(v);
-		};
-		const absolute = (v: Values[string]): string | undefined =>
-			typeof v === 'string' && v.length > 0 && v.includes('/') ? path.resolve(io.cwd, v) : (typeof v === 'string' ? v : undefined);
-		const { settings, problems } = normalizeSettings({
-			ranks: numberOf('ranks', values.ranks),
-			timeoutSeconds: numberOf('timeout', values.timeout),
-			enginePath: absolute(values.engine),
-			mpirunPath: absolute(values.mpirun),
-		});
-		if (problems.length > 0) { throw new UsageError(problems.join('; ')); }
-		if (typeof values.html === 'string' && values.html.length === 0) { throw new UsageError('--html needs a file name'); }
-
+		const { settings, where, htmlFile } = checkInspectArgs(values, positionals, io.cwd);
 		const logger = values.verbose ? createLogger(streamSink(io.stderr, 'debug'), 'cli') : nullLogger;
-		const report = await inspectWhere(whereOf(values, io.cwd), settings, io, logger);
-		if (io.signal.aborted) { io.stderr('gpumpi-doctor: interrupted; running tools were stopped\n'); return EXIT_INTERRUPTED; }
+		const report = await inspectWhere(where, settings, io, logger);
+		if (io.signal.aborted) { io.stderr('gpumpi-doctor: interrupted; running tools were stopped\n'); return EXIT.interrupted; }
 
-		const htmlFile = typeof values.html === 'string' ? path.resolve(io.cwd, values.html)
-			: values.json ? undefined : path.join(io.cwd, 'gpumpi-report.html');
 		if (values.json) { io.stdout(JSON.stringify(report, null, 2) + '\n'); } else { io.stdout(renderReportText(report)); }
 		if (htmlFile) {
 			try {
 				fs.writeFileSync(htmlFile, renderStandaloneReport(report, panelCss));
 			} catch (e) {
 				io.stderr(`gpumpi-doctor: cannot write the HTML report to ${htmlFile}: ${errorText(e)}\n`);
-				return EXIT_FAILED;
+				return EXIT.failed;
 			}
 			if (!values.json) { io.stdout(`\nHTML report: ${htmlFile}\n`); } else { io.stderr(`HTML report: ${htmlFile}\n`); }
 		}
-		return EXIT_OK;
+		return EXIT.ok;
 	},
 };
 
@@ -246,8 +263,8 @@ Usage: gpumpi-doctor <command> [options]     (gpumpi-doctor <command> --help for
 Commands:
 ${SUBCOMMANDS.map(c => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n')}
 
-Exit codes: 0 ran (findings are the output), 2 usage error, 3 inspection or report writing failed, 130 interrupted
-(repro documents its own in "repro --help").
+Exit codes (every command): 0 ran (findings are the output), 2 usage error (nothing was run), 3 failure (nothing
+could run, the run failed, a file could not be read or written), 130 interrupted.
 `;
 }
 
@@ -256,32 +273,33 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
 	const [name, ...rest] = args;
 	if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
 		io.stdout(helpText());
-		return name === undefined ? EXIT_USAGE : EXIT_OK;
+		return name === undefined ? EXIT.usage : EXIT.ok;
 	}
-	if (name === '--version' || name === '-V') { io.stdout(`${toolVersion}\n`); return EXIT_OK; }
+	if (name === '--version' || name === '-V') { io.stdout(`${toolVersion}\n`); return EXIT.ok; }
+	const nul = args.findIndex(a => a.includes('\0'));
+	if (nul >= 0) { io.stderr(`gpumpi-doctor: argument ${nul + 1} contains a NUL byte\n`); return EXIT.usage; }
 	const cmd = SUBCOMMANDS.find(c => c.name === name);
 	if (!cmd) {
 		io.stderr(`gpumpi-doctor: unknown command ${JSON.stringify(name)}\n\n${helpText()}`);
-		return EXIT_USAGE;
+		return EXIT.usage;
 	}
 	if ('runRaw' in cmd) {
 		try { return await cmd.runRaw(rest, io); } catch (e) {
 			io.stderr(`gpumpi-doctor ${cmd.name}: failed: ${errorText(e)}\n`);
-			return EXIT_FAILED;
+			return EXIT.failed;
 		}
 	}
-	if (rest.includes('--help') || rest.includes('-h')) { io.stdout(`Usage: ${cmd.usage}\n`); return EXIT_OK; }
+	if (rest.includes('--help') || rest.includes('-h')) { io.stdout(`Usage: ${cmd.usage}\n`); return EXIT.ok; }
 	try {
 		const parsed = parseArgs({ args: joinOptionValues(rest, cmd.options), options: cmd.options, allowPositionals: true, strict: true });
 		return await cmd.run(parsed.values as Values, parsed.positionals, io);
 	} catch (e) {
-		const code = (e as { code?: unknown }).code;
-		if (e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+		if (e instanceof UsageError || isParseArgsError(e)) {
 			io.stderr(`gpumpi-doctor ${cmd.name}: ${errorText(e)}\n\nUsage: ${cmd.usage}\n`);
-			return EXIT_USAGE;
+			return EXIT.usage;
 		}
 		io.stderr(`gpumpi-doctor ${cmd.name}: failed: ${errorText(e)}\n`);
-		return EXIT_FAILED;
+		return EXIT.failed;
 	}
 }
 
@@ -291,7 +309,7 @@ export function run(): void {
 	let interrupts = 0;
 	const onSignal = (): void => {
 		interrupts++;
-		if (interrupts > 1) { process.exit(EXIT_INTERRUPTED); }
+		if (interrupts > 1) { process.exit(EXIT.interrupted); }
 		process.stderr.write('\ngpumpi-doctor: stopping running tools… (Ctrl-C again to quit at once)\n');
 		abort.abort();
 	};

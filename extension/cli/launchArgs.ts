@@ -5,11 +5,10 @@
  */
 import * as path from 'node:path';
 import { resolveHost } from '../core/hosts/hostSettings';
-import { resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
-import { parsePreset, type MpiFlavor } from '../core/repro/launcher';
-
-/** A mistake in the command line: the caller prints it with its usage and exits 2. */
-export class UsageError extends Error {}
+import { hostListArgs, resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
+import { buildLaunchArgv, defaultSpec, parsePreset, SRUN_MPI_PLUGIN, type MpiFlavor } from '../core/repro/launcher';
+import { checkMpirun } from '../core/repro/reproChoices';
+import { shown, UsageError } from './io';
 
 /** The value after the option at argv[i]; UsageError when there is none. */
 export function optionValue(argv: readonly string[], i: number, name: string): string {
@@ -21,7 +20,7 @@ export function optionValue(argv: readonly string[], i: number, name: string): s
 /** A decimal integer in lo..hi; UsageError otherwise. */
 export function optionInt(text: string, name: string, lo: number, hi: number): number {
 	const n = Number(text);
-	if (!/^\d+$/.test(text) || n < lo || n > hi) { throw new UsageError(`${name} needs an integer ${lo}..${hi}`); }
+	if (!/^\d{1,16}$/.test(text) || n < lo || n > hi) { throw new UsageError(`${name} needs an integer ${lo}..${hi}, got ${shown(text)}`); }
 	return n;
 }
 
@@ -71,20 +70,20 @@ export function readLaunchOption(argv: readonly string[], i: number, o: LaunchCl
 		case '--from-json': o.fromJson = optionValue(argv, i, a); return i + 1;
 		case '--flavor': {
 			const f = optionValue(argv, i, a);
-			if (f !== 'openmpi' && f !== 'mpich') { throw new UsageError('--flavor needs openmpi or mpich'); }
+			if (f !== 'openmpi' && f !== 'mpich') { throw new UsageError(`--flavor needs openmpi or mpich, got ${shown(f)}`); }
 			o.flavor = f;
 			return i + 1;
 		}
 		case '--memory': {
 			const m = optionValue(argv, i, a);
-			if (m !== 'device' && m !== 'host') { throw new UsageError('--memory needs device or host'); }
+			if (m !== 'device' && m !== 'host') { throw new UsageError(`--memory needs device or host, got ${shown(m)}`); }
 			o.memory = m;
 			return i + 1;
 		}
 		case '--timeout': o.timeoutS = optionInt(optionValue(argv, i, a), a, 1, 86400); return i + 1;
 		case '--preset': {
 			const p = parsePreset(optionValue(argv, i, a));
-			if (!p) { throw new UsageError('--preset needs NAME=VALUE'); }
+			if (!p) { throw new UsageError(`--preset needs NAME=VALUE with NAME an environment variable name, got ${shown(argv[i + 1])}`); }
 			o.env.push(p);
 			return i + 1;
 		}
@@ -96,7 +95,9 @@ export function readLaunchOption(argv: readonly string[], i: number, o: LaunchCl
 		case '--srun-mpi': o.srunMpi = optionValue(argv, i, a); o.srun = true; return i + 1;
 		case '--srun-arg': (o.srunArgs ??= []).push(optionValue(argv, i, a)); o.srun = true; return i + 1;
 		case '--mca': {
-			const k = optionValue(argv, i, a), v = optionValue(argv, i + 1, a);
+			const k = optionValue(argv, i, a);
+			if (argv[i + 2] === undefined) { throw new UsageError('--mca needs a name and a value (e.g. --mca pml ob1)'); }
+			const v = argv[i + 2];
 			o.mca.push([k, v]);
 			return i + 2;
 		}
@@ -104,9 +105,42 @@ export function readLaunchOption(argv: readonly string[], i: number, o: LaunchCl
 	}
 }
 
+/**
+ * Everything about where and how to launch that can be checked without launching, ssh or deploy: UsageError for
+ * options that need another (--setup without --host), a hostile --host, a malformed --hosts list, a bad srun plugin,
+ * MCA or environment names, MCA parameters with --flavor mpich, an empty or option-like --mpirun / --engine.
+ */
+export function checkLaunchOptions(o: LaunchCliOptions, np: number): void {
+	if (!o.host && (o.setup != null || o.sshConfig != null)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	if (o.host != null) {
+		const h = resolveHost([], o.host, o.setup ?? undefined);
+		if ('error' in h) { throw new UsageError(`--host: ${h.error}`); }
+	}
+	if (o.sshConfig === '') { throw new UsageError('--ssh-config needs a file name'); }
+	const mpirunProblem = checkMpirun(o.mpirun);
+	if (o.mpirun === '' || mpirunProblem) { throw new UsageError(`--mpirun needs a program name or path: ${mpirunProblem ?? 'it is empty'}`); }
+	if (o.engine !== null) {
+		const p = checkMpirun(o.engine);
+		if (o.engine === '' || p) { throw new UsageError(`--engine needs the path of the gpumpi engine: ${p ?? 'it is empty'}`); }
+	}
+	if (o.hostList != null) {
+		try { hostListArgs(o.hostList, o.flavor ?? 'openmpi', o.srun === true); } catch (e) { throw new UsageError(`--hosts: ${(e as Error).message}`); }
+	}
+	if (o.srunMpi != null && !SRUN_MPI_PLUGIN.test(o.srunMpi)) { throw new UsageError(`--srun-mpi needs a plugin name like pmi2 or pmix, got ${shown(o.srunMpi)}`); }
+	// The launcher's own checks (names of MCA parameters and environment variables, MCA with MPICH), on a dry spec.
+	try {
+		buildLaunchArgv({
+			...defaultSpec(o.flavor ?? 'openmpi', o.mpirun, np), env: o.env, mca: o.mca,
+			srun: o.srun ? { srun: 'srun', mpi: o.srunMpi ?? null, allocation: o.srunArgs ?? [], jobName: 'gpumpi-check' } : null,
+		}, ['gpumpi']);
+	} catch (e) {
+		throw new UsageError((e as Error).message);
+	}
+}
+
 /** Resolve where and how to launch from the shared options (UsageError for contradictory options). */
 export async function cliLaunchTarget(o: LaunchCliOptions, np: number, cwd: string, progress: (line: string) => void): Promise<LaunchTarget> {
-	if (!o.host && (o.setup != null || o.sshConfig != null)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	checkLaunchOptions(o, np);
 	let host = null;
 	if (o.host) {
 		const h = resolveHost([], o.host, o.setup ?? undefined);

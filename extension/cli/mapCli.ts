@@ -1,34 +1,30 @@
 /**
  * `gpumpi-doctor map …`: runs `gpumpi map` under mpirun and prints the transport map as a table (or the document
- * with --json; --out FILE also writes it). `--from-json FILE` prints a saved map instead of running anything.
- * Exit codes: 0 a map was produced, 1 nothing could run or the run failed, 2 usage error.
+ * with --json; --out FILE also writes it). `--from-json FILE` prints a saved map (core/map/mapFile.ts) instead of
+ * running anything. Every option is checked (parseMapArgs) before anything is launched, ssh'd to or deployed; exit
+ * codes are the table of io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file
+ * could not be read or written, 130 interrupted).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applyEvidence } from '../core/map/mapEvidence';
-import { DEFAULT_MAP_OPTIONS, runMap, type MapEngineOptions } from '../core/map/mapRunner';
-import type { LaunchConfig } from '../core/repro/launcher';
+import { loadMapText } from '../core/map/mapFile';
+import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions } from '../core/map/mapRunner';
+import { buildLaunchArgv, withConfig, withJobName, type LaunchConfig } from '../core/repro/launcher';
 import { posixQuoteArgv } from '../shared/shellQuote';
-import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
-import { PATH_CLASS_LABELS, validateMapDocument, type MapDocument } from '../shared/mapSchema';
-
-/** The I/O the map command needs (a subset of gpumpiDoctor's CliIo). */
-export interface MapCliIo {
-	stdout(text: string): void;
-	stderr(text: string): void;
-	cwd: string;
-	signal: AbortSignal;
-}
+import { checkSizeText, MAP_LARGE_LIMITS, MAP_SMALL_LIMITS } from '../shared/sizeText';
+import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
+import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
+import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
 
 const USAGE = `Usage: gpumpi-doctor map [options]
   --json                 print the map document (schema gpumpi.map/1, docs/map-schema.md) instead of the table
   --out FILE             also write the map document to FILE (open it with "GPU-MPI: Show Transport Map")
-  --np N                 ranks (default 4)
+  --np N                 ranks, 2..4096 (default 4)
   --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
   --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
   --memory device|host   buffers (default device; without a GPU the engine uses host memory and says why)
-  --large S --small S    bandwidth / latency sizes (default 64M / 8)   --iters N (default 5)
-  --pairs all|sampled    --max-ranks N (default 16: all pairs up to N ranks, else sampled)
+  --large S --small S    bandwidth / latency sizes, 1..1G / 1..1M (default 64M / 8)   --iters N, 1..1000 (default 5)
+  --pairs all|sampled    --max-ranks N, 2..1048576 (default 16: all pairs up to N ranks, else sampled)
   --mca K V              Open MPI MCA parameter, repeatable (e.g. btl tcp,self)
   --preset NAME=VALUE    environment for every rank, repeatable (e.g. UCX_TLS=^cuda_ipc)
   --loopback             keep TCP on loopback (Open MPI btl_tcp_if_include lo, UCX_NET_DEVICES=lo)
@@ -38,11 +34,16 @@ ${TARGET_USAGE.trimEnd()}
 `;
 
 
-interface MapCliOptions extends LaunchCliOptions {
+/** What `map` runs, from its command line. */
+export interface MapCliOptions extends LaunchCliOptions {
 	json: boolean; out: string | null; np: number; map: MapEngineOptions; loopback: boolean;
 }
 
-function parseArgs(argv: string[]): MapCliOptions {
+/**
+ * `map` argv → options, every value checked against what the engine accepts (native/cli/mapCmd.cc); UsageError
+ * otherwise (an empty message: --help). Pure: nothing is run, read or launched.
+ */
+export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 	const o: MapCliOptions = {
 		json: false, out: null, np: 4, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
 		memory: DEFAULT_MAP_OPTIONS.memory, env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
@@ -56,26 +57,34 @@ function parseArgs(argv: string[]): MapCliOptions {
 		switch (a) {
 			case '--json': o.json = true; break;
 			case '--loopback': o.loopback = true; break;
-			case '--out': o.out = value(i++, a); break;
+			case '--out': o.out = value(i++, a); if (o.out === '') { throw new UsageError('--out needs a file name'); } break;
 			case '--np': o.np = int(value(i++, a), a, 2, 4096); break;
 			case '--pairs': {
 				const p = value(i++, a);
-				if (p !== 'all' && p !== 'sampled') { throw new UsageError('--pairs needs all or sampled'); }
+				if (p !== 'all' && p !== 'sampled') { throw new UsageError(`--pairs needs all or sampled, got ${shown(p)}`); }
 				o.map.pairs = p;
 				break;
 			}
 			case '--large': case '--small': {
 				const s = value(i++, a);
-				if (!/^\d+[KMG]?$/.test(s)) { throw new UsageError(`${a} needs e.g. 64M or 8`); }
+				const n = checkSizeText(s, a === '--large' ? MAP_LARGE_LIMITS : MAP_SMALL_LIMITS);
+				if (typeof n === 'string') { throw new UsageError(`${a} needs ${n}, got ${shown(s)}`); }
 				if (a === '--large') { o.map.large = s; } else { o.map.small = s; }
 				break;
 			}
 			case '--iters': o.map.iters = int(value(i++, a), a, 1, 1000); break;
 			case '--max-ranks': o.map.maxRanks = int(value(i++, a), a, 2, 1 << 20); break;
-			default: throw new UsageError(`unknown option ${JSON.stringify(a)}`);
+			case '--help': case '-h': throw new UsageError('');
+			default: throw new UsageError(`unknown option ${shown(a)}`);
 		}
 	}
 	o.map.memory = o.memory;
+	if (o.fromJson !== null) {
+		if (o.fromJson === '') { throw new UsageError('--from-json needs a file name'); }
+		if (o.host || o.srun) { throw new UsageError('--from-json prints a saved file; --host and --srun launch runs'); }
+	} else {
+		checkLaunchOptions(o, o.np);
+	}
 	return o;
 }
 
@@ -105,85 +114,60 @@ export function renderMapText(doc: MapDocument): string {
 	return out.join('\n') + '\n';
 }
 
-/** Runs of a scripts/gpu/map.sh result ("gpumpi.map-gpu/1"), each with the evidence joined; null for other JSON. */
-export function fromDeviceResult(raw: unknown): Array<{ name: string; doc: MapDocument | string }> | null {
-	if (typeof raw !== 'object' || raw === null || (raw as { schema?: unknown }).schema !== 'gpumpi.map-gpu/1') { return null; }
-	const runs = (raw as { runs?: unknown }).runs;
-	if (!Array.isArray(runs)) { return []; }
-	return runs.map((r: unknown, i) => {
-		const run = (typeof r === 'object' && r !== null ? r : {}) as { name?: unknown; document?: unknown; evidence_text?: unknown; exit_code?: unknown };
-		const name = typeof run.name === 'string' ? run.name : `run ${i}`;
-		if (run.document === null || run.document === undefined) { return { name, doc: `no map document (exit status ${String(run.exit_code)})` }; }
-		const doc = validateMapDocument(run.document);
-		if (typeof doc === 'string') { return { name, doc }; }
-		return { name, doc: applyEvidence(doc, '', typeof run.evidence_text === 'string' ? run.evidence_text : '') };
+/** Entry point of `gpumpi-doctor map`. Never rejects. */
+export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
+	return runSubcommand('map', USAGE, io, async () => {
+		const o = parseMapArgs(argv);
+		const emit = (doc: MapDocument): number => {
+			if (o.out) {
+				try { fs.writeFileSync(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
+					io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}\n`);
+					return EXIT.failed;
+				}
+			}
+			io.stdout(o.json ? JSON.stringify(doc, null, 2) + '\n' : renderMapText(doc));
+			return EXIT.ok;
+		};
+		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
+		const target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`));
+		for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
+		if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
+		let r;
+		try {
+			const spec = { ...target.spec, loopbackOnly: o.loopback && target.flavor === 'openmpi' };
+			const env = [...o.env];
+			if (o.loopback) { env.push(['UCX_NET_DEVICES', 'lo']); }
+			const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
+			// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
+			try { buildLaunchArgv(withJobName(withConfig(spec, config)), mapProgram(target.engine, o.map)); } catch (e) { throw new UsageError((e as Error).message); }
+			r = await runMap({ engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
+		} finally {
+			await target.close();
+		}
+		if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted; the run was stopped\n'); return EXIT.interrupted; }
+		if (!r.ok) {
+			io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
+			return EXIT.failed;
+		}
+		return emit(r.doc);
 	});
 }
 
-/** Entry point of `gpumpi-doctor map`. Never rejects. */
-export async function mapMain(argv: string[], io: MapCliIo): Promise<number> {
-	if (argv.includes('--help') || argv.includes('-h')) { io.stdout(USAGE); return 0; }
-	let o: MapCliOptions;
-	try { o = parseArgs(argv); } catch (e) {
-		if (e instanceof UsageError) { io.stderr(`gpumpi-doctor map: ${e.message}\n\n${USAGE}`); return 2; }
-		throw e;
+/** `--from-json FILE`: print a saved map, or every run of a scripts/gpu/map.sh result (evidence joined). */
+function fromJson(file: string, io: CliIo, emit: (doc: MapDocument) => number): number {
+	let text: string;
+	try { text = fs.readFileSync(path.resolve(io.cwd, file), 'utf8'); } catch (e) {
+		io.stderr(`gpumpi-doctor map: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}\n`);
+		return EXIT.failed;
 	}
-	const emit = (doc: MapDocument): number => {
-		if (o.out) {
-			try { fs.writeFileSync(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
-				io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}\n`);
-				return 1;
-			}
-		}
-		io.stdout(o.json ? JSON.stringify(doc, null, 2) + '\n' : renderMapText(doc));
-		return 0;
-	};
-	if (o.fromJson) {
-		let raw: unknown;
-		try { raw = JSON.parse(fs.readFileSync(path.resolve(io.cwd, o.fromJson), 'utf8')); } catch (e) {
-			io.stderr(`gpumpi-doctor map: cannot read ${o.fromJson}: ${e instanceof Error ? e.message : String(e)}\n`);
-			return 1;
-		}
-		const device = fromDeviceResult(raw);
-		if (device) {
-			// scripts/gpu/map.sh's map.json: one engine document per run, joined with that run's evidence lines.
-			let code = 0;
-			for (const r of device) {
-				if (typeof r.doc === 'string') { io.stderr(`gpumpi-doctor map: run ${r.name}: ${r.doc}\n`); code = 1; continue; }
-				io.stdout(`== ${r.name}\n`);
-				if (emit(r.doc) !== 0) { code = 1; }
-			}
-			return code;
-		}
-		const doc = validateMapDocument(raw);
-		if (typeof doc === 'string') { io.stderr(`gpumpi-doctor map: ${o.fromJson} is not a map: ${doc}\n`); return 1; }
-		return emit(doc);
+	const loaded = loadMapText(text);
+	if (loaded.kind === 'invalid') { io.stderr(`gpumpi-doctor map: ${file}: ${loaded.error}\n`); return EXIT.failed; }
+	if (loaded.kind === 'map') { return emit(loaded.doc); }
+	let code: number = EXIT.ok;
+	for (const r of loaded.runs) {
+		if (typeof r.doc === 'string') { io.stderr(`gpumpi-doctor map: run ${r.name}: ${r.doc}\n`); code = EXIT.failed; continue; }
+		io.stdout(`== ${r.name}\n`);
+		if (emit(r.doc) !== EXIT.ok) { code = EXIT.failed; }
 	}
-	let target;
-	try {
-		target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`));
-	} catch (e) {
-		io.stderr(`gpumpi-doctor map: ${e instanceof Error ? e.message : String(e)}\n`);
-		return 2;
-	}
-	for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
-	if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return 1; }
-	const spec = { ...target.spec, loopbackOnly: o.loopback && target.flavor === 'openmpi' };
-	const env = [...o.env];
-	if (o.loopback) { env.push(['UCX_NET_DEVICES', 'lo']); }
-	const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
-	let r;
-	try {
-		r = await runMap({ engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
-	} catch (e) {
-		io.stderr(`gpumpi-doctor map: ${e instanceof Error ? e.message : String(e)}\n`);
-		return 2;
-	} finally {
-		await target.close();
-	}
-	if (!r.ok) {
-		io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
-		return 1;
-	}
-	return emit(r.doc);
+	return code;
 }

@@ -2,10 +2,12 @@
  * `gpumpi-doctor repro ipc|fallback …`: runs the reproducers through mpirun (each IPC variant and each fallback mode
  * its own mpirun) and prints a readable summary (or the combined report with --json). `--from-json FILE` renders a
  * saved device result of scripts/gpu/repro.sh (or a saved --json report) instead of running anything; `--markdown`
- * prints a bug report (core/repro/bugReport.ts) instead of the summary. Returns the process exit code:
- * 0 a report was produced, 1 nothing could run (engine or mpirun missing), 2 usage error.
+ * prints a bug report (core/repro/bugReport.ts) instead of the summary. Every option is checked (parseReproArgs)
+ * before anything is launched, ssh'd to or deployed; exit codes are the table of io.ts (0 a report was produced, even
+ * one of crashes: the findings are the output; 2 usage error; 3 nothing could run, or the file could not be read).
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
 import {
@@ -16,23 +18,25 @@ import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 import { posixQuoteArgv } from '../shared/shellQuote';
+import { checkSizeListText, checkSizeText, CHUNK_SIZE_LIMITS, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../shared/sizeText';
 import type { LaunchTarget } from '../core/hosts/launchTarget';
-import type { MapCliIo } from './mapCli';
-import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
+import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
+import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --json                 print the combined report as JSON instead of the summary
   --markdown             print a Markdown bug report (versions, command lines, results, verdict, evidence,
                          how to reproduce) ready for the Open MPI / UCX mailing lists or an issue
-  --np N                 ranks (ipc: 4, fallback: 2; the reproducers need exactly these)
+  --np N                 ranks: ipc runs exactly 4, fallback exactly 2 (the engine's reproducers need these)
   --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
   --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
   --memory device|host   buffers (default device; without a GPU the engine falls back to host and says why)
-  --size S               ipc message size (default 64M)
+  --size S               ipc message size, a multiple of 4 bytes from 4 to 1G (default 64M)
   --variants a,b         ipc variants (default direct,bounce,host,send-from-import)
-  --sizes S              fallback sizes, "1M..1G" (x4 steps) or "1M,64M" (default 1M..1G)
+  --sizes S              fallback sizes, "1M..1G" (x4 steps) or "1M,64M", at most 64, multiples of 4 bytes
+                         (default 1M..1G)
   --modes a,b            fallback modes (default mpi,staged,host)   --iters N (default 3)
-  --chunk S --nbuf N     fallback staging pipeline (default 16M x 4)
+  --chunk S --nbuf N     fallback staging pipeline (default 16M x 4; chunk 4K..1G, nbuf 1..64)
   --preset NAME=VALUE    environment for every rank (Open MPI -x, MPICH -genv), repeatable (e.g. UCX_TLS=^cuda_ipc)
   --mca K V              Open MPI MCA parameter, repeatable (e.g. btl_smcuda_use_cuda_ipc 0)
   --also NAME=VALUE      ipc: run every variant again with this preset added (a second configuration), repeatable
@@ -46,12 +50,15 @@ ${TARGET_USAGE.trimEnd()}
   --from-json FILE       render a saved device result (scripts/gpu/repro.sh's repro.json)
 `;
 
-interface CliOptions extends LaunchCliOptions {
+/** What `repro` runs, from its command line. */
+export interface CliOptions extends LaunchCliOptions {
 	which: 'ipc' | 'fallback';
 	json: boolean;
 	markdown: boolean;
 	np: number | null;
 	size: string;
+	/** --size in bytes. */
+	sizeBytes: number;
 	variants: string[];
 	sizes: string;
 	modes: string[];
@@ -67,21 +74,34 @@ interface CliOptions extends LaunchCliOptions {
 }
 
 
-const SIZE_RE = /^\d+[KMG]?$/;
-
-const PROCESS_IO: MapCliIo = {
-	stdout: t => { process.stdout.write(t); },
-	stderr: t => { process.stderr.write(t); },
-	cwd: process.cwd(),
-	signal: new AbortController().signal,
+/** The reproducers' rank counts: the engine refuses any other (native/engine/reproIpc.cc, reproFallback.cc). */
+const RANKS = { ipc: 4, fallback: 2 } as const;
+/** Options that apply to one reproducer only: naming them for the other is a usage error, not silently ignored. */
+const ONLY: Record<string, 'ipc' | 'fallback'> = {
+	'--size': 'ipc', '--variants': 'ipc', '--also': 'ipc', '--inject': 'ipc',
+	'--sizes': 'fallback', '--modes': 'fallback', '--iters': 'fallback', '--chunk': 'fallback', '--nbuf': 'fallback', '--proto-info': 'fallback',
 };
 
-function parseArgs(argv: string[]): CliOptions {
+/** A comma-separated list of names from `known`, duplicates dropped; UsageError for an empty list or an unknown name. */
+function nameList(text: string, option: string, known: readonly string[]): string[] {
+	const items = [...new Set(text.split(',').filter(x => x.length > 0))];
+	if (items.length === 0) { throw new UsageError(`${option} needs a comma-separated list of ${known.join(', ')}`); }
+	for (const v of items) {
+		if (!known.includes(v)) { throw new UsageError(`${option}: unknown ${option === '--modes' ? 'mode' : 'variant'} ${shown(v)} (known: ${known.join(', ')})`); }
+	}
+	return items;
+}
+
+/**
+ * `repro` argv (after "repro") → options, every value checked against what the engine accepts; UsageError otherwise
+ * (an empty message: --help). Pure: nothing is run, read or launched.
+ */
+export function parseReproArgs(argv: readonly string[]): CliOptions {
 	const which = argv[0];
 	if (which === '--help' || which === '-h') { throw new UsageError(''); }
-	if (which !== 'ipc' && which !== 'fallback') { throw new UsageError(`which reproducer? (ipc or fallback), got ${JSON.stringify(which ?? '')}`); }
+	if (which !== 'ipc' && which !== 'fallback') { throw new UsageError(`which reproducer? (ipc or fallback), got ${shown(which ?? '')}`); }
 	const o: CliOptions = {
-		which, json: false, markdown: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M',
+		which, json: false, markdown: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M', sizeBytes: 64 << 20,
 		variants: [...IPC_VARIANTS], sizes: '1M..1G', modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
 		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, fromJson: null, pmlUcx: false, also: [],
 	};
@@ -91,48 +111,65 @@ function parseArgs(argv: string[]): CliOptions {
 		const a = argv[i];
 		const last = readLaunchOption(argv, i, o);
 		if (last >= 0) { i = last; continue; }
+		if (ONLY[a] && ONLY[a] !== which) { throw new UsageError(`${a} is a repro ${ONLY[a]} option, not one of repro ${which}`); }
 		switch (a) {
 			case '--json': o.json = true; break;
 			case '--markdown': o.markdown = true; break;
 			case '--loopback': o.loopback = true; break;
 			case '--proto-info': o.protoInfo = true; break;
 			case '--pml-ucx': o.pmlUcx = true; break;
-			case '--np': o.np = int(value(i++, a), a, 1, 4096); break;
-			case '--size': o.size = value(i++, a); if (!SIZE_RE.test(o.size)) { throw new UsageError('--size needs e.g. 64M'); } break;
-			case '--sizes': o.sizes = value(i++, a); if (!/^[\dKMG.,]+$/.test(o.sizes)) { throw new UsageError('--sizes needs e.g. 1M..1G or 1M,64M'); } break;
-			case '--variants': {
-				o.variants = value(i++, a).split(',').filter(x => x.length > 0);
-				for (const v of o.variants) {
-					if (!(IPC_VARIANTS as readonly string[]).includes(v) && v !== 'crash-test') { throw new UsageError(`unknown variant ${JSON.stringify(v)}`); }
-				}
+			case '--np': {
+				o.np = int(value(i++, a), a, 1, 4096);
+				if (o.np !== RANKS[which]) { throw new UsageError(`--np: repro ${which} runs exactly ${RANKS[which]} ranks (the engine's ${which} reproducer needs ${RANKS[which]}), got ${o.np}`); }
 				break;
 			}
-			case '--modes': {
-				o.modes = value(i++, a).split(',').filter(x => x.length > 0);
-				for (const m of o.modes) { if (!(FALLBACK_MODES as readonly string[]).includes(m)) { throw new UsageError(`unknown mode ${JSON.stringify(m)}`); } }
+			case '--size': {
+				o.size = value(i++, a);
+				const n = checkSizeText(o.size, IPC_SIZE_LIMITS);
+				if (typeof n === 'string') { throw new UsageError(`--size needs ${n}, got ${shown(o.size)}`); }
+				o.sizeBytes = n;
 				break;
 			}
+			case '--sizes': {
+				o.sizes = value(i++, a);
+				const r = checkSizeListText(o.sizes, FALLBACK_SIZE_LIMITS);
+				if (typeof r === 'string') { throw new UsageError(`--sizes: ${r}; got ${shown(o.sizes)}`); }
+				break;
+			}
+			case '--variants': o.variants = nameList(value(i++, a), a, [...IPC_VARIANTS, 'crash-test']); break;
+			case '--modes': o.modes = nameList(value(i++, a), a, FALLBACK_MODES); break;
 			case '--iters': o.iters = int(value(i++, a), a, 1, 1000); break;
-			case '--chunk': o.chunk = value(i++, a); if (!SIZE_RE.test(o.chunk)) { throw new UsageError('--chunk needs e.g. 16M'); } break;
+			case '--chunk': {
+				o.chunk = value(i++, a);
+				const n = checkSizeText(o.chunk, CHUNK_SIZE_LIMITS);
+				if (typeof n === 'string') { throw new UsageError(`--chunk needs ${n}, got ${shown(o.chunk)}`); }
+				break;
+			}
 			case '--nbuf': o.nbuf = int(value(i++, a), a, 1, 64); break;
 			case '--also': {
 				const p = parsePreset(value(i++, a));
-				if (!p) { throw new UsageError('--also needs NAME=VALUE'); }
+				if (!p) { throw new UsageError(`--also needs NAME=VALUE with NAME an environment variable name, got ${shown(argv[i])}`); }
 				o.also.push(p);
 				break;
 			}
 			case '--launcher-arg': o.extra.push(value(i++, a)); break;
 			case '--inject': {
 				const v = value(i++, a);
-				if (v !== 'crash' && v !== 'hang') { throw new UsageError('--inject needs crash or hang'); }
+				if (v !== 'crash' && v !== 'hang') { throw new UsageError(`--inject needs crash or hang, got ${shown(v)}`); }
 				o.inject = v;
 				break;
 			}
 			case '--help': case '-h': throw new UsageError('');
-			default: throw new UsageError(`unknown option ${JSON.stringify(a)}`);
+			default: throw new UsageError(`unknown option ${shown(a)}`);
 		}
 	}
 	if (o.json && o.markdown) { throw new UsageError('--json and --markdown exclude each other'); }
+	if (o.fromJson !== null) {
+		if (o.fromJson === '') { throw new UsageError('--from-json needs a file name'); }
+		if (o.host || o.srun) { throw new UsageError('--from-json renders a saved file; --host and --srun launch runs'); }
+	} else {
+		checkLaunchOptions(o, RANKS[which]);
+	}
 	return o;
 }
 
@@ -143,56 +180,48 @@ function configLabel(o: CliOptions): string {
 	return parts.join(', ');
 }
 
-/** Entry point of `gpumpi-doctor repro …` (argv after "repro"). */
-export async function reproMain(argv: string[], io: MapCliIo = PROCESS_IO): Promise<number> {
-	const { cwd, signal } = io;
-	let o: CliOptions;
-	try {
-		o = parseArgs(argv);
-		if (o.fromJson && (o.host || o.srun)) { throw new UsageError('--from-json renders a saved file; --host and --srun launch runs'); }
-	} catch (e) {
-		const msg = e instanceof Error ? e.message : String(e);
-		if (!msg) { io.stdout(USAGE); return 0; }
-		io.stderr(`gpumpi-doctor repro: ${msg}\n\n${USAGE}`);
-		return 2;
-	}
-	if (o.fromJson) {
+/** Entry point of `gpumpi-doctor repro …` (argv after "repro"). Never rejects. */
+export function reproMain(argv: readonly string[], io: CliIo): Promise<number> {
+	return runSubcommand('repro', USAGE, io, async () => {
+		const o = parseReproArgs(argv);
+		if (o.fromJson) { return fromJson(o, o.fromJson, io); }
+		const progress = (l: string): void => { if (!o.json && !o.markdown) { io.stderr(`  … ${l}\n`); } };
+		const target = await cliLaunchTarget(o, o.np ?? RANKS[o.which], io.cwd, progress);
+		for (const n of target.notes) { io.stderr(`gpumpi-doctor repro: ${n}\n`); }
+		if (!target.ok) { io.stderr(`gpumpi-doctor repro: ${target.error}\n`); return EXIT.failed; }
 		try {
-			const rep = loadReproText(fs.readFileSync(o.fromJson, 'utf8'));
-			const source = `${o.fromJson}${rep.kind === 'device-result' ? ' (saved device result)' : ' (saved report)'}`;
-			if (o.which === 'ipc') {
-				if (!rep.ipc) { io.stderr('gpumpi-doctor repro: the file has no ipc runs\n'); return 1; }
-				io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep.ipc, outputs: rep.outputs, source })
-					: o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
-			} else {
-				if (rep.fallback.length === 0) { io.stderr('gpumpi-doctor repro: the file has no fallback runs\n'); return 1; }
-				io.stdout(o.markdown ? bugReportMarkdown({ fallback: rep.fallback, outputs: rep.outputs, source })
-					: o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
-			}
-			return 0;
-		} catch (e) {
-			io.stderr(`gpumpi-doctor repro: cannot read ${o.fromJson}: ${e instanceof Error ? e.message : String(e)}\n`);
-			return 1;
+			const code = await runOn(o, target, io, progress, io.signal);
+			if (io.signal.aborted) { io.stderr('gpumpi-doctor repro: interrupted; the runs were stopped (the report above is partial)\n'); return EXIT.interrupted; }
+			return code;
+		} finally {
+			await target.close();
 		}
-	}
-	const progress = (l: string): void => { if (!o.json && !o.markdown) { io.stderr(`  … ${l}\n`); } };
-	let target;
-	try {
-		target = await cliLaunchTarget(o, o.np ?? (o.which === 'ipc' ? 4 : 2), cwd, progress);
-	} catch (e) {
-		io.stderr(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n\n${USAGE}`);
-		return 2;
-	}
-	for (const n of target.notes) { io.stderr(`gpumpi-doctor repro: ${n}\n`); }
-	if (!target.ok) { io.stderr(`gpumpi-doctor repro: ${target.error}\n`); return 1; }
-	try {
-		return await runOn(o, target, io, progress, signal);
-	} finally {
-		await target.close();
-	}
+	});
 }
 
-async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>, io: MapCliIo, progress: (l: string) => void, signal?: AbortSignal): Promise<number> {
+/** `--from-json FILE`: render a saved device result or report. */
+function fromJson(o: CliOptions, file: string, io: CliIo): number {
+	let rep;
+	try {
+		rep = loadReproText(fs.readFileSync(path.resolve(io.cwd, file), 'utf8'));
+	} catch (e) {
+		io.stderr(`gpumpi-doctor repro: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}\n`);
+		return EXIT.failed;
+	}
+	const source = `${file}${rep.kind === 'device-result' ? ' (saved device result)' : ' (saved report)'}`;
+	if (o.which === 'ipc') {
+		if (!rep.ipc) { io.stderr('gpumpi-doctor repro: the file has no ipc runs\n'); return EXIT.failed; }
+		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep.ipc, outputs: rep.outputs, source })
+			: o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
+	} else {
+		if (rep.fallback.length === 0) { io.stderr('gpumpi-doctor repro: the file has no fallback runs\n'); return EXIT.failed; }
+		io.stdout(o.markdown ? bugReportMarkdown({ fallback: rep.fallback, outputs: rep.outputs, source })
+			: o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
+	}
+	return EXIT.ok;
+}
+
+async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>, io: CliIo, progress: (l: string) => void, signal?: AbortSignal): Promise<number> {
 	const { engine, flavor, host } = target;
 	const spec = { ...target.spec, loopbackOnly: o.loopback && flavor === 'openmpi' };
 	const config: LaunchConfig = {
@@ -203,16 +232,16 @@ async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>,
 	};
 	try {
 		// Validate early; the run adds its own switches, and an srun run its own --job-name.
-		const shown = buildLaunchArgv(withJobName(withConfig(spec, config)), [engine, 'repro', o.which]);
-		io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${posixQuoteArgv(shown)} …\n`);
+		const argvShown = buildLaunchArgv(withJobName(withConfig(spec, config)), [engine, 'repro', o.which]);
+		io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${posixQuoteArgv(argvShown)} …\n`);
 	} catch (e) {
-		io.stderr(`gpumpi-doctor repro: ${e instanceof Error ? e.message : String(e)}\n`);
-		return 2;
+		// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
+		throw new UsageError(e instanceof Error ? e.message : String(e));
 	}
 	const where = target.label === 'this machine' ? 'run on this host' : `run on ${target.label}`;
 	const timeoutMs = o.timeoutS * 1000;
 	if (o.which === 'ipc') {
-		const sizeBytes = parseSizeText(o.size);
+		const sizeBytes = o.sizeBytes;
 		const rep = await runIpcVariants({
 			engine, host, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
 			engineArgs: o.inject ? ['--inject', o.inject] : [], onProgress: progress, signal,
@@ -225,12 +254,5 @@ async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>,
 		});
 		io.stdout(o.markdown ? bugReportMarkdown({ fallback: [rep], source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
 	}
-	return 0;
-}
-
-function parseSizeText(s: string): number {
-	const m = /^(\d+)([KMG]?)$/.exec(s);
-	if (!m) { return 64 << 20; }
-	const mult = m[2] === 'K' ? 1024 : m[2] === 'M' ? 1 << 20 : m[2] === 'G' ? 1 << 30 : 1;
-	return Number(m[1]) * mult;
+	return EXIT.ok;
 }

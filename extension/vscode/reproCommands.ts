@@ -19,6 +19,7 @@ import { loadReproText } from '../core/repro/reproFile';
 import type { Report } from '../shared/report';
 import type { ReproPanelData } from '../shared/reproProtocol';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
+import { parseSize } from '../shared/sizeText';
 import { LOCAL_HOST_KEY } from './inspectionService';
 import { pickHost } from './hostsView';
 import { hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
@@ -179,7 +180,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			log.info(`repro ${which} on ${target.label}: ${launcher} (${flavor}), engine ${engine}, memory ${choices!.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
 			const data: ReproPanelData = { ipc: null, fallback: [], source: '' };
 			if (which === 'ipc') {
-				data.ipc = await runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: sizeBytes(choices!.size), memory: choices!.memory, timeoutMs, onProgress, signal: abort.signal });
+				data.ipc = await runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, memory: choices!.memory, timeoutMs, onProgress, signal: abort.signal });
 			} else {
 				for (const config of configs) {
 					if (abort.signal.aborted) { break; }
@@ -197,10 +198,4 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			p?.setBusy(false, '');
 		}
 	});
-}
-
-function sizeBytes(s: string): number {
-	const m = /^(\d+)([KMG]?)$/.exec(s);
-	if (!m) { return 64 << 20; }
-	return Number(m[1]) * (m[2] === 'K' ? 1024 : m[2] === 'M' ? 1 << 20 : m[2] === 'G' ? 1 << 30 : 1);
 }

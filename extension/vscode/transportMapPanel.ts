@@ -6,7 +6,7 @@
  */
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { fromDeviceResult } from '../cli/mapCli';
+import { loadMapValue } from '../core/map/mapFile';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
 import { escapeHtml } from '../shared/htmlEscape';
@@ -14,7 +14,7 @@ import { webviewHtml } from '../shared/webviewHtml';
 import {
 	asFromMapWebviewEnvelope, type FromMapWebviewMessage, type MapExportFormat, type MapReadyResponse, type ToMapWebviewMessage,
 } from '../shared/mapProtocol';
-import { validateMapDocument, type MapDocument } from '../shared/mapSchema';
+import type { MapDocument } from '../shared/mapSchema';
 import { MessageHandler } from '../shared/protocol';
 import { Disposable } from './dispose';
 import { pickHost } from './hostsView';
@@ -196,9 +196,9 @@ async function openFromFile(file?: vscode.Uri, runName?: string): Promise<{ map:
 	let raw: unknown;
 	try { raw = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch (e) { throw new Error(vscode.l10n.t('{0} is not JSON: {1}', file.fsPath, errorText(e))); }
 	const name = file.path.slice(file.path.lastIndexOf('/') + 1);
-	const runs = fromDeviceResult(raw);
-	if (runs) {
-		const ok = runs.filter((r): r is { name: string; doc: MapDocument } => typeof r.doc !== 'string');
+	const loaded = loadMapValue(raw);
+	if (loaded.kind === 'device-result') {
+		const ok = loaded.runs.filter((r): r is { name: string; doc: MapDocument } => typeof r.doc !== 'string');
 		if (ok.length === 0) { throw new Error(vscode.l10n.t('{0} has no run with a map', file.fsPath)); }
 		let run = runName !== undefined ? ok.find(r => r.name === runName) : ok.length === 1 ? ok[0] : undefined;
 		if (runName !== undefined && !run) { throw new Error(vscode.l10n.t('{0} has no run {1} (runs: {2})', file.fsPath, runName, ok.map(r => r.name).join(', '))); }
@@ -209,9 +209,8 @@ async function openFromFile(file?: vscode.Uri, runName?: string): Promise<{ map:
 		}
 		return { map: run.doc, source: vscode.l10n.t('{0} — run {1} (saved device result)', name, run.name) };
 	}
-	const doc = validateMapDocument(raw);
-	if (typeof doc === 'string') { throw new Error(vscode.l10n.t('{0} is not a transport map: {1}', file.fsPath, doc)); }
-	return { map: doc, source: file.fsPath };
+	if (loaded.kind === 'invalid') { throw new Error(vscode.l10n.t('{0} is not a transport map: {1}', file.fsPath, loaded.reason)); }
+	return { map: loaded.doc, source: file.fsPath };
 }
 
 /** A saved map named by a command argument: a vscode.Uri or an absolute path (tests, the explorer context menu). */

@@ -68,8 +68,8 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 		assert.equal(doc.pairs.length, 1);
 		assert.equal(doc.pairs[0].status, 'ok');
 		const bad = await cli(['map', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine, '--hosts', 'a;reboot']);
-		assert.equal(bad.code, 1);
-		assert.match(bad.err, /host list "a;reboot" must look like a:2,b:2/);
+		assert.equal(bad.code, 2, bad.err);
+		assert.match(bad.err, /--hosts: host list "a;reboot" must look like a:2,b:2/);
 		const hostile = await cli(['map', '--host', '-oProxyCommand=touch /tmp/gpumpi-pwned', '--engine', engine]);
 		assert.equal(hostile.code, 2);
 		assert.match(hostile.err, /--host: the ssh destination .* starts with "-"/);
@@ -88,7 +88,7 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 		lab.addSshConfig(`Host gone\n  HostName ${lab.subnet.replace(/\.0\/24$/, '.251')}\n  ConnectTimeout 3\n`);
 		const started = Date.now();
 		const dead = await cli(['repro', 'ipc', '--host', 'gone', '--ssh-config', lab.sshConfig, '--memory', 'host']);
-		assert.equal(dead.code, 1);
+		assert.equal(dead.code, 3);
 		assert.match(dead.err, /cannot reach gone/);
 		assert.ok(Date.now() - started < 60_000, `took ${Date.now() - started} ms`);
 	});
@@ -148,10 +148,10 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 		const report = JSON.parse(inspect.out) as { findings: Array<{ id: string; evidence: unknown[] }> };
 		assert.ok(report.findings.some(f => f.id === 'mpi-not-found'), `findings: ${report.findings.map(f => f.id).join(', ')}`);
 		const repro = await cli(['repro', 'ipc', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--engine', engine, '--memory', 'host']);
-		assert.equal(repro.code, 1);
+		assert.equal(repro.code, 3);
 		assert.match(repro.err, /cannot tell whether mpirun on host-b is Open MPI or MPICH \(is it on PATH after the setup line\?/);
 		const deploy = await cli(['map', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--flavor', 'openmpi']);
-		assert.equal(deploy.code, 1);
+		assert.equal(deploy.code, 3);
 		assert.match(deploy.err, /mpicc not found on host-b \(after its setup line\): the engine is built there with cmake and mpicc/);
 	});
 });

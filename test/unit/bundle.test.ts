@@ -9,7 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { analyze } from '../../extension/core/analyze';
 import { BUNDLE_SCHEMA, BundleError, MAX_FILE_BYTES, readBundle, readBundleFull, safeName, writeBundle } from '../../extension/core/bundle';
-import { analyzeMain, collectMain, type BundleIo } from '../../extension/cli/bundleCli';
+import { analyzeMain, collectMain } from '../../extension/cli/bundleCli';
+import { captureIo as cliIo, type CapturedIo } from './cli/captureIo';
 import { renderReportText } from '../../extension/cli/textReport';
 import { REPORT_SCHEMA, type RawOutput, type Report } from '../../extension/shared/report';
 import { debianRaw, h200Engine, h200Raw } from './rules/fixtureRaw';
@@ -22,10 +23,7 @@ function reportOf(raw: RawOutput[], label: string): Report {
 	};
 }
 
-function captureIo(cwd: string): BundleIo & { out: string; err: string } {
-	const io = { out: '', err: '', cwd, stdout(t: string) { io.out += t; }, stderr(t: string) { io.err += t; } };
-	return io;
-}
+function captureIo(cwd: string): CapturedIo { return cliIo(cwd); }
 
 /** Normalise optional fields the way a bundle stores them (absent stays absent). */
 function norm(r: RawOutput): RawOutput { return JSON.parse(JSON.stringify(r)) as RawOutput; }

@@ -7,19 +7,8 @@
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../extension/core/analyze';
 import type { RawOutput } from '../../extension/shared/report';
+import { prng } from './prng';
 import { debianRaw, fixtureText, h200Engine, h200Raw, rawFromFixture, rawText } from './rules/fixtureRaw';
-
-/** mulberry32: small deterministic PRNG. */
-function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const rand = prng(0x5eed);
 const int = (n: number): number => Math.floor(rand() * n);

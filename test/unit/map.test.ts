@@ -193,14 +193,17 @@ describe('gpumpi-doctor map (CLI, no run)', () => {
 		assert.match(r.out, /Transport map: 4 ranks, 6 of 6 pairs, host memory/);
 		assert.equal(r.out.split('\n').filter(l => /^\s+\d-\d\s+host memory only\s+shared memory/.test(l)).length, 6);
 	});
-	it('usage errors exit 2, unreadable or invalid files exit 1', async () => {
+	it('usage errors exit 2, unreadable or invalid files exit 3', async () => {
 		assert.equal((await run(['--np', '1'])).code, 2);
 		assert.equal((await run(['--pairs', 'most'])).code, 2);
 		assert.equal((await run(['--bogus'])).code, 2);
-		assert.equal((await run(['--from-json', 'test-fixtures/map/does-not-exist.json'])).code, 1);
+		assert.equal((await run(['--from-json', 'test-fixtures/map/does-not-exist.json'])).code, 3);
 		const notMap = await run(['--from-json', 'package.json']);
-		assert.equal(notMap.code, 1);
-		assert.match(notMap.err, /not a map: schema/);
+		assert.equal(notMap.code, 3);
+		assert.match(notMap.err, /package\.json: not a map: schema/);
+		const notJson = await run(['--from-json', 'README.md']);
+		assert.equal(notJson.code, 3);
+		assert.match(notJson.err, /README\.md: not JSON: /);
 	});
 });
 

@@ -1,13 +1,13 @@
 /**
  * The REAL H200 device map (test-fixtures/map/h200-testbed-map-2026-12-02.json: scripts/gpu/map.sh on the GPU
- * testbed, 4 ranks on one H200, three runs) through the product's loader (mapCli's fromDeviceResult, which joins each
+ * testbed, 4 ranks on one H200, three runs) through the product's loader (core/map/mapFile.ts's fromDeviceResult, which joins each
  * run's evidence lines) and the webview's layout: what docs/screenshots/transport-map-h200-{ob1,tcp}.png show
  * (scripts/screenshotMap.mjs renders them).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fromDeviceResult } from '../../extension/cli/mapCli';
+import { fromDeviceResult } from '../../extension/core/map/mapFile';
 import { edgeWidth, layoutMap, MIN_WIDTH_SPAN } from '../../extension/shared/mapLayout';
 import type { MapDocument } from '../../extension/shared/mapSchema';
 

@@ -10,16 +10,15 @@ import { backtraceHead, bugReportMarkdown, reproduceArgs } from '../../extension
 import { posixQuote as shellQuote } from '../../extension/shared/shellQuote';
 import { loadReproText } from '../../extension/core/repro/reproFile';
 import { reproMain } from '../../extension/cli/reproCli';
+import { captureIo } from './cli/captureIo';
 import type { Report } from '../../extension/shared/report';
 
 const FIXTURE = path.resolve('test-fixtures/repro/h200-testbed/repro-2026-12-02.json');
 
 async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-	let out = '', err = '';
-	const o = process.stdout.write.bind(process.stdout), e = process.stderr.write.bind(process.stderr);
-	process.stdout.write = ((c: string | Uint8Array) => { out += String(c); return true; }) as typeof process.stdout.write;
-	process.stderr.write = ((c: string | Uint8Array) => { err += String(c); return true; }) as typeof process.stderr.write;
-	try { return { code: await reproMain(argv), out, err }; } finally { process.stdout.write = o; process.stderr.write = e; }
+	const io = captureIo();
+	const code = await reproMain(argv, io);
+	return { code, out: io.out, err: io.err };
 }
 
 describe('repro bug report (Markdown) on the real H200 result', () => {

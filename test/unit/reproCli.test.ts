@@ -1,25 +1,18 @@
 /**
  * `gpumpi-doctor repro …` argument handling and `--from-json` rendering (no mpirun here: the real runs are in
- * test/engine/repro.test.ts). stdout/stderr writes are captured for the duration of each call.
+ * test/engine/repro.test.ts). Output goes to an injected CliIo (test/unit/cli/captureIo.ts).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { reproMain } from '../../extension/cli/reproCli';
+import { captureIo } from './cli/captureIo';
 
 async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-	let out = '', err = '';
-	const o = process.stdout.write.bind(process.stdout), e = process.stderr.write.bind(process.stderr);
-	process.stdout.write = ((c: string | Uint8Array) => { out += String(c); return true; }) as typeof process.stdout.write;
-	process.stderr.write = ((c: string | Uint8Array) => { err += String(c); return true; }) as typeof process.stderr.write;
-	try {
-		const code = await reproMain(argv);
-		return { code, out, err };
-	} finally {
-		process.stdout.write = o;
-		process.stderr.write = e;
-	}
+	const io = captureIo();
+	const code = await reproMain(argv, io);
+	return { code, out: io.out, err: io.err };
 }
 
 describe('gpumpi-doctor repro (CLI)', () => {
@@ -50,13 +43,13 @@ describe('gpumpi-doctor repro (CLI)', () => {
 		assert.match(r.err, /Open MPI only/);
 	});
 
-	it('--from-json: a missing or non-device file exits 1; a device result renders', async () => {
+	it('--from-json: a missing or non-device file exits 3; a device result renders', async () => {
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-repro-cli-'));
 		try {
-			assert.equal((await capture(['ipc', '--from-json', path.join(dir, 'none.json')])).code, 1);
+			assert.equal((await capture(['ipc', '--from-json', path.join(dir, 'none.json')])).code, 3);
 			fs.writeFileSync(path.join(dir, 'obj.json'), '{"a":1}');
 			const bad = await capture(['ipc', '--from-json', path.join(dir, 'obj.json')]);
-			assert.equal(bad.code, 1);
+			assert.equal(bad.code, 3);
 			assert.match(bad.err, /expected a JSON array/);
 			// A repro.sh-style entry wrapped around the real captured crash output (test-fixtures/repro/).
 			const fx = (n: string): string => fs.readFileSync(path.resolve(process.cwd(), 'test-fixtures', 'repro', n), 'utf8');
@@ -70,7 +63,7 @@ describe('gpumpi-doctor repro (CLI)', () => {
 			const rep = JSON.parse(js.out) as { schema: string; variants: Array<{ outcome: string }> };
 			assert.equal(rep.schema, 'gpumpi.repro.ipc-report/1');
 			assert.equal(rep.variants[0].outcome, 'crashed');
-			assert.equal((await capture(['fallback', '--from-json', path.join(dir, 'repro.json')])).code, 1);  // no fallback runs in it
+			assert.equal((await capture(['fallback', '--from-json', path.join(dir, 'repro.json')])).code, 3);  // no fallback runs in it
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });
 		}

@@ -5,6 +5,7 @@
  * so workarounds run side by side, each as its own mpirun. Pure (no vscode).
  */
 import { IPC_VARIANTS } from '../../shared/reproSchema';
+import { checkSizeListText, checkSizeText, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../../shared/sizeText';
 import { parsePreset, PML_UCX_MCA, type LaunchConfig, type MpiFlavor } from './launcher';
 
 /** A workaround preset offered in the multi-select. */
@@ -44,13 +45,16 @@ export const DEFAULT_CHOICES: ReproChoices = {
 	mpirun: '', memory: 'device', size: '64M', sizes: '1M..256M', variants: [...IPC_VARIANTS], presets: [], loopback: true, baseline: true,
 };
 
-const SIZE_RE = /^[1-9]\d{0,9}[KMG]?$/;
-const SIZES_RE = /^(?:[1-9]\d{0,9}[KMG]?\.\.[1-9]\d{0,9}[KMG]?|[1-9]\d{0,9}[KMG]?(?:,[1-9]\d{0,9}[KMG]?){0,15})$/;
-
-/** Validation message for an ipc size, or null when fine. */
-export function checkSize(s: string): string | null { return SIZE_RE.test(s) ? null : 'a size like 64M, 1G or 4096'; }
-/** Validation message for fallback sizes, or null when fine. */
-export function checkSizes(s: string): string | null { return SIZES_RE.test(s) ? null : 'a range like 1M..1G (×4 steps) or a list like 1M,64M'; }
+/** Validation message for an ipc size (what the engine accepts: shared/sizeText.ts), or null when fine. */
+export function checkSize(s: string): string | null {
+	const r = checkSizeText(s, IPC_SIZE_LIMITS);
+	return typeof r === 'string' ? r : null;
+}
+/** Validation message for fallback sizes (a non-empty range or list the engine accepts), or null when fine. */
+export function checkSizes(s: string): string | null {
+	const r = checkSizeListText(s, FALLBACK_SIZE_LIMITS);
+	return typeof r === 'string' ? r : null;
+}
 /** Validation message for an mpirun path/name, or null when fine. */
 export function checkMpirun(s: string): string | null {
 	if (s.length > 4096) { return 'too long'; }
