@@ -75,12 +75,22 @@ describe('gpumpi map under MPICH (hydra over ssh) across two namespace hosts', f
 		return { doc: applyEvidence(extracted.json as MapDocument, stdout, stderr), stdout, stderr, exitCode: r.exitCode, finalizeHung };
 	}
 
+	/** What a failing lane assertion must show to be fixable: the lane and rank lines seen, and the output's ends. */
+	function laneEvidence(run: MapRun): string {
+		const text = `${run.stdout}\n${run.stderr}`.split('\n');
+		const epCfg = text.filter(l => l.includes('ep_cfg['));
+		const ranks = text.filter(l => l.includes('@@GPUMPI-RANK@@'));
+		return [`exit ${String(run.exitCode)}, finalize hung: ${run.finalizeHung}; ${epCfg.length} ep_cfg line(s), ${ranks.length} rank line(s)`,
+			...epCfg.slice(0, 6), ...ranks, '-- stdout head --', ...run.stdout.split('\n').slice(0, 12), '-- stderr tail --', ...run.stderr.split('\n').slice(-12)]
+			.map(l => l.slice(0, 240)).join('\n');
+	}
+
 	it('as-is, UCX treats the namespace hosts as one machine (one kernel boot_id): sysv/cma between them, no tcp', async () => {
 		const run = await runMap();
 		assert.equal(run.doc.mpi.implementation, 'mpich');
 		assert.deepEqual(run.doc.ranks.map(r => r.host).sort(), ['host-a', 'host-a', 'host-b', 'host-b']);
 		const lanes = lanesByRank(parseUcxLanes(run.stdout + '\n' + run.stderr), run.stdout + '\n' + run.stderr);
-		assert.equal(lanes.size, 4, `UCX ep_cfg lanes of every rank: ${JSON.stringify([...lanes])}`);
+		assert.equal(lanes.size, 4, `UCX ep_cfg lanes of every rank: ${JSON.stringify([...lanes])}\n${laneEvidence(run)}`);
 		for (const [rank, l] of lanes) {
 			assert.ok(l.some(x => SHM.test(x)), `rank ${rank}: ${l.join(' ')}`);
 			assert.ok(!l.some(x => x.startsWith('tcp/')), `rank ${rank} used no tcp although its peers are on another "host": ${l.join(' ')}`);
@@ -100,7 +110,7 @@ describe('gpumpi map under MPICH (hydra over ssh) across two namespace hosts', f
 		const run = await runMap();
 		const text = run.stdout + '\n' + run.stderr;
 		const lanes = lanesByRank(parseUcxLanes(text), text);
-		assert.equal(lanes.size, 4);
+		assert.equal(lanes.size, 4, `UCX ep_cfg lanes of every rank: ${JSON.stringify([...lanes])}\n${laneEvidence(run)}`);
 		for (const [rank, l] of lanes) {
 			assert.ok(l.includes('tcp/eth0'), `rank ${rank} reaches the other host over tcp/eth0: ${l.join(' ')}`);
 			assert.ok(l.some(x => SHM.test(x)), `rank ${rank} reaches its same-host peer over shared memory: ${l.join(' ')}`);

@@ -141,8 +141,11 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 	return info;
 }
 
-/** UCX prefix: "[1796203351.358063] [vm:20857:0]      ucp_worker.c:1763 UCX  INFO  ". */
-const UCX_PREFIX = /^\[[\d.]+\]\s+\[([^\]:]+):(\d+):\d+\]\s+/;
+/**
+ * UCX prefix: "[1796203351.358063] [vm:20857:0]      ucp_worker.c:1763 UCX  INFO  " — the last one on the line: a
+ * launcher may have put a label or the unterminated tail of another rank's line before it.
+ */
+const UCX_PREFIX = /\[[\d.]+\]\s+\[([^\]:\s]+):(\d+):\d+\]\s+(?!.*\[[\d.]+\]\s+\[[^\]:\s]+:\d+:\d+\])/;
 
 /** `UCX_LOG_LEVEL=info` lane lines: "ep_cfg[0]: tag(self/memory0 cma/memory) rma(...) am(...)". */
 export function parseUcxLanes(text: string): UcxLaneLine[] {
