@@ -6,12 +6,6 @@
 // is verified (pattern written by the sender, checked by the receiver; device data is copied back first).
 // Memory: peak extra host RSS during a mode (VmHWM reset via /proc/self/clear_refs) and the lowest free device
 // memory sampled during the transfer (cuMemGetInfo). JSON schema "gpumpi.bench/1" (docs/library.md).
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
 #include <mpi.h>
 
 #include <algorithm>
@@ -21,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "args.hh"
 #include "command.hh"
 #include "cudaDriver.hh"
 #include "gpumpi.h"
@@ -29,37 +24,11 @@
 namespace {
 
 using gpumpi::cudaDriver;
+using namespace gpumpi::cli;
 
 const char* kUsage =
     "Usage: gpumpi bench [--sizes 1G,8G] [--modes mpi,direct,staged,shm,auto] [--chunk 16M] [--nbuf 4] [--iters 3]\n"
     "                    [--piece 256M] [--memory device|host] [--json]   (run under mpirun -np 2)\n";
-
-bool parseSize(const std::string& s, size_t* out) {
-	if (s.empty()) return false;
-	char* end = nullptr;
-	double v = std::strtod(s.c_str(), &end);
-	if (end == s.c_str() || v < 0) return false;
-	std::string suf(end);
-	double m = 1;
-	if (suf == "K" || suf == "k" || suf == "KiB") m = 1024.0;
-	else if (suf == "M" || suf == "m" || suf == "MiB") m = 1024.0 * 1024;
-	else if (suf == "G" || suf == "g" || suf == "GiB") m = 1024.0 * 1024 * 1024;
-	else if (!suf.empty()) return false;
-	*out = static_cast<size_t>(v * m);
-	return true;
-}
-
-std::vector<std::string> split(const std::string& s) {
-	std::vector<std::string> out;
-	size_t a = 0;
-	while (a <= s.size()) {
-		size_t b = s.find(',', a);
-		if (b == std::string::npos) b = s.size();
-		if (b > a) out.push_back(s.substr(a, b - a));
-		a = b + 1;
-	}
-	return out;
-}
 
 long procKb(const char* key) {
 	FILE* f = std::fopen("/proc/self/status", "r");
@@ -185,41 +154,75 @@ void copyLimits(Bench& b, size_t bytes, double* d2h, double* h2d) {
 	d.cuMemFreeHost(host);
 }
 
-int run(const std::vector<std::string>& args) {
-	std::vector<size_t> sizes{static_cast<size_t>(1) << 30};
+/** Options of one `gpumpi bench` run. */
+struct BenchOptions {
+	std::vector<unsigned long long> sizes{1ull << 30};
 	std::vector<std::string> modes{"mpi", "staged", "shm"};
-	size_t chunk = 16u << 20, piece = 256u << 20;
+	unsigned long long chunk = 16ull << 20, piece = 256ull << 20;
 	int nbuf = 4, iters = 3;
 	bool json = false;
 	std::string memory = "device";
+};
+
+int usageError(const std::string& msg) { return gpumpi::cli::usageError("bench", msg, kUsage); }
+
+/** Step 1: the arguments. Returns -1 to go on, else the exit status (0 after --help, 2 on a usage error). */
+int parseArgs(const std::vector<std::string>& args, BenchOptions& o) {
 	for (size_t i = 0; i < args.size(); ++i) {
 		const std::string& a = args[i];
-		auto next = [&](std::string* v) { if (i + 1 >= args.size()) return false; *v = args[++i]; return true; };
 		std::string v;
 		if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
-		if (a == "--json") { json = true; continue; }
-		if (!next(&v)) { std::fprintf(stderr, "gpumpi bench: %s needs a value (or is unknown)\n%s", a.c_str(), kUsage); return 2; }
+		if (a == "--json") { o.json = true; continue; }
+		if (!valueOf(args, i, v)) return usageError(a + " needs a value (or is unknown)");
 		if (a == "--sizes") {
-			sizes.clear();
-			for (const auto& s : split(v)) { size_t x; if (!parseSize(s, &x)) { std::fprintf(stderr, "gpumpi bench: bad size '%s'\n", s.c_str()); return 2; } sizes.push_back(x); }
+			o.sizes.clear();
+			for (const auto& s : split(v)) {
+				unsigned long long x = 0;
+				if (!parseSize(s, x)) return usageError("bad size '" + s + "'");
+				o.sizes.push_back(x);
+			}
 		} else if (a == "--modes") {
-			modes = split(v);
-			for (const auto& m : modes) if (m != "mpi" && m != "direct" && m != "staged" && m != "shm" && m != "auto") { std::fprintf(stderr, "gpumpi bench: unknown mode '%s'\n", m.c_str()); return 2; }
-		} else if (a == "--chunk") { if (!parseSize(v, &chunk)) { std::fprintf(stderr, "gpumpi bench: bad chunk '%s'\n", v.c_str()); return 2; }
-		} else if (a == "--piece") { if (!parseSize(v, &piece)) { std::fprintf(stderr, "gpumpi bench: bad piece '%s'\n", v.c_str()); return 2; }
-		} else if (a == "--nbuf") { nbuf = std::atoi(v.c_str());
-		} else if (a == "--iters") { iters = std::max(1, std::atoi(v.c_str()));
-		} else if (a == "--memory") { memory = v; if (v != "device" && v != "host") { std::fprintf(stderr, "gpumpi bench: --memory device|host\n"); return 2; }
-		} else { std::fprintf(stderr, "gpumpi bench: unknown option %s\n%s", a.c_str(), kUsage); return 2; }
+			o.modes = split(v);
+			for (const auto& m : o.modes)
+				if (m != "mpi" && m != "direct" && m != "staged" && m != "shm" && m != "auto") return usageError("unknown mode '" + m + "'");
+		} else if (a == "--chunk") {
+			if (!parseSize(v, o.chunk)) return usageError("bad chunk '" + v + "'");
+		} else if (a == "--piece") {
+			if (!parseSize(v, o.piece)) return usageError("bad piece '" + v + "'");
+		} else if (a == "--nbuf") {
+			o.nbuf = std::atoi(v.c_str());
+		} else if (a == "--iters") {
+			o.iters = std::max(1, std::atoi(v.c_str()));
+		} else if (a == "--memory") {
+			o.memory = v;
+			if (v != "device" && v != "host") return usageError("--memory device|host");
+		} else {
+			return usageError("unknown option " + a);
+		}
 	}
-	Bench b;
-	b.chunk = chunk;
-	b.nbuf = nbuf;
-	std::string noDevice;
-	if (memory == "device") {
+	return -1;
+}
+
+/** What step 2 set up: the libgpumpi context, the peer's path, and what the JSON reports about the set-up. */
+struct BenchStart {
+	gpumpi_ctx* ctx = nullptr;
+	gpumpi_path_info info{};
+	std::string noDevice;  // why host memory stands in for device memory ("" when device)
+	long initRssKb = 0;    // VmRSS growth of gpumpi_init
+	size_t stagingBytes = 0;
+};
+
+/**
+ * Step 2: CUDA before MPI_Init (device memory), MPI with exactly 2 ranks, the libgpumpi context (shared segments
+ * forced, staging allocated) and the pinned verify buffer. Returns -1 to go on, else the exit status.
+ */
+int start(const BenchOptions& o, Bench& b, BenchStart& s) {
+	b.chunk = o.chunk;
+	b.nbuf = o.nbuf;
+	if (o.memory == "device") {
 		gpumpi_status st = gpumpi_cuda_preinit(-1, nullptr);  // before MPI_Init
 		if (st == GPUMPI_SUCCESS) b.device = true;
-		else noDevice = std::string("no usable CUDA (") + gpumpi_strerror(st) + "): host memory instead";
+		else s.noDevice = std::string("no usable CUDA (") + gpumpi_strerror(st) + "): host memory instead";
 	}
 	int provided = 0;
 	MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
@@ -233,22 +236,21 @@ int run(const std::vector<std::string>& args) {
 	}
 	gpumpi_config cfg;
 	gpumpi_config_default(&cfg);
-	cfg.chunk_bytes = chunk;
-	cfg.num_buffers = nbuf;
-	cfg.direct_piece_bytes = piece;
+	cfg.chunk_bytes = o.chunk;
+	cfg.num_buffers = o.nbuf;
+	cfg.direct_piece_bytes = o.piece;
 	cfg.alloc_staging = 1;
 	cfg.flags = GPUMPI_FORCE_SHM;  // segments for the shm mode even where auto would not pick it
 	long rssBeforeInit = procKb("VmRSS:");
-	gpumpi_ctx* ctx = nullptr;
-	if (gpumpi_init(MPI_COMM_WORLD, &cfg, &ctx) != GPUMPI_SUCCESS) {
+	if (gpumpi_init(MPI_COMM_WORLD, &cfg, &s.ctx) != GPUMPI_SUCCESS) {
 		std::fprintf(stderr, "rank %d: gpumpi_init: %s\n", b.rank, gpumpi_last_error(nullptr));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	long rssAfterInit = procKb("VmRSS:");
-	gpumpi_path_info info;
-	gpumpi_path(ctx, 1 - b.rank, &info);
-	size_t maxSize = *std::max_element(sizes.begin(), sizes.end());
+	s.initRssKb = procKb("VmRSS:") - rssBeforeInit;
+	gpumpi_path(s.ctx, 1 - b.rank, &s.info);
+	s.stagingBytes = gpumpi_staging_bytes(s.ctx);
 	if (b.device) {
+		size_t maxSize = *std::max_element(o.sizes.begin(), o.sizes.end());
 		b.pinnedBytes = std::min<size_t>(maxSize ? maxSize : 8, 256u << 20);
 		b.pinnedBytes = (b.pinnedBytes + 7) / 8 * 8;
 		void* p = nullptr;
@@ -258,140 +260,195 @@ int run(const std::vector<std::string>& args) {
 		}
 		b.pinned = static_cast<char*>(p);
 	}
-	gpumpi::JsonWriter w;
-	w.beginObject().key("schema").value("gpumpi.bench/1");
-	char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-	int len = 0;
-	MPI_Get_library_version(lib, &len);
-	if (len < 0 || len > MPI_MAX_LIBRARY_VERSION_STRING) len = static_cast<int>(std::strlen(lib));
-	std::string libs(lib, static_cast<size_t>(len));
-	// Open MPI counts the terminating NUL in len (observed.md A): cut at the first NUL / newline, trim the end.
-	libs = libs.substr(0, libs.find_first_of(std::string("\n\0", 2)));
-	while (!libs.empty() && (libs.back() == ' ' || libs.back() == '\t' || libs.back() == '\r')) libs.pop_back();
-	w.key("mpi").value(libs).key("memory").value(b.device ? "device" : "host");
-	if (!noDevice.empty()) w.key("memoryNote").value(noDevice);
-	w.key("path").beginObject().key("class").value(gpumpi_path_name(info.path)).key("protocol").value(gpumpi_protocol_name(info.protocol))
-	    .key("reason").value(info.reason).key("mpiCudaAware").value(info.mpi_cuda_aware).endObject();
-	w.key("config").beginObject().key("chunkBytes").value(static_cast<unsigned long long>(chunk)).key("numBuffers").value(nbuf).key("directPieceBytes").value(static_cast<unsigned long long>(piece)).key("iters").value(iters)
-	    .key("stagingBytes").value(static_cast<unsigned long long>(gpumpi_staging_bytes(ctx)))
-	    .key("initRssKb").value(static_cast<long long>(rssAfterInit - rssBeforeInit)).endObject();
-	if (b.rank == 0 && !json) {
-		std::printf("gpumpi bench: %s memory, path %s (%s): %s\n", b.device ? "device" : "host", gpumpi_path_name(info.path),
-		            gpumpi_protocol_name(info.protocol), info.reason);
-		std::printf("%-8s %-7s %-7s %10s %10s %14s %14s %s\n", "size", "mode", "proto", "best GB/s", "med GB/s", "extra host MB", "extra dev MB", "verified");
+	return -1;
+}
+
+/** One result row: a size whose buffer could not be allocated (mode ""), a skipped mode, or a measured one. */
+struct Row {
+	size_t size = 0;       // bytes moved (host-mpi: at most 1 GiB)
+	size_t requested = 0;  // the size asked for
+	std::string mode, skipped, protocol, error;
+	std::vector<double> times;
+	double best = 0, median = 0;
+	bool verified = false;
+	long long firstBad = -1, extraHost = 0, extraDev = 0;  // worst of both ranks
+	bool failed() const { return skipped.empty() && !verified; }
+};
+
+/** Step 3, one mode at one size: iters verified transfers rank 0 -> 1, timed, with the memory they cost. */
+Row measure(Bench& b, const BenchOptions& o, const BenchStart& s, const std::string& mode, char* buf, size_t bytes) {
+	Row row;
+	row.mode = mode;
+	row.requested = bytes;
+	const bool hostLimit = mode == "host-mpi";
+	char* tbuf = buf;
+	if (hostLimit) {
+		size_t n = std::min(bytes, static_cast<size_t>(1) << 30);
+		tbuf = static_cast<char*>(std::malloc(n ? n : 1));
+		std::memset(tbuf, 0, n);
 	}
-	w.key("results").beginArray();
-	int failures = 0;
-	std::vector<std::pair<size_t, double>> hostMpi;
-	for (size_t bytes : sizes) {
+	const size_t tbytes = hostLimit ? std::min(bytes, static_cast<size_t>(1) << 30) : bytes;
+	row.size = tbytes;
+	if (mode == "mpi" && b.device && s.info.mpi_cuda_aware != 1) row.skipped = "MPI is not CUDA-aware: device pointers cannot go to MPI";
+	if (mode == "direct" && b.device && s.info.mpi_cuda_aware != 1) row.skipped = "MPI is not CUDA-aware";
+	if (mode == "shm" && !s.info.same_host) row.skipped = "peer is on another host";
+	long long bad = -1;
+	gpumpi_protocol proto = GPUMPI_PROTO_DIRECT;
+	size_t devFree0 = 0, tot = 0;
+	b.minFreeDev = SIZE_MAX;
+	if (b.device) gpumpi_device_mem_info(&devFree0, &tot);
+	resetPeakRss();
+	long rss0 = procKb("VmRSS:");
+	bool savedDev = b.device;
+	if (hostLimit) b.device = false;
+	for (int it = 0; it < o.iters && row.skipped.empty() && row.error.empty(); ++it) {
+		uint64_t seed = 0xabc0ull + static_cast<uint64_t>(it) * 7919u + bytes;
+		if (b.rank == 0) b.fill(tbuf, tbytes, seed);
+		else if (b.device) gpumpi_device_memset(tbuf, 0, tbytes);
+		else std::memset(tbuf, 0, tbytes);
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		if (mode == "mpi" || hostLimit) {
+			int rc = rawMpi(b, tbuf, tbytes);
+			if (rc != MPI_SUCCESS) row.error = "MPI error " + std::to_string(rc);
+		} else {
+			unsigned fl = mode == "direct" ? GPUMPI_FORCE_DIRECT : mode == "staged" ? GPUMPI_FORCE_STAGED : mode == "shm" ? GPUMPI_FORCE_SHM : 0;
+			gpumpi_status st = libXfer(b, s.ctx, tbuf, tbytes, fl, &proto);
+			if (st != GPUMPI_SUCCESS) row.error = std::string(gpumpi_strerror(st)) + ": " + gpumpi_last_error(s.ctx);
+		}
+		double mine = MPI_Wtime() - t0, secs = 0;
+		MPI_Allreduce(&mine, &secs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		if (b.rank == 1 && row.error.empty()) {
+			long long v = b.verify(tbuf, tbytes, seed);
+			if (v >= 0 && bad < 0) bad = v;
+		}
+		row.times.push_back(secs);
+		int e = !row.error.empty(), any = 0;
+		MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		if (any && row.error.empty()) row.error = "the peer failed";
+	}
+	b.device = savedDev;
+	long hwm = procKb("VmHWM:");
+	long long extraHost = hwm > 0 && rss0 > 0 ? (hwm - rss0) * 1024LL : -1;
+	long long extraDev = b.device && b.minFreeDev != SIZE_MAX && devFree0 > b.minFreeDev ? static_cast<long long>(devFree0 - b.minFreeDev) : 0;
+	long long peers[3] = {bad, extraHost, extraDev}, worst[3] = {0, 0, 0};
+	MPI_Allreduce(peers, worst, 3, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+	row.firstBad = worst[0];
+	row.extraHost = worst[1];
+	row.extraDev = worst[2];
+	std::vector<double> bw;
+	for (double t : row.times) bw.push_back(t > 0 ? tbytes / t / 1e9 : 0);
+	row.best = bw.empty() ? 0 : *std::max_element(bw.begin(), bw.end());
+	row.median = median(bw);
+	row.verified = row.skipped.empty() && row.error.empty() && row.firstBad < 0;
+	row.protocol = mode == "mpi" || hostLimit ? "mpi" : gpumpi_protocol_name(proto);
+	if (hostLimit) std::free(tbuf);
+	return row;
+}
+
+/** Step 3: every size, the MPI host-to-host limit first and then each mode; the human table grows as rows come. */
+std::vector<Row> measureAll(Bench& b, const BenchOptions& o, const BenchStart& s) {
+	std::vector<Row> rows;
+	for (size_t bytes : o.sizes) {
 		char* buf = nullptr;
 		if (b.device) { if (gpumpi_device_alloc(reinterpret_cast<void**>(&buf), bytes) != GPUMPI_SUCCESS) buf = nullptr; }
 		else if ((buf = static_cast<char*>(std::malloc(bytes ? bytes : 1)))) std::memset(buf, 0, bytes);  // first touch outside the measurement
 		int ok = buf != nullptr, all = 0;
 		MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 		if (!all) {
-			w.beginObject().key("size").value(static_cast<unsigned long long>(bytes)).key("skipped").value("buffer allocation failed").endObject();
+			Row r;
+			r.size = r.requested = bytes;
+			r.skipped = "buffer allocation failed";
+			rows.push_back(r);
 			if (buf) { if (b.device) gpumpi_device_free(buf); else std::free(buf); }
 			continue;
 		}
-		std::vector<std::string> todo = modes;
+		std::vector<std::string> todo = o.modes;
 		todo.insert(todo.begin(), "host-mpi");  // the limit: MPI host-to-host on the same path
 		for (const std::string& mode : todo) {
-			bool hostLimit = mode == "host-mpi";
-			char* tbuf = buf;
-			if (hostLimit) {
-				size_t n = std::min(bytes, static_cast<size_t>(1) << 30);
-				tbuf = static_cast<char*>(std::malloc(n ? n : 1));
-				std::memset(tbuf, 0, n);
-			}
-			size_t tbytes = hostLimit ? std::min(bytes, static_cast<size_t>(1) << 30) : bytes;
-			std::string skip;
-			if (mode == "mpi" && b.device && info.mpi_cuda_aware != 1) skip = "MPI is not CUDA-aware: device pointers cannot go to MPI";
-			if (mode == "direct" && b.device && info.mpi_cuda_aware != 1) skip = "MPI is not CUDA-aware";
-			if (mode == "shm" && !info.same_host) skip = "peer is on another host";
-			std::vector<double> times;
-			long long bad = -1;
-			std::string err;
-			gpumpi_protocol proto = GPUMPI_PROTO_DIRECT;
-			size_t devFree0 = 0, tot = 0;
-			b.minFreeDev = SIZE_MAX;
-			if (b.device) gpumpi_device_mem_info(&devFree0, &tot);
-			resetPeakRss();
-			long rss0 = procKb("VmRSS:");
-			bool savedDev = b.device;
-			if (hostLimit) b.device = false;
-			for (int it = 0; it < iters && skip.empty() && err.empty(); ++it) {
-				uint64_t seed = 0xabc0ull + static_cast<uint64_t>(it) * 7919u + bytes;
-				if (b.rank == 0) b.fill(tbuf, tbytes, seed);
-				else if (b.device) gpumpi_device_memset(tbuf, 0, tbytes);
-				else std::memset(tbuf, 0, tbytes);
-				MPI_Barrier(MPI_COMM_WORLD);
-				double t0 = MPI_Wtime();
-				if (mode == "mpi" || hostLimit) {
-					int rc = rawMpi(b, tbuf, tbytes);
-					if (rc != MPI_SUCCESS) err = "MPI error " + std::to_string(rc);
-				} else {
-					unsigned fl = mode == "direct" ? GPUMPI_FORCE_DIRECT : mode == "staged" ? GPUMPI_FORCE_STAGED : mode == "shm" ? GPUMPI_FORCE_SHM : 0;
-					gpumpi_status st = libXfer(b, ctx, tbuf, tbytes, fl, &proto);
-					if (st != GPUMPI_SUCCESS) err = std::string(gpumpi_strerror(st)) + ": " + gpumpi_last_error(ctx);
-				}
-				double mine = MPI_Wtime() - t0, secs = 0;
-				MPI_Allreduce(&mine, &secs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-				if (b.rank == 1 && err.empty()) {
-					long long v = b.verify(tbuf, tbytes, seed);
-					if (v >= 0 && bad < 0) bad = v;
-				}
-				times.push_back(secs);
-				int e = !err.empty(), any = 0;
-				MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-				if (any && err.empty()) err = "the peer failed";
-			}
-			b.device = savedDev;
-			long hwm = procKb("VmHWM:");
-			long long extraHost = hwm > 0 && rss0 > 0 ? (hwm - rss0) * 1024LL : -1;
-			long long extraDev = b.device && b.minFreeDev != SIZE_MAX && devFree0 > b.minFreeDev ? static_cast<long long>(devFree0 - b.minFreeDev) : 0;
-			long long peers[3] = {bad, extraHost, extraDev}, worst[3] = {0, 0, 0};
-			MPI_Allreduce(peers, worst, 3, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-			std::vector<double> bw;
-			for (double t : times) bw.push_back(t > 0 ? tbytes / t / 1e9 : 0);
-			double best = bw.empty() ? 0 : *std::max_element(bw.begin(), bw.end());
-			double med = median(bw);
-			bool verified = skip.empty() && err.empty() && worst[0] < 0;
-			if (skip.empty() && !verified) ++failures;
-			if (hostLimit) hostMpi.push_back({bytes, best});
-			w.beginObject().key("size").value(static_cast<unsigned long long>(tbytes)).key("mode").value(mode);
-			if (!skip.empty()) {
-				w.key("skipped").value(skip);
-			} else {
-				const char* pn = mode == "mpi" || hostLimit ? "mpi" : gpumpi_protocol_name(proto);
-				w.key("protocol").value(pn).key("bestGBps").value(best).key("medianGBps").value(med).key("timesS").beginArray();
-				for (double t : times) w.value(t);
-				w.endArray().key("verified").value(verified).key("extraHostBytes").value(worst[1]).key("extraDeviceBytes").value(worst[2]);
-				if (!err.empty()) w.key("error").value(err);
-				if (worst[0] >= 0) w.key("firstBadByte").value(worst[0]);
-				if (b.rank == 0 && !json)
-					std::printf("%-8zu %-7s %-7s %10.2f %10.2f %14.1f %14.1f %s%s\n", tbytes, mode.c_str(), pn, best, med, worst[1] / 1048576.0,
-					            worst[2] / 1048576.0, verified ? "yes" : "NO", err.empty() ? "" : (" " + err).c_str());
-			}
-			if (!skip.empty() && b.rank == 0 && !json) std::printf("%-8zu %-7s skipped: %s\n", tbytes, mode.c_str(), skip.c_str());
-			w.endObject();
-			if (hostLimit) std::free(tbuf);
+			rows.push_back(measure(b, o, s, mode, buf, bytes));
+			const Row& r = rows.back();
+			if (b.rank != 0 || o.json) continue;
+			if (!r.skipped.empty()) std::printf("%-8zu %-7s skipped: %s\n", r.size, r.mode.c_str(), r.skipped.c_str());
+			else
+				std::printf("%-8zu %-7s %-7s %10.2f %10.2f %14.1f %14.1f %s%s\n", r.size, r.mode.c_str(), r.protocol.c_str(), r.best, r.median,
+				            r.extraHost / 1048576.0, r.extraDev / 1048576.0, r.verified ? "yes" : "NO", r.error.empty() ? "" : (" " + r.error).c_str());
 		}
 		if (b.device) gpumpi_device_free(buf); else std::free(buf);
 	}
+	return rows;
+}
+
+/** The MPI library's version line: Open MPI counts the terminating NUL in len (observed.md A), so cut at the first NUL / newline and trim. */
+std::string mpiLibrary() {
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+	int len = 0;
+	MPI_Get_library_version(lib, &len);
+	if (len < 0 || len > MPI_MAX_LIBRARY_VERSION_STRING) len = static_cast<int>(std::strlen(lib));
+	std::string libs(lib, static_cast<size_t>(len));
+	libs = libs.substr(0, libs.find_first_of(std::string("\n\0", 2)));
+	while (!libs.empty() && (libs.back() == ' ' || libs.back() == '\t' || libs.back() == '\r')) libs.pop_back();
+	return libs;
+}
+
+/** Step 4: the gpumpi.bench/1 document (docs/library.md). */
+std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s, const std::vector<Row>& rows, double d2h, double h2d, int failures) {
+	gpumpi::JsonWriter w;
+	w.beginObject().key("schema").value("gpumpi.bench/1");
+	w.key("mpi").value(mpiLibrary()).key("memory").value(b.device ? "device" : "host");
+	if (!s.noDevice.empty()) w.key("memoryNote").value(s.noDevice);
+	w.key("path").beginObject().key("class").value(gpumpi_path_name(s.info.path)).key("protocol").value(gpumpi_protocol_name(s.info.protocol))
+	    .key("reason").value(s.info.reason).key("mpiCudaAware").value(s.info.mpi_cuda_aware).endObject();
+	w.key("config").beginObject().key("chunkBytes").value(o.chunk).key("numBuffers").value(o.nbuf).key("directPieceBytes").value(o.piece).key("iters").value(o.iters)
+	    .key("stagingBytes").value(static_cast<unsigned long long>(s.stagingBytes))
+	    .key("initRssKb").value(static_cast<long long>(s.initRssKb)).endObject();
+	w.key("results").beginArray();
+	for (const Row& r : rows) {
+		w.beginObject().key("size").value(static_cast<unsigned long long>(r.size));
+		if (!r.mode.empty()) w.key("mode").value(r.mode);
+		if (!r.skipped.empty()) {
+			w.key("skipped").value(r.skipped);
+		} else {
+			w.key("protocol").value(r.protocol).key("bestGBps").value(r.best).key("medianGBps").value(r.median).key("timesS").beginArray();
+			for (double t : r.times) w.value(t);
+			w.endArray().key("verified").value(r.verified).key("extraHostBytes").value(r.extraHost).key("extraDeviceBytes").value(r.extraDev);
+			if (!r.error.empty()) w.key("error").value(r.error);
+			if (r.firstBad >= 0) w.key("firstBadByte").value(r.firstBad);
+		}
+		w.endObject();
+	}
 	w.endArray();
-	double d2h = -1, h2d = -1;
-	if (b.rank == 0) copyLimits(b, maxSize, &d2h, &h2d);
 	w.key("limits").beginObject().key("d2hGBps").value(d2h).key("h2dGBps").value(h2d).key("hostMpiGBps").beginArray();
-	for (auto& hm : hostMpi) w.beginObject().key("size").value(static_cast<unsigned long long>(hm.first)).key("bestGBps").value(hm.second).endObject();
+	for (const Row& r : rows)
+		if (r.mode == "host-mpi") w.beginObject().key("size").value(static_cast<unsigned long long>(r.requested)).key("bestGBps").value(r.best).endObject();
 	w.endArray().endObject();
 	w.key("failures").value(failures).endObject();
+	return w.str();
+}
+
+int run(const std::vector<std::string>& args) {
+	BenchOptions o;
+	if (int rc = parseArgs(args, o); rc >= 0) return rc;
+	Bench b;
+	BenchStart s;
+	if (int rc = start(o, b, s); rc >= 0) return rc;
+	if (b.rank == 0 && !o.json) {
+		std::printf("gpumpi bench: %s memory, path %s (%s): %s\n", b.device ? "device" : "host", gpumpi_path_name(s.info.path),
+		            gpumpi_protocol_name(s.info.protocol), s.info.reason);
+		std::printf("%-8s %-7s %-7s %10s %10s %14s %14s %s\n", "size", "mode", "proto", "best GB/s", "med GB/s", "extra host MB", "extra dev MB", "verified");
+	}
+	const std::vector<Row> rows = measureAll(b, o, s);
+	int failures = 0;
+	for (const Row& r : rows) failures += !r.mode.empty() && r.failed();
+	double d2h = -1, h2d = -1;
+	if (b.rank == 0) copyLimits(b, *std::max_element(o.sizes.begin(), o.sizes.end()), &d2h, &h2d);
+	const std::string doc = benchJson(b, o, s, rows, d2h, h2d, failures);
 	if (b.rank == 0) {
-		if (json) std::printf("%s\n", w.str().c_str());
+		if (o.json) std::printf("%s\n", doc.c_str());
 		else std::printf("limits: D2H %.2f GB/s, H2D %.2f GB/s (pinned, 1 transfer of min(size, 1 GiB)); failures %d\n", d2h, h2d, failures);
 	}
 	if (b.pinned) cudaDriver().cuMemFreeHost(b.pinned);
-	gpumpi_finalize(&ctx);
+	gpumpi_finalize(&s.ctx);
 	MPI_Finalize();
 	return failures ? 1 : 0;
 }

@@ -1,16 +1,16 @@
 // `gpumpi map`: command-line front of the transport map (engine/map.hh). Arguments are validated here, before
 // MPI_Init, so a usage error never starts MPI. JSON output format: docs/map-schema.md.
-#include "reproCommon.hh"  // first: it sets the MPI C-only macros before <mpi.h>
-
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "args.hh"
 #include "command.hh"
 #include "map.hh"
 
 namespace {
+
+using namespace gpumpi::cli;
 
 const char* kUsage =
     "Usage: gpumpi map [--pairs all|sampled] [--max-ranks N] [--large 64M] [--small 8] [--iters N]\n"
@@ -25,18 +25,7 @@ const char* kUsage =
     "--plan a,a,b,b prints the pairs that would be measured for these hosts of ranks 0..N-1 and exits without MPI\n"
     "(put --pairs / --max-ranks before it).\n";
 
-int usageError(const std::string& msg) {
-	std::fprintf(stderr, "gpumpi map: %s\n\n%s", msg.c_str(), kUsage);
-	return 2;
-}
-
-bool intArg(const std::string& v, long lo, long hi, int& out) {
-	char* end = nullptr;
-	long n = std::strtol(v.c_str(), &end, 10);
-	if (v.empty() || !end || *end || n < lo || n > hi) return false;
-	out = static_cast<int>(n);
-	return true;
-}
+int usageError(const std::string& msg) { return gpumpi::cli::usageError("map", msg, kUsage); }
 
 int mapMain(const std::vector<std::string>& args) {
 	gpumpi::map::MapOptions o;
@@ -49,11 +38,7 @@ int mapMain(const std::vector<std::string>& args) {
 		if (a == "--plan") {
 			// Print the pairs that would be measured for a comma-separated host per rank, then exit (no MPI).
 			if (i + 1 >= args.size()) return usageError("--plan needs a host per rank, e.g. a,a,b,b");
-			std::vector<std::string> hosts;
-			std::string cur;
-			for (char c : args[i + 1] + ",") {
-				if (c == ',') { hosts.push_back(cur); cur.clear(); } else cur += c;
-			}
+			const std::vector<std::string> hosts = split(args[i + 1]);
 			if (hosts.size() < 2 || hosts.size() > 65536) return usageError("--plan needs 2..65536 hosts");
 			const bool sampled = o.sampled || static_cast<int>(hosts.size()) > o.maxRanks;
 			std::printf("{\"sampled\":%s,\"pairs\":[", sampled ? "true" : "false");
@@ -74,15 +59,15 @@ int mapMain(const std::vector<std::string>& args) {
 			if (v != "all" && v != "sampled") return usageError("--pairs needs all or sampled");
 			o.sampled = v == "sampled";
 		} else if (a == "--max-ranks") {
-			if (!intArg(v, 2, 1 << 20, o.maxRanks)) return usageError("--max-ranks needs 2..1048576");
+			if (!parseInt(v, 2, 1 << 20, o.maxRanks)) return usageError("--max-ranks needs 2..1048576");
 		} else if (a == "--large") {
-			if (!gpumpi::repro::parseSize(v, s) || s == 0 || s > (1ull << 30)) return usageError("--large needs 1..1G bytes (e.g. 64M)");
+			if (!parseSize(v, s) || s == 0 || s > (1ull << 30)) return usageError("--large needs 1..1G bytes (e.g. 64M)");
 			o.largeBytes = s;
 		} else if (a == "--small") {
-			if (!gpumpi::repro::parseSize(v, s) || s == 0 || s > (1ull << 20)) return usageError("--small needs 1..1M bytes (e.g. 8)");
+			if (!parseSize(v, s) || s == 0 || s > (1ull << 20)) return usageError("--small needs 1..1M bytes (e.g. 8)");
 			o.smallBytes = s;
 		} else if (a == "--iters") {
-			if (!intArg(v, 1, 1000, o.iters)) return usageError("--iters needs 1..1000");
+			if (!parseInt(v, 1, 1000, o.iters)) return usageError("--iters needs 1..1000");
 		} else {
 			if (v != "device" && v != "host") return usageError("--memory needs device or host");
 			o.memory = v;

@@ -1,22 +1,18 @@
 // `gpumpi repro ipc|fallback`: command-line front of the two reproducers (engine/reproIpc, engine/reproFallback).
 // Arguments are validated here, before MPI_Init, so a usage error never starts MPI. JSON output format:
 // docs/repro-schema.md.
-#include "reproCommon.hh"  // first: it sets the MPI C-only macros before <mpi.h>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "args.hh"
 #include "command.hh"
-#include "reproCommon.hh"
 #include "reproFallback.hh"
 #include "reproIpc.hh"
 
 namespace {
 
-using gpumpi::repro::parseSize;
+using namespace gpumpi::cli;
 
 const char* kUsage =
     "Usage: gpumpi repro ipc [--variant direct|bounce|host|send-from-import] [--size BYTES|64M]\n"
@@ -29,29 +25,7 @@ const char* kUsage =
     "With --json the document is printed between the lines @@GPUMPI-JSON-BEGIN@@ and @@GPUMPI-JSON-END@@.\n"
     "Test hooks: ipc --variant crash-test or --inject crash (rank 1 really segfaults), --inject hang (rank 1 sleeps).\n";
 
-int usageError(const std::string& msg) {
-	std::fprintf(stderr, "gpumpi repro: %s\n\n%s", msg.c_str(), kUsage);
-	return 2;
-}
-
-// Fetch the value of option args[i] (advancing i); false when missing.
-bool valueOf(const std::vector<std::string>& args, size_t& i, std::string& out) {
-	if (i + 1 >= args.size()) return false;
-	out = args[++i];
-	return true;
-}
-
-std::vector<std::string> splitComma(const std::string& s) {
-	std::vector<std::string> out;
-	size_t start = 0;
-	while (true) {
-		size_t c = s.find(',', start);
-		out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
-		if (c == std::string::npos) break;
-		start = c + 1;
-	}
-	return out;
-}
+int usageError(const std::string& msg) { return gpumpi::cli::usageError("repro", msg, kUsage); }
 
 int ipcCommand(const std::vector<std::string>& args) {
 	gpumpi::repro::IpcOptions o;
@@ -84,7 +58,7 @@ int ipcCommand(const std::vector<std::string>& args) {
 int fallbackCommand(const std::vector<std::string>& args) {
 	gpumpi::repro::FallbackOptions o;
 	std::string err;
-	if (!gpumpi::repro::parseSizeList("1M..1G", o.sizes, err)) return usageError(err);
+	if (!parseSizeList("1M..1G", o.sizes, err)) return usageError(err);
 	o.modes = {"mpi", "staged", "host"};
 	for (size_t i = 0; i < args.size(); i++) {
 		const std::string& a = args[i];
@@ -92,11 +66,11 @@ int fallbackCommand(const std::vector<std::string>& args) {
 		if (a == "--json") o.json = true;
 		else if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
 		else if (a == "--sizes") {
-			if (!valueOf(args, i, v) || !gpumpi::repro::parseSizeList(v, o.sizes, err)) return usageError(err.empty() ? "--sizes needs a value" : err);
+			if (!valueOf(args, i, v) || !parseSizeList(v, o.sizes, err)) return usageError(err.empty() ? "--sizes needs a value" : err);
 		} else if (a == "--modes") {
 			if (!valueOf(args, i, v)) return usageError("--modes needs a value");
 			o.modes.clear();
-			for (const auto& m : splitComma(v)) {
+			for (const auto& m : split(v)) {
 				if (m != "mpi" && m != "staged" && m != "host") return usageError("unknown mode '" + m + "' (mpi, staged, host)");
 				bool dup = false;
 				for (const auto& x : o.modes) dup = dup || x == m;
@@ -109,16 +83,10 @@ int fallbackCommand(const std::vector<std::string>& args) {
 			o.chunkBytes = s;
 		} else if (a == "--nbuf") {
 			if (!valueOf(args, i, v)) return usageError("--nbuf needs a value");
-			char* end = nullptr;
-			long n = std::strtol(v.c_str(), &end, 10);
-			if (!end || *end || n < 1 || n > 64) return usageError("--nbuf needs 1..64");
-			o.nbuf = static_cast<int>(n);
+			if (!parseInt(v, 1, 64, o.nbuf)) return usageError("--nbuf needs 1..64");
 		} else if (a == "--iters") {
 			if (!valueOf(args, i, v)) return usageError("--iters needs a value");
-			char* end = nullptr;
-			long n = std::strtol(v.c_str(), &end, 10);
-			if (!end || *end || n < 1 || n > 1000) return usageError("--iters needs 1..1000");
-			o.iters = static_cast<int>(n);
+			if (!parseInt(v, 1, 1000, o.iters)) return usageError("--iters needs 1..1000");
 		} else if (a == "--memory") {
 			if (!valueOf(args, i, v) || (v != "device" && v != "host")) return usageError("--memory needs device or host");
 			o.memory = v;

@@ -15,8 +15,13 @@ using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
 using CUdeviceptr = unsigned long long;  // 64-bit, as cuda.h on x86-64 / aarch64
 
+// The CUresult values the project compares against, as cuda.h's enum cudaError_enum names them (values stable;
+// the runtime API's cudaError_t uses the same numbers: cudaErrorInvalidValue = 1, cudaErrorNotReady = 600,
+// cudaErrorHostMemoryAlreadyRegistered = 712). No CUDA header is needed: the driver is dlopen-ed.
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
 
 struct CUipcMemHandle { char reserved[64]; };
 

@@ -1,13 +1,6 @@
 #include "inspect.hh"
 
-// C API only: keep Open MPI's / MPICH's deprecated C++ bindings (which need libmpi_cxx) out of this C++ file.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include <mpi.h>  // C API only: CMake sets OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX for every target
 #if defined(OPEN_MPI) && defined(__has_include)
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>

@@ -1,6 +1,4 @@
 // `gpumpi map` (see map.hh): rank facts, pair selection, one-pair-at-a-time ping-pong, path classes with evidence.
-#include "reproCommon.hh"  // first: it sets the MPI C-only macros before <mpi.h>
-
 #include "map.hh"
 
 #include <unistd.h>
@@ -13,6 +11,7 @@
 #include <set>
 
 #include "mapSys.hh"
+#include "reproCommon.hh"
 #include "version.hh"
 
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -198,23 +197,16 @@ int pingPong(void* buf, unsigned long long bytes, int peer, bool first, int iter
 
 void writeNumberOrNull(JsonWriter& w, double v) { if (v >= 0) w.value(v); else w.null(); }
 
-}  // namespace
+/** This rank's facts for the classification, and its entry of "ranks" (JSON). */
+struct RankReport {
+	Facts facts;
+	std::string json;
+};
 
-int runMap(const MapOptions& o) {
-	const bool wantDevice = o.memory == "device";
-	CudaSetup cuda;
-	if (wantDevice) cuda = repro::setupCudaBeforeMpi(repro::localRankFromEnv());
-	const bool device = wantDevice && cuda.usable;
-	int rc = MPI_Init(nullptr, nullptr);
-	if (rc != MPI_SUCCESS) { std::fprintf(stderr, "gpumpi map: MPI_Init failed (%d)\n", rc); return 3; }
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	int rank = 0, size = 1;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	repro::announceRank(rank);
-
-	// ---- rank facts ----
-	Facts mine;
+RankReport describeRank(const repro::ReproStart& start) {
+	const CudaSetup& cuda = start.cuda;
+	RankReport out;
+	Facts& mine = out.facts;
 	mine.host = repro::hostName();
 	GpuInfo gpu;
 	if (cuda.usable) {
@@ -231,7 +223,7 @@ int runMap(const MapOptions& o) {
 
 	JsonWriter rw;
 	rw.beginObject();
-	rw.key("rank").value(rank).key("host").value(mine.host).key("pid").value(static_cast<long long>(getpid()));
+	rw.key("rank").value(start.rank).key("host").value(mine.host).key("pid").value(static_cast<long long>(getpid()));
 	rw.key("local_rank").value(repro::localRankFromEnv());
 	rw.key("cpus").beginArray();
 	for (int c : cpus) rw.value(c);
@@ -254,137 +246,175 @@ int runMap(const MapOptions& o) {
 	rw.endArray();
 	rw.key("peermem").beginObject().key("loaded").value(mine.peermem).key("module").value(peermemModule).endObject();
 	rw.endObject();
+	out.json = rw.str();
+	return out;
+}
 
-	std::string err;
-	std::vector<std::string> factsText;
-	if (!allgatherStrings(encodeFacts(mine), factsText, err)) {
-		std::fprintf(stderr, "gpumpi map: %s\n", err.c_str());
-		MPI_Abort(MPI_COMM_WORLD, 3);
-		return 3;
-	}
+/** Every rank's facts, the pairs to measure and their classes (every rank computes the same). */
+struct Plan {
 	std::vector<Facts> facts;
+	std::vector<std::pair<int, int>> pairs;
+	std::vector<PairClass> classes;
+	bool sampled = false;
+};
+
+bool planPairs(const MapOptions& o, const repro::ReproStart& start, const Facts& mine, Plan& plan, std::string& err) {
+	std::vector<std::string> factsText;
+	if (!allgatherStrings(encodeFacts(mine), factsText, err)) return false;
 	std::vector<std::string> hosts;
-	for (const auto& t : factsText) { facts.push_back(decodeFacts(t)); hosts.push_back(facts.back().host); }
-
-	// ---- pairs (every rank computes the same list) ----
-	const bool sampled = o.sampled || size > o.maxRanks;
-	const auto pairs = selectPairs(hosts, sampled);
+	for (const auto& t : factsText) { plan.facts.push_back(decodeFacts(t)); hosts.push_back(plan.facts.back().host); }
+	plan.sampled = o.sampled || start.size > o.maxRanks;
+	plan.pairs = selectPairs(hosts, plan.sampled);
+	// start.device is what every rank agreed on: a device run where one rank lost its GPU is a host run for everyone.
 	std::string cudaHow;
-	// Every rank must agree on "measure or not"; a device run where one rank lost its GPU falls back for everyone.
-	int myDevice = device ? 1 : 0, allDevice = 0;
-	MPI_Allreduce(&myDevice, &allDevice, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	const bool useDevice = allDevice == 1;
 	const int cudaAware = mpiCudaAware(cudaHow);
+	for (const auto& [a, b] : plan.pairs) plan.classes.push_back(classify(plan.facts[a], plan.facts[b], start.device, cudaAware, cudaHow));
+	return true;
+}
 
-	// ---- buffers ----
+/** The measurements, reduced on rank 0 (-1: not measured), and this rank's errors as {"pair","rank","error"} fragments. */
+struct Measured {
+	std::vector<double> bw, lat;
+	bool allAllocOk = false;
+	std::string allocError;  // this rank's
+	std::string errorsJson;
+	int latIters = 0;
+};
+
+/** Step 3: one buffer of the larger size per rank, then each pair's ping-pongs while the others wait at a barrier. */
+Measured measurePairs(const MapOptions& o, const repro::ReproStart& start, const Plan& plan) {
+	const int rank = start.rank;
+	const bool useDevice = start.device;
+	Measured m;
 	const unsigned long long bytes = std::max(o.largeBytes, o.smallBytes);
 	CUdeviceptr dptr = 0;
 	void* hbuf = nullptr;
-	std::string allocError;
 	if (useDevice) {
 		const CudaDriver& d = cudaDriver();
 		CUresult r = d.cuMemAlloc(&dptr, bytes);
 		if (r == CUDA_SUCCESS) r = d.cuMemsetD8(dptr, static_cast<unsigned char>(rank + 1), bytes);
-		if (r != CUDA_SUCCESS) allocError = "cuMemAlloc/cuMemsetD8: " + cudaErrorText(r);
+		if (r != CUDA_SUCCESS) m.allocError = "cuMemAlloc/cuMemsetD8: " + cudaErrorText(r);
 	} else {
 		hbuf = std::malloc(bytes);
-		if (!hbuf) allocError = "malloc failed";
+		if (!hbuf) m.allocError = "malloc failed";
 		else std::memset(hbuf, rank + 1, bytes);
 	}
-	int allocOk = allocError.empty() ? 1 : 0, allAllocOk = 0;
+	int allocOk = m.allocError.empty() ? 1 : 0, allAllocOk = 0;
 	MPI_Allreduce(&allocOk, &allAllocOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	m.allAllocOk = allAllocOk != 0;
 	void* buf = useDevice ? reinterpret_cast<void*>(static_cast<uintptr_t>(dptr)) : hbuf;
 
-	// ---- measurements, one pair at a time ----
-	const size_t np = pairs.size();
+	const size_t np = plan.pairs.size();
 	std::vector<double> bw(np, -1), lat(np, -1);
-	std::vector<std::string> classes(np);
-	std::string errorsJson;  // {"i":"text",...} fragments of this rank
-	const int latIters = std::max(10, o.iters * 4);
+	m.latIters = std::max(10, o.iters * 4);
 	for (size_t i = 0; i < np; i++) {
-		const auto [a, b] = pairs[i];
-		PairClass pc = classify(facts[a], facts[b], useDevice, cudaAware, cudaHow);
-		if ((rank == a || rank == b) && pc.measure && allAllocOk) {
+		const auto [a, b] = plan.pairs[i];
+		if ((rank == a || rank == b) && plan.classes[i].measure && m.allAllocOk) {
 			const int peer = rank == a ? b : a;
 			double best = 0;
 			std::string e;
-			int r = pingPong(buf, o.smallBytes, peer, rank == a, latIters, best, e);
+			int r = pingPong(buf, o.smallBytes, peer, rank == a, m.latIters, best, e);
 			if (r == MPI_SUCCESS && rank == a) lat[i] = best / 2 * 1e6;
 			if (r == MPI_SUCCESS) r = pingPong(buf, o.largeBytes, peer, rank == a, o.iters, best, e);
 			if (r == MPI_SUCCESS && rank == a) bw[i] = static_cast<double>(o.largeBytes) / (best / 2) / 1e9;
 			if (r != MPI_SUCCESS) {
 				JsonWriter ew;
 				ew.beginObject().key("pair").value(static_cast<long long>(i)).key("rank").value(rank).key("error").value(e).endObject();
-				if (!errorsJson.empty()) errorsJson += ',';
-				errorsJson += ew.str();
+				if (!m.errorsJson.empty()) m.errorsJson += ',';
+				m.errorsJson += ew.str();
 			}
 		}
 		MPI_Barrier(MPI_COMM_WORLD);
 	}
-	std::vector<double> bwAll(np, -1), latAll(np, -1);
+	m.bw.assign(np, -1);
+	m.lat.assign(np, -1);
 	if (np) {
-		MPI_Reduce(bw.data(), bwAll.data(), static_cast<int>(np), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-		MPI_Reduce(lat.data(), latAll.data(), static_cast<int>(np), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	}
-	std::vector<std::string> rankJson, errorsAll;
-	bool gathered = repro::gatherStrings(rw.str(), rankJson, err) && repro::gatherStrings("[" + errorsJson + "]", errorsAll, err);
-
-	if (rank == 0) {
-		JsonWriter w;
-		w.beginObject();
-		w.key("schema").value("gpumpi.map/1");
-		w.key("tool").beginObject().key("name").value("gpumpi").key("version").value(GPUMPI_VERSION).endObject();
-		w.key("options").beginObject().key("pairs").value(o.sampled ? "sampled" : "all").key("max_ranks").value(o.maxRanks);
-		w.key("large_bytes").value(o.largeBytes).key("small_bytes").value(o.smallBytes).key("iters").value(o.iters);
-		w.key("latency_iters").value(latIters).key("memory").value(o.memory).endObject();
-		w.key("memory").value(useDevice ? "device" : "host");
-		w.key("gpu_unavailable_reason");
-		if (wantDevice && !useDevice) w.value(cuda.usable ? "another rank has no usable GPU" : cuda.reason); else w.null();
-		w.key("mpi");
-		repro::writeMpiJson(w);
-		w.key("world_size").value(size).key("sampled").value(sampled);
-		w.key("total_pairs").value(static_cast<long long>(size) * (size - 1) / 2);
-		w.key("setup_error");
-		if (!allAllocOk) w.value("buffer allocation failed on at least one rank" + (allocError.empty() ? std::string() : ": " + allocError)); else w.null();
-		w.key("ranks").beginArray();
-		if (gathered) for (const auto& r : rankJson) w.raw(r);
-		w.endArray();
-		w.key("pairs").beginArray();
-		for (size_t i = 0; i < np; i++) {
-			const auto [a, b] = pairs[i];
-			PairClass pc = classify(facts[a], facts[b], useDevice, cudaAware, cudaHow);
-			const bool ok = bwAll[i] >= 0 && latAll[i] >= 0;
-			w.beginObject().key("a").value(a).key("b").value(b).key("same_host").value(facts[a].host == facts[b].host);
-			w.key("class").value(pc.cls).key("reason").value(pc.reason).key("evidence").beginArray();
-			for (const auto& e : pc.evidence) w.value(e);
-			w.endArray();
-			w.key("status").value(!pc.measure ? "skipped" : !allAllocOk ? "setup_error" : ok ? "ok" : "mpi_error");
-			w.key("bandwidth_gbps");
-			writeNumberOrNull(w, bwAll[i]);
-			w.key("latency_us");
-			writeNumberOrNull(w, latAll[i]);
-			w.endObject();
-		}
-		w.endArray();
-		w.key("errors").beginArray();
-		if (gathered) for (const auto& e : errorsAll) if (e.size() > 2) w.raw(e.substr(1, e.size() - 2));
-		w.endArray();
-		w.endObject();
-		if (o.json) {
-			repro::printJsonDocument(w.str());
-		} else {
-			std::printf("gpumpi map: %d ranks, %zu pairs (%s), %s memory\n", size, np, sampled ? "sampled" : "all", useDevice ? "device" : "host");
-			for (size_t i = 0; i < np; i++) {
-				PairClass pc = classify(facts[pairs[i].first], facts[pairs[i].second], useDevice, cudaAware, cudaHow);
-				std::printf("  %d-%d  %-15s %10.3f GB/s %10.2f us  %s\n", pairs[i].first, pairs[i].second, pc.cls.c_str(), bwAll[i], latAll[i], pc.reason.c_str());
-			}
-		}
-		std::fflush(stdout);
+		MPI_Reduce(bw.data(), m.bw.data(), static_cast<int>(np), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+		MPI_Reduce(lat.data(), m.lat.data(), static_cast<int>(np), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	}
 	if (dptr) cudaDriver().cuMemFree(dptr);
 	std::free(hbuf);
+	return m;
+}
+
+/** Step 4 (rank 0): the gpumpi.map/1 document, or the human table. */
+void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& plan, const Measured& m, bool gathered,
+              const std::vector<std::string>& rankJson, const std::vector<std::string>& errorsAll) {
+	const bool useDevice = start.device;
+	const int size = start.size;
+	const size_t np = plan.pairs.size();
+	const auto& facts = plan.facts;
+	JsonWriter w;
+	w.beginObject();
+	w.key("schema").value("gpumpi.map/1");
+	w.key("tool").beginObject().key("name").value("gpumpi").key("version").value(GPUMPI_VERSION).endObject();
+	w.key("options").beginObject().key("pairs").value(o.sampled ? "sampled" : "all").key("max_ranks").value(o.maxRanks);
+	w.key("large_bytes").value(o.largeBytes).key("small_bytes").value(o.smallBytes).key("iters").value(o.iters);
+	w.key("latency_iters").value(m.latIters).key("memory").value(o.memory).endObject();
+	w.key("memory").value(useDevice ? "device" : "host");
+	w.key("gpu_unavailable_reason");
+	if (o.memory == "device" && !useDevice) w.value(start.gpuReason); else w.null();
+	w.key("mpi");
+	repro::writeMpiJson(w);
+	w.key("world_size").value(size).key("sampled").value(plan.sampled);
+	w.key("total_pairs").value(static_cast<long long>(size) * (size - 1) / 2);
+	w.key("setup_error");
+	if (!m.allAllocOk) w.value("buffer allocation failed on at least one rank" + (m.allocError.empty() ? std::string() : ": " + m.allocError)); else w.null();
+	w.key("ranks").beginArray();
+	if (gathered) for (const auto& r : rankJson) w.raw(r);
+	w.endArray();
+	w.key("pairs").beginArray();
+	for (size_t i = 0; i < np; i++) {
+		const auto [a, b] = plan.pairs[i];
+		const PairClass& pc = plan.classes[i];
+		const bool ok = m.bw[i] >= 0 && m.lat[i] >= 0;
+		w.beginObject().key("a").value(a).key("b").value(b).key("same_host").value(facts[a].host == facts[b].host);
+		w.key("class").value(pc.cls).key("reason").value(pc.reason).key("evidence").beginArray();
+		for (const auto& e : pc.evidence) w.value(e);
+		w.endArray();
+		w.key("status").value(!pc.measure ? "skipped" : !m.allAllocOk ? "setup_error" : ok ? "ok" : "mpi_error");
+		w.key("bandwidth_gbps");
+		writeNumberOrNull(w, m.bw[i]);
+		w.key("latency_us");
+		writeNumberOrNull(w, m.lat[i]);
+		w.endObject();
+	}
+	w.endArray();
+	w.key("errors").beginArray();
+	if (gathered) for (const auto& e : errorsAll) if (e.size() > 2) w.raw(e.substr(1, e.size() - 2));
+	w.endArray();
+	w.endObject();
+	if (o.json) {
+		repro::printJsonDocument(w.str());
+	} else {
+		std::printf("gpumpi map: %d ranks, %zu pairs (%s), %s memory\n", size, np, plan.sampled ? "sampled" : "all", useDevice ? "device" : "host");
+		for (size_t i = 0; i < np; i++) {
+			const PairClass& pc = plan.classes[i];
+			std::printf("  %d-%d  %-15s %10.3f GB/s %10.2f us  %s\n", plan.pairs[i].first, plan.pairs[i].second, pc.cls.c_str(), m.bw[i], m.lat[i], pc.reason.c_str());
+		}
+	}
+	std::fflush(stdout);
+}
+
+}  // namespace
+
+int runMap(const MapOptions& o) {
+	repro::ReproStart start;  // CUDA before MPI_Init (device memory), MPI, the memory kind every rank agreed on
+	if (!repro::startReproMpi(o.memory, "map", start)) return 3;
+	const RankReport mine = describeRank(start);
+	Plan plan;
+	std::string err;
+	if (!planPairs(o, start, mine.facts, plan, err)) {
+		std::fprintf(stderr, "gpumpi map: %s\n", err.c_str());
+		MPI_Abort(MPI_COMM_WORLD, 3);
+		return 3;
+	}
+	const Measured m = measurePairs(o, start, plan);
+	std::vector<std::string> rankJson, errorsAll;
+	bool gathered = repro::gatherStrings(mine.json, rankJson, err) && repro::gatherStrings("[" + m.errorsJson + "]", errorsAll, err);
+	if (start.rank == 0) writeMap(o, start, plan, m, gathered, rankJson, errorsAll);
 	MPI_Finalize();
-	if (cuda.usable) repro::releaseCuda(cuda);
+	if (start.cuda.usable) repro::releaseCuda(start.cuda);
 	return gathered ? 0 : 3;
 }
 

@@ -296,29 +296,6 @@ long long MemorySampler::pinnedPeakGrowth() const { return growth(mPinBase, mPin
 long long MemorySampler::lockedPeakGrowth() const { return growth(mLckBase, mLckMax.load()); }
 long long MemorySampler::deviceUsedPeakGrowth() const { return growth(mDevBase, mDevMax.load()); }
 
-bool parseSize(const std::string& text, unsigned long long& out) {
-	if (text.empty() || text.size() > 24) return false;
-	size_t i = 0;
-	unsigned long long v = 0;
-	while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-		unsigned long long nv = v * 10 + static_cast<unsigned>(text[i] - '0');
-		if (nv / 10 != v) return false;
-		v = nv;
-		i++;
-	}
-	if (i == 0) return false;
-	std::string unit = text.substr(i);
-	int shift = 0;
-	if (unit.empty() || unit == "B" || unit == "b") shift = 0;
-	else if (unit == "K" || unit == "k" || unit == "KiB" || unit == "KB") shift = 10;
-	else if (unit == "M" || unit == "m" || unit == "MiB" || unit == "MB") shift = 20;
-	else if (unit == "G" || unit == "g" || unit == "GiB" || unit == "GB") shift = 30;
-	else return false;
-	if (shift && v > (~0ull >> shift)) return false;
-	out = v << shift;
-	return true;
-}
-
 std::string formatSize(unsigned long long bytes) {
 	char buf[64];
 	if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) std::snprintf(buf, sizeof buf, "%llu GiB", bytes >> 30);

@@ -3,13 +3,7 @@
 // Thread: everything here is called from the main thread, except MemorySampler's own thread (documented there).
 // Never throws: failures are returned as text.
 #pragma once
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1  // C API only (no Open MPI C++ bindings to link)
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include <mpi.h>  // C API only: CMake sets OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX for every target
 
 #include <atomic>
 #include <cstddef>
@@ -133,9 +127,6 @@ private:
 	long long mRssBase = -1, mPinBase = -1, mLckBase = -1, mDevBase = -1;
 	std::atomic<long long> mRssMax{-1}, mPinMax{-1}, mLckMax{-1}, mDevMax{-1};
 };
-
-/** Parse "64M", "1G", "4096", "2k" (binary units). Returns false on garbage or overflow. */
-bool parseSize(const std::string& text, unsigned long long& out);
 
 /** "64 MiB", "1 GiB", "4096 B" */
 std::string formatSize(unsigned long long bytes);

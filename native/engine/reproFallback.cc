@@ -1,5 +1,5 @@
 #include "reproFallback.hh"
-#include "reproTransfer.hh"  // first: it sets the MPI C-only macros before <mpi.h>
+#include "reproTransfer.hh"
 
 #include <unistd.h>
 
@@ -40,63 +40,202 @@ void writeGrowth(JsonWriter& w, const char* key, long long v) {
 	else w.value(v);
 }
 
-}  // namespace
-
-bool parseSizeList(const std::string& text, std::vector<unsigned long long>& out, std::string& error) {
-	out.clear();
-	size_t dots = text.find("..");
-	if (dots != std::string::npos) {
-		unsigned long long lo = 0, hi = 0;
-		if (!parseSize(text.substr(0, dots), lo) || !parseSize(text.substr(dots + 2), hi) || lo == 0 || hi < lo) {
-			error = "bad size range '" + text + "' (expected e.g. 1M..1G)";
-			return false;
-		}
-		for (unsigned long long s = lo; s <= hi; s *= 4) {
-			out.push_back(s);
-			if (s > (~0ull >> 3)) break;
-		}
-		if (out.back() != hi) out.push_back(hi);
-	} else {
-		size_t start = 0;
-		while (start <= text.size()) {
-			size_t comma = text.find(',', start);
-			std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-			unsigned long long v = 0;
-			if (!parseSize(item, v) || v == 0) {
-				error = "bad size '" + item + "' in '" + text + "'";
-				return false;
-			}
-			out.push_back(v);
-			if (comma == std::string::npos) break;
-			start = comma + 1;
-		}
-	}
-	for (auto s : out)
-		if (s % 4) {
-			error = "sizes must be multiples of 4 bytes (" + std::to_string(s) + ")";
-			return false;
-		}
-	if (out.size() > 64) {
-		error = "too many sizes (" + std::to_string(out.size()) + ", at most 64)";
-		return false;
-	}
-	return true;
+/** Rank 0: the error text of rank 0, or rank 1's when rank 0 has none (a collective of both ranks). */
+std::string firstError(int rank, const std::string& mine) {
+	char e[512] = {0};
+	std::snprintf(e, sizeof e, "%s", mine.c_str());
+	std::vector<char> errs(rank == 0 ? 1024 : 1);
+	MPI_Gather(e, 512, MPI_CHAR, errs.data(), 512, MPI_CHAR, 0, MPI_COMM_WORLD);
+	return rank == 0 ? std::string(errs[0] ? &errs[0] : &errs[512]) : std::string();
 }
 
-int runFallback(const FallbackOptions& opts) {
-	ReproStart start;
-	if (!startReproMpi(opts.memory, "repro fallback", start)) return 1;
-	CudaSetup& cuda = start.cuda;
-	std::string& gpuReason = start.gpuReason;
-	const int rank = start.rank, size = start.size;
-	const bool device = start.device;
+/** Where the job runs: every rank's host, and (on rank 0) every rank's device ordinal. */
+struct Job {
+	std::vector<std::string> hosts;
+	std::vector<int> deviceOrdinals;
+};
 
+Job describeJob(const ReproStart& start) {
+	const int size = start.size;
 	char myHost[256] = {0};
 	std::snprintf(myHost, sizeof myHost, "%s", hostName().c_str());
 	std::vector<char> hosts(static_cast<size_t>(size > 0 ? size : 1) * 256, 0);
 	MPI_Allgather(myHost, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
-	auto hostOf = [&](int r) { return std::string(&hosts[static_cast<size_t>(r) * 256], strnlen(&hosts[static_cast<size_t>(r) * 256], 256)); };
+	Job job;
+	for (int r = 0; r < size; r++) job.hosts.emplace_back(&hosts[static_cast<size_t>(r) * 256], strnlen(&hosts[static_cast<size_t>(r) * 256], 256));
+	int myDev = start.device ? start.cuda.device : -1;
+	job.deviceOrdinals.assign(static_cast<size_t>(size > 0 ? size : 1), -1);
+	MPI_Gather(&myDev, 1, MPI_INT, job.deviceOrdinals.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return job;
+}
 
+/** One (mode, size): its status, the timed seconds, the verification and both ranks' memory (complete on rank 0). */
+struct Measurement {
+	std::string mode;
+	unsigned long long size = 0;
+	int status = kOk;
+	std::vector<double> secs;
+	long long words = 0, wrong = 0;
+	std::string err;  // rank 0
+	int errClass = 0;
+	std::vector<RankMemory> mems = std::vector<RankMemory>(2);
+	double best() const {
+		double b = 0;
+		for (double s : secs) b = (b == 0 || s < b) ? s : b;
+		return b;
+	}
+};
+
+/** The sweep's outcome before the measurements judge it: ok, usage_error or setup_error (with detail). */
+struct Sweep {
+	std::string outcome = "ok", detail;
+	std::vector<Measurement> results;
+};
+
+/** The iterations of one mode at one size (both ranks); skip: a broken path stays broken, don't pile up errors. */
+Measurement measureOne(const FallbackOptions& opts, FallbackRun& run, int rank, const std::string& mode, unsigned long long sz, bool skip) {
+	Measurement m;
+	m.mode = mode;
+	m.size = sz;
+	MemorySampler sampler(run.ctx());
+	if (!skip) {
+		sampler.start();
+		for (int it = 0; it < opts.iters && m.status == kOk; it++) {
+			int st = run.poison(mode, sz);
+			int mine[1] = {st}, worst[1] = {0};
+			MPI_Allreduce(mine, worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+			if (worst[0] != kOk) { m.status = worst[0]; break; }
+			MPI_Barrier(MPI_COMM_WORLD);
+			double s = 0;
+			st = run.transfer(mode, sz, s);
+			double smax = 0;
+			int stAll = 0;
+			MPI_Allreduce(&st, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+			MPI_Allreduce(&s, &smax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+			if (stAll != kOk) { m.status = stAll; break; }
+			m.secs.push_back(smax);
+		}
+		sampler.stop();
+		if (m.status == kOk && rank == 1) m.status = run.verify(mode, sz, m.words, m.wrong);
+		int stAll = 0;
+		MPI_Allreduce(&m.status, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		m.status = stAll;
+		MPI_Bcast(&m.words, 1, MPI_LONG_LONG, 1, MPI_COMM_WORLD);
+		MPI_Bcast(&m.wrong, 1, MPI_LONG_LONG, 1, MPI_COMM_WORLD);
+		if (m.status == kMpiError || m.status == kSetupError) {
+			m.err = firstError(rank, run.error());
+			m.errClass = run.errorClass();
+		}
+	} else {
+		m.status = kSkipped;
+	}
+	RankMemory mem;
+	mem.rssGrowth = sampler.rssPeakGrowth();
+	mem.pinnedGrowth = sampler.pinnedPeakGrowth();
+	mem.lockedGrowth = sampler.lockedPeakGrowth();
+	mem.deviceGrowth = sampler.deviceUsedPeakGrowth();
+	mem.rssBaseline = sampler.rssBaseline();
+	mem.libraryPinned = run.libraryPinned(mode);
+	mem.samples = static_cast<long long>(sampler.samples());
+	MPI_Gather(&mem, sizeof mem, MPI_BYTE, m.mems.data(), sizeof mem, MPI_BYTE, 0, MPI_COMM_WORLD);
+	return m;
+}
+
+/** Step 3: buffers for the largest size, then every mode at every size (exactly 2 ranks). */
+Sweep measureSweep(const FallbackOptions& opts, const ReproStart& start) {
+	Sweep sweep;
+	if (start.size != 2) {
+		sweep.outcome = "usage_error";
+		sweep.detail = "repro fallback needs exactly 2 ranks (mpirun -np 2), got " + std::to_string(start.size);
+		return sweep;
+	}
+	const int rank = start.rank;
+	unsigned long long maxSize = *std::max_element(opts.sizes.begin(), opts.sizes.end());
+	bool needStaging = std::find(opts.modes.begin(), opts.modes.end(), "staged") != opts.modes.end();
+	bool needHost = std::find(opts.modes.begin(), opts.modes.end(), "host") != opts.modes.end();
+	FallbackRun run(opts, start.cuda, start.device, rank);
+	int okHere = run.setup(maxSize, needStaging, needHost) ? 1 : 0, okAll = 0;
+	MPI_Allreduce(&okHere, &okAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (!okAll) {
+		sweep.outcome = "setup_error";
+		sweep.detail = firstError(rank, run.error());  // either rank may have failed
+		if (rank == 0 && sweep.detail.empty()) sweep.detail = "buffer allocation failed";
+		return sweep;
+	}
+	for (const auto& mode : opts.modes) {
+		bool skipRest = false;
+		for (unsigned long long sz : opts.sizes) {
+			sweep.results.push_back(measureOne(opts, run, rank, mode, sz, skipRest));
+			int status = sweep.results.back().status;
+			skipRest = skipRest || status == kMpiError || status == kSetupError;
+		}
+	}
+	return sweep;
+}
+
+double gbps(unsigned long long bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
+
+void writeMeasurement(JsonWriter& w, const FallbackOptions& opts, const Measurement& m) {
+	w.beginObject();
+	w.key("mode").value(m.mode);
+	w.key("size_bytes").value(m.size);
+	w.key("messages").value(m.mode == "staged" ? (m.size + opts.chunkBytes - 1) / opts.chunkBytes : (m.size + kMaxMessageBytes - 1) / kMaxMessageBytes);
+	w.key("status").value(m.status == kSkipped ? "skipped" : statusName(m.status));
+	if (m.status == kMpiError || m.status == kSetupError) {
+		w.key("error").value(m.err);
+		if (m.status == kMpiError) w.key("error_class").value(m.errClass);
+	}
+	w.key("seconds").beginArray();
+	for (double s : m.secs) w.value(s);
+	w.endArray();
+	const double best = m.best();
+	if (!m.secs.empty() && best > 0) {
+		w.key("best_gbps").value(gbps(m.size, best));
+		w.key("median_gbps").value(gbps(m.size, median(m.secs)));
+	} else {
+		w.key("best_gbps").null();
+		w.key("median_gbps").null();
+	}
+	w.key("verified").beginObject();
+	w.key("words").value(m.words);
+	w.key("wrong").value(m.wrong);
+	w.endObject();
+	w.key("memory").beginArray();
+	for (int r = 0; r < 2; r++) {
+		const RankMemory& rm = m.mems[static_cast<size_t>(r)];
+		w.beginObject();
+		w.key("rank").value(r);
+		writeGrowth(w, "rss_baseline_bytes", rm.rssBaseline);
+		writeGrowth(w, "rss_peak_growth_bytes", rm.rssGrowth);
+		writeGrowth(w, "pinned_peak_growth_bytes", rm.pinnedGrowth);
+		writeGrowth(w, "locked_peak_growth_bytes", rm.lockedGrowth);
+		writeGrowth(w, "device_used_peak_growth_bytes", rm.deviceGrowth);
+		w.key("library_pinned_bytes").value(rm.libraryPinned);
+		w.key("samples").value(rm.samples);
+		w.endObject();
+	}
+	w.endArray();
+	w.endObject();
+}
+
+/** One line of the human summary (printed without --json). */
+std::string summaryLine(const Measurement& m) {
+	long long rss = std::max(m.mems[0].rssGrowth, m.mems[1].rssGrowth);
+	long long dev = std::max(m.mems[0].deviceGrowth, m.mems[1].deviceGrowth);
+	const double best = m.best();
+	char line[256];
+	std::snprintf(line, sizeof line, "  %-7s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", m.mode.c_str(), formatSize(m.size).c_str(),
+	              best > 0 ? gbps(m.size, best) : 0.0, m.secs.empty() ? 0.0 : gbps(m.size, median(m.secs)),
+	              m.status == kOk ? "verified" : (m.status == kSkipped ? "skipped" : statusName(m.status)),
+	              rss < 0 ? 0.0 : static_cast<double>(rss) / (1 << 20), dev < 0 ? "-" : std::to_string(dev >> 20).c_str());
+	return line;
+}
+
+/** Step 4 (rank 0): the gpumpi.repro.fallback/1 document, or the human summary. */
+void report(const FallbackOptions& opts, const ReproStart& start, const Job& job, Sweep& sweep) {
+	const bool device = start.device;
+	const int size = start.size;
+	const std::string& gpuReason = start.gpuReason;
 	JsonWriter w;
 	w.beginObject();
 	w.key("schema").value("gpumpi.repro.fallback/1");
@@ -108,176 +247,50 @@ int runFallback(const FallbackOptions& opts) {
 	w.key("mpi");
 	writeMpiJson(w);
 	w.key("hosts").beginArray();
-	for (int r = 0; r < size; r++) w.value(hostOf(r));
+	for (const auto& h : job.hosts) w.value(h);
 	w.endArray();
-	w.key("same_node").value(size == 2 && hostOf(0) == hostOf(1));
+	w.key("same_node").value(size == 2 && job.hosts[0] == job.hosts[1]);
 	w.key("device_ordinals").beginArray();
-	int myDev = device ? cuda.device : -1;
-	std::vector<int> devs(static_cast<size_t>(size > 0 ? size : 1), -1);
-	MPI_Gather(&myDev, 1, MPI_INT, devs.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-	for (int r = 0; r < size && rank == 0; r++) w.value(devs[static_cast<size_t>(r)]);
+	for (int d : job.deviceOrdinals) w.value(d);
 	w.endArray();
 	w.key("chunk_bytes").value(opts.chunkBytes);
 	w.key("nbuf").value(opts.nbuf);
 	w.key("iters").value(opts.iters);
 	w.key("max_message_bytes").value(kMaxMessageBytes);
-	std::string outcome = "ok", detail;
+	std::string& outcome = sweep.outcome;
+	std::string& detail = sweep.detail;
 	std::string table = "  mode         size  best GB/s   median  data          RSS+ MiB  dev+ MiB\n";
-
-	if (size != 2) {
-		outcome = "usage_error";
-		detail = "repro fallback needs exactly 2 ranks (mpirun -np 2), got " + std::to_string(size);
-		w.key("results").beginArray().endArray();
-	} else {
-		unsigned long long maxSize = *std::max_element(opts.sizes.begin(), opts.sizes.end());
-		bool needStaging = std::find(opts.modes.begin(), opts.modes.end(), "staged") != opts.modes.end();
-		bool needHost = std::find(opts.modes.begin(), opts.modes.end(), "host") != opts.modes.end();
-		FallbackRun run(opts, cuda, device, rank);
-		int okHere = run.setup(maxSize, needStaging, needHost) ? 1 : 0, okAll = 0;
-		MPI_Allreduce(&okHere, &okAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-		w.key("results").beginArray();
-		if (!okAll) {
-			outcome = "setup_error";
-			// Tell rank 0 what failed (either rank may have).
-			char err[512] = {0};
-			std::snprintf(err, sizeof err, "%s", run.error().c_str());
-			std::vector<char> errs(rank == 0 ? 1024 : 1);
-			MPI_Gather(err, 512, MPI_CHAR, errs.data(), 512, MPI_CHAR, 0, MPI_COMM_WORLD);
-			if (rank == 0) detail = std::string(errs[0] ? &errs[0] : &errs[512]);
-			if (rank == 0 && detail.empty()) detail = "buffer allocation failed";
-		} else {
-			for (const auto& mode : opts.modes) {
-				bool skipRest = false;
-				for (unsigned long long sz : opts.sizes) {
-					int status = kOk;
-					std::vector<double> secs;
-					long long words = 0, wrong = 0;
-					MemorySampler sampler(run.ctx());
-					std::string err;
-					int errClass = 0;
-					if (!skipRest) {
-						sampler.start();
-						for (int it = 0; it < opts.iters && status == kOk; it++) {
-							int st = run.poison(mode, sz);
-							int mine[1] = {st}, worst[1] = {0};
-							MPI_Allreduce(mine, worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-							if (worst[0] != kOk) { status = worst[0]; break; }
-							MPI_Barrier(MPI_COMM_WORLD);
-							double s = 0;
-							st = run.transfer(mode, sz, s);
-							double smax = 0;
-							int stAll = 0;
-							MPI_Allreduce(&st, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-							MPI_Allreduce(&s, &smax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-							if (stAll != kOk) { status = stAll; break; }
-							secs.push_back(smax);
-						}
-						sampler.stop();
-						if (status == kOk && rank == 1) status = run.verify(mode, sz, words, wrong);
-						int stAll = 0;
-						MPI_Allreduce(&status, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-						status = stAll;
-						MPI_Bcast(&words, 1, MPI_LONG_LONG, 1, MPI_COMM_WORLD);
-						MPI_Bcast(&wrong, 1, MPI_LONG_LONG, 1, MPI_COMM_WORLD);
-						if (status == kMpiError || status == kSetupError) {
-							skipRest = true;  // a broken path stays broken; don't pile up errors
-							char e[512] = {0};
-							std::snprintf(e, sizeof e, "%s", run.error().c_str());
-							std::vector<char> errs(rank == 0 ? 1024 : 1);
-							MPI_Gather(e, 512, MPI_CHAR, errs.data(), 512, MPI_CHAR, 0, MPI_COMM_WORLD);
-							if (rank == 0) err = errs[0] ? &errs[0] : &errs[512];
-							errClass = run.errorClass();
-						}
-					} else {
-						status = kSkipped;
-					}
-					RankMemory mem;
-					mem.rssGrowth = sampler.rssPeakGrowth();
-					mem.pinnedGrowth = sampler.pinnedPeakGrowth();
-					mem.lockedGrowth = sampler.lockedPeakGrowth();
-					mem.deviceGrowth = sampler.deviceUsedPeakGrowth();
-					mem.rssBaseline = sampler.rssBaseline();
-					mem.libraryPinned = run.libraryPinned(mode);
-					mem.samples = static_cast<long long>(sampler.samples());
-					std::vector<RankMemory> mems(2);
-					MPI_Gather(&mem, sizeof mem, MPI_BYTE, mems.data(), sizeof mem, MPI_BYTE, 0, MPI_COMM_WORLD);
-					if (rank != 0) continue;
-					w.beginObject();
-					w.key("mode").value(mode);
-					w.key("size_bytes").value(sz);
-					w.key("messages").value(mode == "staged" ? (sz + opts.chunkBytes - 1) / opts.chunkBytes
-					                                         : (sz + kMaxMessageBytes - 1) / kMaxMessageBytes);
-					w.key("status").value(status == kSkipped ? "skipped" : statusName(status));
-					if (status == kMpiError || status == kSetupError) {
-						w.key("error").value(err);
-						if (status == kMpiError) w.key("error_class").value(errClass);
-					}
-					w.key("seconds").beginArray();
-					for (double s : secs) w.value(s);
-					w.endArray();
-					double best = 0;
-					for (double s : secs) best = (best == 0 || s < best) ? s : best;
-					if (!secs.empty() && best > 0) {
-						w.key("best_gbps").value(static_cast<double>(sz) / best / 1e9);
-						w.key("median_gbps").value(static_cast<double>(sz) / median(secs) / 1e9);
-					} else {
-						w.key("best_gbps").null();
-						w.key("median_gbps").null();
-					}
-					w.key("verified").beginObject();
-					w.key("words").value(words);
-					w.key("wrong").value(wrong);
-					w.endObject();
-					w.key("memory").beginArray();
-					for (int r = 0; r < 2; r++) {
-						const RankMemory& m = mems[static_cast<size_t>(r)];
-						w.beginObject();
-						w.key("rank").value(r);
-						writeGrowth(w, "rss_baseline_bytes", m.rssBaseline);
-						writeGrowth(w, "rss_peak_growth_bytes", m.rssGrowth);
-						writeGrowth(w, "pinned_peak_growth_bytes", m.pinnedGrowth);
-						writeGrowth(w, "locked_peak_growth_bytes", m.lockedGrowth);
-						writeGrowth(w, "device_used_peak_growth_bytes", m.deviceGrowth);
-						w.key("library_pinned_bytes").value(m.libraryPinned);
-						w.key("samples").value(m.samples);
-						w.endObject();
-					}
-					w.endArray();
-					w.endObject();
-					{  // one line of the human summary (printed without --json)
-						long long rss = std::max(mems[0].rssGrowth, mems[1].rssGrowth);
-						long long dev = std::max(mems[0].deviceGrowth, mems[1].deviceGrowth);
-						char line[256];
-						std::snprintf(line, sizeof line, "  %-7s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", mode.c_str(), formatSize(sz).c_str(),
-						              best > 0 ? static_cast<double>(sz) / best / 1e9 : 0.0,
-						              secs.empty() ? 0.0 : static_cast<double>(sz) / median(secs) / 1e9,
-						              status == kOk ? "verified" : (status == kSkipped ? "skipped" : statusName(status)),
-						              rss < 0 ? 0.0 : static_cast<double>(rss) / (1 << 20),
-						              dev < 0 ? "-" : std::to_string(dev >> 20).c_str());
-						table += line;
-					}
-					if (status != kOk && outcome == "ok") {
-						outcome = "partial";
-						detail = mode + " at " + formatSize(sz) + ": " + (status == kWrongData ? "wrong data" : err);
-					}
-				}
-			}
+	w.key("results").beginArray();
+	for (const Measurement& m : sweep.results) {
+		writeMeasurement(w, opts, m);
+		table += summaryLine(m);
+		if (m.status != kOk && outcome == "ok") {
+			outcome = "partial";
+			detail = m.mode + " at " + formatSize(m.size) + ": " + (m.status == kWrongData ? "wrong data" : m.err);
 		}
-		w.endArray();
 	}
+	w.endArray();
 	w.key("outcome").value(outcome);
 	w.key("detail").value(detail);
 	w.endObject();
-	if (rank == 0) {
-		if (opts.json) printJsonDocument(w.str());
-		else {
-			std::printf("repro fallback, %s memory%s%s: %s%s%s\n%s", device ? "device" : "host", device ? "" : " (no GPU verdict: ",
-			            device ? "" : (gpuReason + ")").c_str(), outcome.c_str(), detail.empty() ? "" : ": ", detail.c_str(), table.c_str());
-			std::printf("  (RSS+/dev+: largest peak growth of either rank during the transfers; --json for every figure)\n");
-		}
+	if (opts.json) printJsonDocument(w.str());
+	else {
+		std::printf("repro fallback, %s memory%s%s: %s%s%s\n%s", device ? "device" : "host", device ? "" : " (no GPU verdict: ",
+		            device ? "" : (gpuReason + ")").c_str(), outcome.c_str(), detail.empty() ? "" : ": ", detail.c_str(), table.c_str());
+		std::printf("  (RSS+/dev+: largest peak growth of either rank during the transfers; --json for every figure)\n");
 	}
+}
+
+}  // namespace
+
+int runFallback(const FallbackOptions& opts) {
+	ReproStart start;
+	if (!startReproMpi(opts.memory, "repro fallback", start)) return 1;
+	const Job job = describeJob(start);
+	Sweep sweep = measureSweep(opts, start);
+	if (start.rank == 0) report(opts, start, job, sweep);
 	MPI_Finalize();
-	releaseCuda(cuda);
+	releaseCuda(start.cuda);
 	return 0;
 }
 

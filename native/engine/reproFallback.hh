@@ -24,9 +24,6 @@ struct FallbackOptions {
 /** Largest single MPI message the reproducer posts; bigger transfers are split, as users must (count is an int). */
 constexpr unsigned long long kMaxMessageBytes = 1ull << 30;
 
-/** "1M..1G" (x4 steps) or "1M,64M,1G" -> sizes; false with a reason on bad input. */
-bool parseSizeList(const std::string& text, std::vector<unsigned long long>& out, std::string& error);
-
 /** Run the sweep in this rank; returns the process exit code. */
 int runFallback(const FallbackOptions& opts);
 

@@ -1,5 +1,5 @@
 #include "reproIpc.hh"
-#include "reproIpcRun.hh"  // first: it sets the MPI C-only macros before <mpi.h>
+#include "reproIpcRun.hh"
 
 #include <unistd.h>
 

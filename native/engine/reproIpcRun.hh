@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "reproCommon.hh"  // first: it sets the MPI C-only macros before <mpi.h>
+#include "reproCommon.hh"
 #include "reproIpc.hh"
 
 namespace gpumpi::repro::ipc {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "reproCommon.hh"  // first: it sets the MPI C-only macros before <mpi.h>
+#include "reproCommon.hh"
 #include "reproFallback.hh"
 
 namespace gpumpi::repro {

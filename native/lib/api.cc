@@ -173,7 +173,7 @@ gpumpi_status gpumpi_init(MPI_Comm comm, const gpumpi_config* cfgIn, gpumpi_ctx*
 		if (cfg.direct_piece_bytes < kMin || cfg.direct_piece_bytes > kMax) return fail(nullptr, GPUMPI_ERR_ARG, "direct_piece_bytes %zu outside 4 KiB .. 1 GiB", cfg.direct_piece_bytes);
 		if (cfg.num_buffers < 2 || cfg.num_buffers > 64) return fail(nullptr, GPUMPI_ERR_ARG, "num_buffers %d outside 2..64", cfg.num_buffers);
 		if ((cfg.flags & GPUMPI_FORCE_DIRECT) && (cfg.flags & (GPUMPI_FORCE_STAGED | GPUMPI_STAGE_HOST))) return fail(nullptr, GPUMPI_ERR_ARG, "FORCE_DIRECT conflicts with FORCE_STAGED / STAGE_HOST");
-		if (cfg.flags & ~0x3fu) return fail(nullptr, GPUMPI_ERR_ARG, "unknown config flags 0x%x", cfg.flags & ~0x3fu);
+		if (cfg.flags & ~kConfigFlags) return fail(nullptr, GPUMPI_ERR_ARG, "unknown config flags 0x%x", cfg.flags & ~kConfigFlags);
 		auto* c = new Ctx();
 		c->cfg = cfg;
 		int rc = MPI_Comm_dup(comm, &c->comm);
@@ -282,13 +282,13 @@ gpumpi_status gpumpi_register_staging(gpumpi_ctx* ctx, void* buf, size_t bytes, 
 		if (c->cuda && flags == GPUMPI_STAGING_PIN) {
 			makeCurrent(c);
 			CUresult r = cudaDriver().cuMemHostRegister(buf, bytes, CU_MEMHOSTREGISTER_PORTABLE);
-			if (r == 1 /* CUDA_ERROR_INVALID_VALUE: some drivers want page-aligned ranges; pin the enclosing pages */) {
+			if (r == CUDA_ERROR_INVALID_VALUE) {  // some drivers want page-aligned ranges: pin the enclosing pages
 				uintptr_t a = reinterpret_cast<uintptr_t>(buf) & ~static_cast<uintptr_t>(4095);
 				uintptr_t e = (reinterpret_cast<uintptr_t>(buf) + bytes + 4095) & ~static_cast<uintptr_t>(4095);
 				r = cudaDriver().cuMemHostRegister(reinterpret_cast<void*>(a), e - a, CU_MEMHOSTREGISTER_PORTABLE);
 				pinBase = reinterpret_cast<char*>(a);
 			}
-			if (r == 712 /* CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: pinned by the caller or another library */)
+			if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)  // pinned by the caller or another library
 				return fail(c, GPUMPI_ERR_STAGING, "staging buffer %p is already pinned (cuMemHostRegister: %s); pass GPUMPI_STAGING_ALREADY_PINNED", buf,
 				            cudaErrorText(r).c_str());
 			if (r != CUDA_SUCCESS) return cudaFail(c, r, "cuMemHostRegister of the staging buffer");
@@ -322,13 +322,13 @@ gpumpi_status gpumpi_irecv(gpumpi_ctx* ctx, void* buf, size_t bytes, int peer, i
 gpumpi_status gpumpi_isend_ex(gpumpi_ctx* ctx, const void* buf, size_t bytes, int peer, int tag, unsigned flags, gpumpi_request** req) {
 	if (!ctx) return fail(nullptr, GPUMPI_ERR_ARG, "gpumpi_isend: NULL context");
 	Ctx* c = C(ctx);
-	return guard(c, [&] { return post(c, 1, const_cast<void*>(buf), bytes, peer, tag, flags, req); });
+	return guard(c, [&] { return post(c, Dir::Send, const_cast<void*>(buf), bytes, peer, tag, flags, req); });
 }
 
 gpumpi_status gpumpi_irecv_ex(gpumpi_ctx* ctx, void* buf, size_t bytes, int peer, int tag, unsigned flags, gpumpi_request** req) {
 	if (!ctx) return fail(nullptr, GPUMPI_ERR_ARG, "gpumpi_irecv: NULL context");
 	Ctx* c = C(ctx);
-	return guard(c, [&] { return post(c, 2, buf, bytes, peer, tag, flags, req); });
+	return guard(c, [&] { return post(c, Dir::Recv, buf, bytes, peer, tag, flags, req); });
 }
 
 static gpumpi_status finish(Ctx* c, gpumpi_request** req) {

@@ -22,17 +22,14 @@
 #include "internal.hh"
 
 namespace gpumpi::lib {
-int handshake(Ctx* c, gpumpi_request* r, bool* changed);
 namespace {
 
 constexpr size_t kWindow = 16;
 char gZero[1];
 
-size_t chunkLen(const gpumpi_request* r, size_t k) {
-	if (r->bytes == 0) return 0;
-	size_t off = k * r->piece;
-	return std::min(r->piece, r->bytes - off);
-}
+SlotPool& poolOf(Ctx* c, gpumpi_request* r) { return r->mode == gpumpi_request::Bounce ? c->bounce : c->host; }
+
+}  // namespace
 
 bool isFront(Ctx* c, gpumpi_request* r) {
 	auto it = c->order.find(Key{r->peer, r->tag, r->dir});
@@ -50,10 +47,6 @@ void dequeue(Ctx* c, gpumpi_request* r) {
 	r->queued = false;
 }
 
-SlotPool& poolOf(Ctx* c, gpumpi_request* r) { return r->mode == gpumpi_request::Bounce ? c->bounce : c->host; }
-
-}  // namespace
-
 void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string& text) {
 	if (r->done) return;
 	r->err = st;
@@ -61,13 +54,13 @@ void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string
 	if (r->hdrReq != MPI_REQUEST_NULL) {
 		int flag = 0;
 		MPI_Test(&r->hdrReq, &flag, MPI_STATUS_IGNORE);
-		if (!flag && r->dir == 2) { MPI_Cancel(&r->hdrReq); MPI_Wait(&r->hdrReq, MPI_STATUS_IGNORE); }
+		if (!flag && r->dir == Dir::Recv) { MPI_Cancel(&r->hdrReq); MPI_Wait(&r->hdrReq, MPI_STATUS_IGNORE); }
 		else if (!flag) MPI_Wait(&r->hdrReq, MPI_STATUS_IGNORE);  // 8 bytes, eager: the receiver has it posted
 	}
 	if (r->ctsReq != MPI_REQUEST_NULL) {
 		int flag = 0;
 		MPI_Test(&r->ctsReq, &flag, MPI_STATUS_IGNORE);
-		if (!flag && r->dir == 1) { MPI_Cancel(&r->ctsReq); MPI_Wait(&r->ctsReq, MPI_STATUS_IGNORE); }
+		if (!flag && r->dir == Dir::Send) { MPI_Cancel(&r->ctsReq); MPI_Wait(&r->ctsReq, MPI_STATUS_IGNORE); }
 		else if (!flag) MPI_Request_free(&r->ctsReq);
 	}
 	for (auto& op : r->ops) {
@@ -75,7 +68,7 @@ void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string
 		if (op.mreq != MPI_REQUEST_NULL) {
 			int flag = 0;
 			MPI_Test(&op.mreq, &flag, MPI_STATUS_IGNORE);
-			if (!flag && r->dir == 2) {
+			if (!flag && r->dir == Dir::Recv) {
 				MPI_Cancel(&op.mreq);
 				MPI_Wait(&op.mreq, MPI_STATUS_IGNORE);
 			} else if (!flag) {
@@ -92,8 +85,8 @@ void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string
 
 namespace {
 
-/** Test one MPI op; 1 done, 0 pending, -1 failed (request aborted). Checks the received length. */
-int testOp(Ctx* c, gpumpi_request* r, Op& op) {
+/** Test one MPI op (Failed: the request is aborted). Checks the received length. */
+Poll testOp(Ctx* c, gpumpi_request* r, Op& op) {
 	int flag = 0;
 	MPI_Status st;
 	int rc = MPI_Test(&op.mreq, &flag, &st);
@@ -106,42 +99,43 @@ int testOp(Ctx* c, gpumpi_request* r, Op& op) {
 		} else {
 			abortRequest(c, r, GPUMPI_ERR_MPI, "MPI_Test failed: " + mpiErrorText(rc));
 		}
-		return -1;
+		return Poll::Failed;
 	}
-	if (!flag) return 0;
-	if (r->dir == 2) {
+	if (!flag) return Poll::Pending;
+	if (r->dir == Dir::Recv) {
 		int cnt = -1;
 		MPI_Get_count(&st, MPI_BYTE, &cnt);
 		if (cnt < 0 || static_cast<size_t>(cnt) != op.len) {
 			abortRequest(c, r, GPUMPI_ERR_MISMATCH, "chunk " + std::to_string(op.chunk) + " from peer " + std::to_string(r->peer) + " has " +
 			             std::to_string(cnt) + " bytes, expected " + std::to_string(op.len) + ": both sides must pass the same size and flags");
-			return -1;
+			return Poll::Failed;
 		}
 	}
-	return 1;
+	return Poll::Done;
 }
 
-int postMpi(Ctx* c, gpumpi_request* r, Op& op, void* p) {
+/** Post op's MPI send or receive of p; false when it failed (the request is aborted). */
+bool postMpi(Ctx* c, gpumpi_request* r, Op& op, void* p) {
 	int n = static_cast<int>(op.len);
 	void* ptr = op.len ? p : gZero;
-	int rc = r->dir == 1 ? MPI_Isend(ptr, n, MPI_BYTE, r->peer, r->tag, c->comm, &op.mreq)
+	int rc = r->dir == Dir::Send ? MPI_Isend(ptr, n, MPI_BYTE, r->peer, r->tag, c->comm, &op.mreq)
 	                     : MPI_Irecv(ptr, n, MPI_BYTE, r->peer, r->tag, c->comm, &op.mreq);
 	if (rc != MPI_SUCCESS) {
-		abortRequest(c, r, GPUMPI_ERR_MPI, std::string(r->dir == 1 ? "MPI_Isend" : "MPI_Irecv") + " failed: " + mpiErrorText(rc));
-		return -1;
+		abortRequest(c, r, GPUMPI_ERR_MPI, std::string(r->dir == Dir::Send ? "MPI_Isend" : "MPI_Irecv") + " failed: " + mpiErrorText(rc));
+		return false;
 	}
-	return 0;
+	return true;
 }
 
 bool stepPlain(Ctx* c, gpumpi_request* r) {
 	bool changed = false;
-	int hs = handshake(c, r, &changed);
-	if (hs < 0) return true;
-	if (hs == 0) return changed;
+	Poll hs = handshake(c, r, &changed);
+	if (hs == Poll::Failed) return true;
+	if (hs == Poll::Pending) return changed;
 	for (size_t i = 0; i < r->ops.size();) {
-		int t = testOp(c, r, r->ops[i]);
-		if (t < 0) return true;
-		if (t == 1) {
+		Poll t = testOp(c, r, r->ops[i]);
+		if (t == Poll::Failed) return true;
+		if (t == Poll::Done) {
 			r->ops.erase(r->ops.begin() + static_cast<long>(i));
 			++r->nDone;
 			changed = true;
@@ -153,7 +147,7 @@ bool stepPlain(Ctx* c, gpumpi_request* r) {
 		Op op;
 		op.chunk = r->nextStart;
 		op.len = chunkLen(r, op.chunk);
-		if (postMpi(c, r, op, r->buf + op.chunk * r->piece) < 0) return true;
+		if (!postMpi(c, r, op, r->buf + op.chunk * r->piece)) return true;
 		r->ops.push_back(op);
 		changed = true;
 		if (++r->nextStart == r->nChunks) {
@@ -164,45 +158,45 @@ bool stepPlain(Ctx* c, gpumpi_request* r) {
 	return changed;
 }
 
-// Staged / Bounce stages. Send: 1 copying into slot, 2 copied (waiting for in-order MPI post), 3 MPI in flight.
-// Receive: 1 MPI in flight, 2 copying out of the slot.
+// Staged / Bounce chunks. Send: CopyingIn -> CopiedIn -> Sending (posted in chunk order). Receive: Receiving ->
+// CopyingOut.
 bool stepStaged(Ctx* c, gpumpi_request* r) {
 	SlotPool& pool = poolOf(c, r);
 	bool changed = false;
-	int hs = handshake(c, r, &changed);
-	if (hs < 0) return true;
-	if (hs == 0) return changed;
+	Poll hs = handshake(c, r, &changed);
+	if (hs == Poll::Failed) return true;
+	if (hs == Poll::Pending) return changed;
 	for (size_t i = 0; i < r->ops.size();) {
 		Op& op = r->ops[i];
 		char* slot = pool.slots[op.slot];
 		bool finished = false;
-		if (r->dir == 1) {
-			if (op.stage == 1) {
-				int d = copyDone(c, r->copy, pool.events[op.slot]);
-				if (d < 0) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return true; }
-				if (d) { op.stage = 2; changed = true; }
-			} else if (op.stage == 3) {
-				int t = testOp(c, r, op);
-				if (t < 0) return true;
-				finished = t == 1;
+		if (r->dir == Dir::Send) {
+			if (op.stage == Stage::CopyingIn) {
+				Poll d = copyDone(c, r->copy, pool.events[op.slot]);
+				if (d == Poll::Failed) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return true; }
+				if (d == Poll::Done) { op.stage = Stage::CopiedIn; changed = true; }
+			} else if (op.stage == Stage::Sending) {
+				Poll t = testOp(c, r, op);
+				if (t == Poll::Failed) return true;
+				finished = t == Poll::Done;
 			}
 		} else {
-			if (op.stage == 1) {
-				int t = testOp(c, r, op);
-				if (t < 0) return true;
-				if (t == 1) {
+			if (op.stage == Stage::Receiving) {
+				Poll t = testOp(c, r, op);
+				if (t == Poll::Failed) return true;
+				if (t == Poll::Done) {
 					if (startCopy(c, r->copy, r->buf + op.chunk * r->piece, slot, op.len, pool.events[op.slot]) != GPUMPI_SUCCESS) {
 						abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError);
 						return true;
 					}
-					op.stage = 2;
+					op.stage = Stage::CopyingOut;
 					changed = true;
 				}
 			}
-			if (op.stage == 2) {
-				int d = copyDone(c, r->copy, pool.events[op.slot]);
-				if (d < 0) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return true; }
-				finished = d == 1;
+			if (op.stage == Stage::CopyingOut) {
+				Poll d = copyDone(c, r->copy, pool.events[op.slot]);
+				if (d == Poll::Failed) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return true; }
+				finished = d == Poll::Done;
 			}
 		}
 		if (finished) {
@@ -214,15 +208,15 @@ bool stepStaged(Ctx* c, gpumpi_request* r) {
 			++i;
 		}
 	}
-	if (r->dir == 1) {
+	if (r->dir == Dir::Send) {
 		// post MPI sends strictly in chunk order
 		bool again = true;
 		while (again) {
 			again = false;
 			for (auto& op : r->ops) {
-				if (op.stage == 2 && op.chunk == r->nextMpi) {
-					if (postMpi(c, r, op, pool.slots[op.slot]) < 0) return true;
-					op.stage = 3;
+				if (op.stage == Stage::CopiedIn && op.chunk == r->nextMpi) {
+					if (!postMpi(c, r, op, pool.slots[op.slot])) return true;
+					op.stage = Stage::Sending;
 					++r->nextMpi;
 					again = changed = true;
 				}
@@ -240,8 +234,8 @@ bool stepStaged(Ctx* c, gpumpi_request* r) {
 		op.chunk = r->nextStart;
 		op.len = chunkLen(r, op.chunk);
 		op.slot = s;
-		op.stage = 1;
-		if (r->dir == 1) {
+		op.stage = r->dir == Dir::Send ? Stage::CopyingIn : Stage::Receiving;
+		if (r->dir == Dir::Send) {
 			if (startCopy(c, r->copy, pool.slots[s], r->buf + op.chunk * r->piece, op.len, pool.events[s]) != GPUMPI_SUCCESS) {
 				pool.release(s);
 				abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError);
@@ -268,7 +262,7 @@ bool stepStaged(Ctx* c, gpumpi_request* r) {
 		}
 		r->ops.push_back(op);
 		changed = true;
-		if (++r->nextStart == r->nChunks && r->dir == 2) {
+		if (++r->nextStart == r->nChunks && r->dir == Dir::Recv) {
 			r->fullyPosted = true;
 			dequeue(c, r);
 		}
@@ -284,11 +278,11 @@ bool step(Ctx* c, gpumpi_request* r) {
 		case gpumpi_request::Shm: changed = shmStep(c, r); break;
 		default: changed = stepStaged(c, r); break;
 	}
-	if (!r->done && r->proto != GPUMPI_PROTO_DIRECT && (r->cts == 1 || r->hdr == 1)) {
+	if (!r->done && r->proto != GPUMPI_PROTO_DIRECT && (r->cts == Exchange::InFlight || r->hdr == Exchange::InFlight)) {
 		bool hsChanged = false;
-		if (handshake(c, r, &hsChanged) < 0) return true;
+		if (handshake(c, r, &hsChanged) == Poll::Failed) return true;
 	}
-	bool ctsDone = r->proto == GPUMPI_PROTO_DIRECT || (r->cts == 2 && r->hdr == 2);
+	bool ctsDone = r->proto == GPUMPI_PROTO_DIRECT || (r->cts == Exchange::Done && r->hdr == Exchange::Done);
 	if (!r->done && ctsDone && r->fullyPosted && r->nDone == r->nChunks && r->ops.empty()) {
 		r->done = true;
 		changed = true;
@@ -304,60 +298,59 @@ bool inIpcMap(Ctx* c, const void* p) {
 
 }  // namespace
 
-/** STAGED / SHM protocol handshake. Returns 1 when chunks may flow, 0 not yet, -1 aborted. Sets *changed. */
-int handshake(Ctx* c, gpumpi_request* r, bool* changed) {
-	if (r->proto == GPUMPI_PROTO_DIRECT) return 1;
-	if (r->cts == 0) {
-		if (!isFront(c, r)) return 0;
+Poll handshake(Ctx* c, gpumpi_request* r, bool* changed) {
+	if (r->proto == GPUMPI_PROTO_DIRECT) return Poll::Done;
+	if (r->cts == Exchange::NotPosted) {
+		if (!isFront(c, r)) return Poll::Pending;
 		int rc;
-		if (r->dir == 1) {
+		if (r->dir == Dir::Send) {
 			rc = MPI_Irecv(&r->ctsBuf, 8, MPI_BYTE, r->peer, r->tag, c->sigComm, &r->ctsReq);
 		} else {
 			r->ctsBuf = r->bytes;
 			rc = MPI_Isend(&r->ctsBuf, 8, MPI_BYTE, r->peer, r->tag, c->sigComm, &r->ctsReq);
 			if (rc == MPI_SUCCESS) rc = MPI_Irecv(&r->hdrBuf, 8, MPI_BYTE, r->peer, r->tag, c->hdrComm, &r->hdrReq);
-			r->hdr = 1;
+			r->hdr = Exchange::InFlight;
 		}
-		if (rc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "clear-to-send: " + mpiErrorText(rc)); return -1; }
-		r->cts = 1;
+		if (rc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "clear-to-send: " + mpiErrorText(rc)); return Poll::Failed; }
+		r->cts = Exchange::InFlight;
 		*changed = true;
 	}
-	if (r->cts == 1) {
+	if (r->cts == Exchange::InFlight) {
 		int flag = 0;
 		int rc = MPI_Test(&r->ctsReq, &flag, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "clear-to-send: " + mpiErrorText(rc)); return -1; }
+		if (rc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "clear-to-send: " + mpiErrorText(rc)); return Poll::Failed; }
 		if (flag) {
-			r->cts = 2;
+			r->cts = Exchange::Done;
 			*changed = true;
-			if (r->dir == 1) {
+			if (r->dir == Dir::Send) {
 				r->hdrBuf = r->bytes;
 				int hrc = MPI_Isend(&r->hdrBuf, 8, MPI_BYTE, r->peer, r->tag, c->hdrComm, &r->hdrReq);
-				if (hrc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "size header: " + mpiErrorText(hrc)); return -1; }
-				r->hdr = 1;
+				if (hrc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "size header: " + mpiErrorText(hrc)); return Poll::Failed; }
+				r->hdr = Exchange::InFlight;
 			}
-			if (r->dir == 1 && r->ctsBuf != r->bytes) {
+			if (r->dir == Dir::Send && r->ctsBuf != r->bytes) {
 				abortRequest(c, r, GPUMPI_ERR_MISMATCH, "peer " + std::to_string(r->peer) + " receives " + std::to_string(r->ctsBuf) + " bytes on tag " +
 				             std::to_string(r->tag) + ", this send has " + std::to_string(r->bytes) + ": both sides must pass the same size and flags");
-				return -1;
+				return Poll::Failed;
 			}
 		}
 	}
-	if (r->hdr == 1) {
+	if (r->hdr == Exchange::InFlight) {
 		int flag = 0;
 		int rc = MPI_Test(&r->hdrReq, &flag, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "size header: " + mpiErrorText(rc)); return -1; }
+		if (rc != MPI_SUCCESS) { abortRequest(c, r, GPUMPI_ERR_MPI, "size header: " + mpiErrorText(rc)); return Poll::Failed; }
 		if (flag) {
-			r->hdr = 2;
+			r->hdr = Exchange::Done;
 			*changed = true;
-			if (r->dir == 2 && r->hdrBuf != r->bytes) {
+			if (r->dir == Dir::Recv && r->hdrBuf != r->bytes) {
 				abortRequest(c, r, GPUMPI_ERR_MISMATCH, "peer " + std::to_string(r->peer) + " sends " + std::to_string(r->hdrBuf) + " bytes on tag " +
 				             std::to_string(r->tag) + ", this receive expects " + std::to_string(r->bytes) + ": both sides must pass the same size and flags");
-				return -1;
+				return Poll::Failed;
 			}
 		}
 	}
 	// the receiver may receive while its CTS is still in flight; the sender waits for it
-	return r->dir == 2 ? 1 : (r->cts == 2 ? 1 : 0);
+	return r->dir == Dir::Recv || r->cts == Exchange::Done ? Poll::Done : Poll::Pending;
 }
 
 gpumpi_status progress(Ctx* c) {
@@ -373,16 +366,15 @@ gpumpi_status progress(Ctx* c) {
 
 void freeRequest(gpumpi_request* r) { delete r; }
 
-gpumpi_status post(Ctx* c, int dir, void* buf, size_t bytes, int peer, int tag, unsigned callFlags, gpumpi_request** out) {
+gpumpi_status post(Ctx* c, Dir dir, void* buf, size_t bytes, int peer, int tag, unsigned callFlags, gpumpi_request** out) {
 	if (!out) return fail(c, GPUMPI_ERR_ARG, "request pointer is NULL");
 	*out = nullptr;
 	if (!buf && bytes) return fail(c, GPUMPI_ERR_ARG, "buffer is NULL but bytes = %zu", bytes);
 	if (bytes > static_cast<size_t>(PTRDIFF_MAX)) return fail(c, GPUMPI_ERR_ARG, "size %zu overflows (negative size cast to size_t?)", bytes);
 	if (peer < 0 || peer >= c->size) return fail(c, GPUMPI_ERR_PEER, "peer %d is out of range 0..%d (MPI_ANY_SOURCE / MPI_PROC_NULL are not supported)", peer, c->size - 1);
 	if (tag < 0 || tag > c->tagUb) return fail(c, GPUMPI_ERR_TAG, "tag %d is out of range 0..%d (MPI_ANY_TAG is not supported)", tag, c->tagUb);
-	unsigned known = GPUMPI_FORCE_DIRECT | GPUMPI_FORCE_STAGED | GPUMPI_STAGE_HOST | GPUMPI_FORCE_SHM;
-	if (callFlags & ~known) return fail(c, GPUMPI_ERR_ARG, "unknown per-call flags 0x%x", callFlags & ~known);
-	unsigned flags = (c->cfg.flags & known & ~GPUMPI_FORCE_SHM) | callFlags;  // config FORCE_SHM only sets up segments
+	if (callFlags & ~kCallFlags) return fail(c, GPUMPI_ERR_ARG, "unknown per-call flags 0x%x", callFlags & ~kCallFlags);
+	unsigned flags = (c->cfg.flags & kCallFlags & ~GPUMPI_FORCE_SHM) | callFlags;  // config FORCE_SHM only sets up segments
 	if ((flags & GPUMPI_FORCE_DIRECT) && (flags & (GPUMPI_FORCE_STAGED | GPUMPI_STAGE_HOST)))
 		return fail(c, GPUMPI_ERR_ARG, "GPUMPI_FORCE_DIRECT conflicts with GPUMPI_FORCE_STAGED / GPUMPI_STAGE_HOST");
 	if ((flags & GPUMPI_FORCE_SHM) && (flags & (GPUMPI_FORCE_DIRECT | GPUMPI_FORCE_STAGED)))
@@ -424,7 +416,7 @@ gpumpi_status post(Ctx* c, int dir, void* buf, size_t bytes, int peer, int tag, 
 		r->piece = p.chunk;
 		if (device || (flags & GPUMPI_STAGE_HOST)) {
 			r->mode = gpumpi_request::Staged;
-			r->copy = !device ? CopyKind::HostMemcpy : dir == 1 ? CopyKind::D2H : CopyKind::H2D;
+			r->copy = !device ? CopyKind::HostMemcpy : dir == Dir::Send ? CopyKind::D2H : CopyKind::H2D;
 			if (c->host.slots.empty()) {
 				delete r;
 				return fail(c, GPUMPI_ERR_NO_STAGING, "peer %d needs the staging protocol but no staging buffer is registered "
@@ -438,7 +430,7 @@ gpumpi_status post(Ctx* c, int dir, void* buf, size_t bytes, int peer, int tag, 
 	} else {
 		r->piece = p.chunk;
 		r->mode = gpumpi_request::Shm;
-		r->copy = !device ? CopyKind::HostMemcpy : dir == 1 ? CopyKind::D2H : CopyKind::H2D;
+		r->copy = !device ? CopyKind::HostMemcpy : dir == Dir::Send ? CopyKind::D2H : CopyKind::H2D;
 	}
 	if (bytes == 0 && r->mode != gpumpi_request::Shm) r->mode = gpumpi_request::Plain;
 	r->nChunks = bytes == 0 ? 1 : (bytes + r->piece - 1) / r->piece;

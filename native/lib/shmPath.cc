@@ -34,9 +34,6 @@ struct ShmLink {
 	std::vector<uint64_t> ackOut;  // 1 word per incoming slot
 };
 
-// pipeline.cc helpers reused here
-int handshake(Ctx* c, gpumpi_request* r, bool* changed);
-
 namespace {
 
 std::string segName(uint64_t key, int from, int to) {
@@ -178,128 +175,125 @@ void shmAbort(Ctx* c, gpumpi_request* r) {
 			MPI_Test(q, &flag, MPI_STATUS_IGNORE);
 			if (!flag) { MPI_Cancel(q); MPI_Request_free(q); }
 		}
-		if (l && r->dir == 1 && op.slot >= 0) l->outFree[op.slot] = 1;
+		if (l && r->dir == Dir::Send && op.slot >= 0) l->outFree[op.slot] = 1;
 	}
 }
 
-bool shmStep(Ctx* c, gpumpi_request* r) {
+namespace {
+
+// A failed request completes with its error and holds nothing: abortRequest also settles the clear-to-send and
+// size-header requests (the receiver may see a chunk signal before the header), then shmAbort frees the slots.
+bool bail(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string& text) {
+	abortRequest(c, r, st, text);
+	return true;
+}
+
+/**
+ * Sender: chunk k is copied into a free slot of our outgoing segment (CopyingIn), then, in chunk order, its
+ * 16-byte signal (slot, length) goes out while the receive of that slot's ack is posted (Sending); both done, the
+ * slot is free again.
+ */
+bool shmSendStep(Ctx* c, gpumpi_request* r, ShmLink* l) {
 	bool changed = false;
-	int hs = handshake(c, r, &changed);
-	if (hs < 0) return true;
-	if (hs == 0) return changed;
-	ShmLink* l = c->shm[r->peer];
-	auto front = [&] {
-		auto it = c->order.find(Key{r->peer, r->tag, r->dir});
-		return it != c->order.end() && !it->second.empty() && it->second.front() == r;
-	};
-	auto dequeue = [&] {
-		auto it = c->order.find(Key{r->peer, r->tag, r->dir});
-		if (it != c->order.end()) {
-			auto& q = it->second;
-			q.erase(std::remove(q.begin(), q.end(), r), q.end());
-			if (q.empty()) c->order.erase(it);
+	for (size_t i = 0; i < r->ops.size();) {
+		Op& op = r->ops[i];
+		bool finished = false;
+		if (op.stage == Stage::CopyingIn) {
+			Poll d = copyDone(c, r->copy, l->outEv[op.slot]);
+			if (d == Poll::Failed) return bail(c, r, GPUMPI_ERR_CUDA, c->lastError);
+			if (d == Poll::Done) { op.stage = Stage::CopiedIn; changed = true; }
+		} else if (op.stage == Stage::Sending) {
+			int f1 = 0, f2 = 0;
+			if (MPI_Test(&op.mreq, &f1, MPI_STATUS_IGNORE) != MPI_SUCCESS || MPI_Test(&op.mreq2, &f2, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				return bail(c, r, GPUMPI_ERR_MPI, "shm signal/ack failed");
+			finished = f1 && f2;
 		}
-		r->queued = false;
-	};
-	// A failed request completes with its error and holds nothing: abortRequest also settles the clear-to-send and
-	// size-header requests (the receiver may see a chunk signal before the header), then shmAbort frees the slots.
-	auto bail = [&](gpumpi_status st, const std::string& t) {
-		abortRequest(c, r, st, t);
-		return true;
-	};
-	if (r->dir == 1) {
-		for (size_t i = 0; i < r->ops.size();) {
-			Op& op = r->ops[i];
-			bool finished = false;
-			if (op.stage == 1) {
-				int d = copyDone(c, r->copy, l->outEv[op.slot]);
-				if (d < 0) return bail(GPUMPI_ERR_CUDA, c->lastError);
-				if (d) { op.stage = 2; changed = true; }
-			} else if (op.stage == 3) {
-				int f1 = 0, f2 = 0;
-				if (MPI_Test(&op.mreq, &f1, MPI_STATUS_IGNORE) != MPI_SUCCESS || MPI_Test(&op.mreq2, &f2, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-					return bail(GPUMPI_ERR_MPI, "shm signal/ack failed");
-				finished = f1 && f2;
-			}
-			if (finished) {
-				l->outFree[op.slot] = 1;
-				r->ops.erase(r->ops.begin() + static_cast<long>(i));
-				++r->nDone;
-				changed = true;
-			} else {
-				++i;
-			}
-		}
-		for (bool again = true; again;) {
-			again = false;
-			for (auto& op : r->ops) {
-				if (op.stage != 2 || op.chunk != r->nextMpi) continue;
-				uint64_t* sig = &l->sigOut[2 * op.slot];
-				sig[0] = static_cast<uint64_t>(op.slot);
-				sig[1] = op.len;
-				int rc = MPI_Isend(sig, 16, MPI_BYTE, r->peer, r->tag, c->shmComm, &op.mreq);
-				if (rc == MPI_SUCCESS) rc = MPI_Irecv(&l->ackIn[op.slot], 8, MPI_BYTE, r->peer, op.slot, c->ackComm, &op.mreq2);
-				if (rc != MPI_SUCCESS) return bail(GPUMPI_ERR_MPI, "shm signal: " + mpiErrorText(rc));
-				op.stage = 3;
-				++r->nextMpi;
-				again = changed = true;
-			}
-		}
-		if (r->nextMpi == r->nChunks && !r->fullyPosted) { r->fullyPosted = true; dequeue(); }
-		while (r->nextStart < r->nChunks && front()) {
-			int s = -1;
-			for (int k = 0; k < l->nslots; ++k) if (l->outFree[k]) { s = k; break; }
-			if (s < 0) break;
-			Op op;
-			op.chunk = r->nextStart;
-			op.len = r->bytes ? std::min(r->piece, r->bytes - op.chunk * r->piece) : 0;
-			op.slot = s;
-			op.stage = 1;
-			l->outFree[s] = 0;
-			if (startCopy(c, r->copy, l->out + static_cast<size_t>(s) * l->slotBytes, r->buf + op.chunk * r->piece, op.len, l->outEv[s]) != GPUMPI_SUCCESS) {
-				l->outFree[s] = 1;
-				return bail(GPUMPI_ERR_CUDA, c->lastError);
-			}
-			r->ops.push_back(op);
-			++r->nextStart;
+		if (finished) {
+			l->outFree[op.slot] = 1;
+			r->ops.erase(r->ops.begin() + static_cast<long>(i));
+			++r->nDone;
 			changed = true;
+		} else {
+			++i;
 		}
-		return changed;
 	}
-	// receiver
+	for (bool again = true; again;) {
+		again = false;
+		for (auto& op : r->ops) {
+			if (op.stage != Stage::CopiedIn || op.chunk != r->nextMpi) continue;
+			uint64_t* sig = &l->sigOut[2 * op.slot];
+			sig[0] = static_cast<uint64_t>(op.slot);
+			sig[1] = op.len;
+			int rc = MPI_Isend(sig, 16, MPI_BYTE, r->peer, r->tag, c->shmComm, &op.mreq);
+			if (rc == MPI_SUCCESS) rc = MPI_Irecv(&l->ackIn[op.slot], 8, MPI_BYTE, r->peer, op.slot, c->ackComm, &op.mreq2);
+			if (rc != MPI_SUCCESS) return bail(c, r, GPUMPI_ERR_MPI, "shm signal: " + mpiErrorText(rc));
+			op.stage = Stage::Sending;
+			++r->nextMpi;
+			again = changed = true;
+		}
+	}
+	if (r->nextMpi == r->nChunks && !r->fullyPosted) { r->fullyPosted = true; dequeue(c, r); }
+	while (r->nextStart < r->nChunks && isFront(c, r)) {
+		int s = -1;
+		for (int k = 0; k < l->nslots; ++k) if (l->outFree[k]) { s = k; break; }
+		if (s < 0) break;
+		Op op;
+		op.chunk = r->nextStart;
+		op.len = chunkLen(r, op.chunk);
+		op.slot = s;
+		op.stage = Stage::CopyingIn;
+		l->outFree[s] = 0;
+		if (startCopy(c, r->copy, l->out + static_cast<size_t>(s) * l->slotBytes, r->buf + op.chunk * r->piece, op.len, l->outEv[s]) != GPUMPI_SUCCESS) {
+			l->outFree[s] = 1;
+			return bail(c, r, GPUMPI_ERR_CUDA, c->lastError);
+		}
+		r->ops.push_back(op);
+		++r->nextStart;
+		changed = true;
+	}
+	return changed;
+}
+
+/**
+ * Receiver: for each chunk (at most nslots ahead of the oldest unfinished one) a receive of its signal is posted
+ * (Receiving); the signal names the sender's slot, which is copied into the user's buffer (CopyingOut); then the
+ * 8-byte ack (tag = slot) gives the slot back to the sender (Acking).
+ */
+bool shmRecvStep(Ctx* c, gpumpi_request* r, ShmLink* l) {
+	bool changed = false;
 	if (r->sigbuf.empty()) r->sigbuf.assign(2 * static_cast<size_t>(l->nslots), 0);
 	for (size_t i = 0; i < r->ops.size();) {
 		Op& op = r->ops[i];
 		bool finished = false;
-		if (op.stage == 1) {
+		if (op.stage == Stage::Receiving) {
 			int flag = 0;
-			if (MPI_Test(&op.mreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return bail(GPUMPI_ERR_MPI, "shm signal receive failed");
+			if (MPI_Test(&op.mreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return bail(c, r, GPUMPI_ERR_MPI, "shm signal receive failed");
 			if (flag) {
 				uint64_t* sig = &r->sigbuf[2 * (op.chunk % static_cast<size_t>(l->nslots))];
 				if (sig[0] >= static_cast<uint64_t>(l->nslots) || sig[1] != op.len)
-					return bail(GPUMPI_ERR_MISMATCH, "shm chunk " + std::to_string(op.chunk) + " from peer " + std::to_string(r->peer) + " has " +
+					return bail(c, r, GPUMPI_ERR_MISMATCH, "shm chunk " + std::to_string(op.chunk) + " from peer " + std::to_string(r->peer) + " has " +
 					            std::to_string(sig[1]) + " bytes, expected " + std::to_string(op.len) + ": both sides must pass the same size and flags");
 				op.slot = static_cast<int>(sig[0]);
 				if (startCopy(c, r->copy, r->buf + op.chunk * r->piece, l->in + static_cast<size_t>(op.slot) * l->slotBytes, op.len, l->inEv[op.slot]) != GPUMPI_SUCCESS)
-					return bail(GPUMPI_ERR_CUDA, c->lastError);
-				op.stage = 2;
+					return bail(c, r, GPUMPI_ERR_CUDA, c->lastError);
+				op.stage = Stage::CopyingOut;
 				changed = true;
 			}
 		}
-		if (op.stage == 2) {
-			int d = copyDone(c, r->copy, l->inEv[op.slot]);
-			if (d < 0) return bail(GPUMPI_ERR_CUDA, c->lastError);
-			if (d) {
+		if (op.stage == Stage::CopyingOut) {
+			Poll d = copyDone(c, r->copy, l->inEv[op.slot]);
+			if (d == Poll::Failed) return bail(c, r, GPUMPI_ERR_CUDA, c->lastError);
+			if (d == Poll::Done) {
 				l->ackOut[op.slot] = static_cast<uint64_t>(op.slot);
 				int rc = MPI_Isend(&l->ackOut[op.slot], 8, MPI_BYTE, r->peer, op.slot, c->ackComm, &op.mreq);
-				if (rc != MPI_SUCCESS) return bail(GPUMPI_ERR_MPI, "shm ack: " + mpiErrorText(rc));
-				op.stage = 3;
+				if (rc != MPI_SUCCESS) return bail(c, r, GPUMPI_ERR_MPI, "shm ack: " + mpiErrorText(rc));
+				op.stage = Stage::Acking;
 				changed = true;
 			}
 		}
-		if (op.stage == 3) {
+		if (op.stage == Stage::Acking) {
 			int flag = 0;
-			if (MPI_Test(&op.mreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return bail(GPUMPI_ERR_MPI, "shm ack send failed");
+			if (MPI_Test(&op.mreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return bail(c, r, GPUMPI_ERR_MPI, "shm ack send failed");
 			finished = flag != 0;
 		}
 		if (finished) {
@@ -312,19 +306,31 @@ bool shmStep(Ctx* c, gpumpi_request* r) {
 	}
 	size_t oldest = r->nextStart;
 	for (const auto& op : r->ops) oldest = std::min(oldest, op.chunk);
-	while (!r->fullyPosted && front() && r->nextStart < oldest + static_cast<size_t>(l->nslots)) {
+	while (!r->fullyPosted && isFront(c, r) && r->nextStart < oldest + static_cast<size_t>(l->nslots)) {
 		Op op;
 		op.chunk = r->nextStart;
-		op.len = r->bytes ? std::min(r->piece, r->bytes - op.chunk * r->piece) : 0;
-		op.stage = 1;
+		op.len = chunkLen(r, op.chunk);
+		op.stage = Stage::Receiving;
 		uint64_t* sig = &r->sigbuf[2 * (op.chunk % static_cast<size_t>(l->nslots))];
 		int rc = MPI_Irecv(sig, 16, MPI_BYTE, r->peer, r->tag, c->shmComm, &op.mreq);
-		if (rc != MPI_SUCCESS) return bail(GPUMPI_ERR_MPI, "shm signal receive: " + mpiErrorText(rc));
+		if (rc != MPI_SUCCESS) return bail(c, r, GPUMPI_ERR_MPI, "shm signal receive: " + mpiErrorText(rc));
 		r->ops.push_back(op);
 		changed = true;
-		if (++r->nextStart == r->nChunks) { r->fullyPosted = true; dequeue(); }
+		if (++r->nextStart == r->nChunks) { r->fullyPosted = true; dequeue(c, r); }
 	}
 	return changed;
+}
+
+}  // namespace
+
+bool shmStep(Ctx* c, gpumpi_request* r) {
+	bool changed = false;
+	Poll hs = handshake(c, r, &changed);
+	if (hs == Poll::Failed) return true;
+	if (hs == Poll::Pending) return changed;
+	ShmLink* l = c->shm[r->peer];
+	bool moved = r->dir == Dir::Send ? shmSendStep(c, r, l) : shmRecvStep(c, r, l);
+	return moved || changed;
 }
 
 }  // namespace gpumpi::lib

@@ -9,13 +9,14 @@
 
 namespace gpumpi::lib {
 
-int SlotPool::acquire(int dir) {
+int SlotPool::acquire(Dir dir) {
 	int n = static_cast<int>(slots.size());
-	if (n < 2 || held[dir] >= n - 1) return -1;
+	int& held = dir == Dir::Send ? heldBySend : heldByRecv;
+	if (n < 2 || held >= n - 1) return -1;
 	for (int i = 0; i < n; ++i) {
-		if (!inUse[i]) {
-			inUse[i] = dir;
-			++held[dir];
+		if (inUse[i] == SlotUse::Free) {
+			inUse[i] = dir == Dir::Send ? SlotUse::Send : SlotUse::Recv;
+			++held;
 			return i;
 		}
 	}
@@ -23,9 +24,9 @@ int SlotPool::acquire(int dir) {
 }
 
 void SlotPool::release(int slot) {
-	if (slot < 0 || slot >= static_cast<int>(slots.size()) || !inUse[slot]) return;
-	--held[inUse[slot]];
-	inUse[slot] = 0;
+	if (slot < 0 || slot >= static_cast<int>(slots.size()) || inUse[slot] == SlotUse::Free) return;
+	--(inUse[slot] == SlotUse::Send ? heldBySend : heldByRecv);
+	inUse[slot] = SlotUse::Free;
 }
 
 gpumpi_status poolAddRegion(Ctx* c, SlotPool& p, char* base, size_t bytes, bool owned, bool pinnedByUs, bool device, char* pinBase) {
@@ -54,7 +55,7 @@ gpumpi_status poolAddRegion(Ctx* c, SlotPool& p, char* base, size_t bytes, bool 
 	for (size_t i = 0; i < n; ++i) {
 		p.slots.push_back(base + i * p.slotBytes);
 		p.events.push_back(c->cuda ? evs[i] : nullptr);
-		p.inUse.push_back(0);
+		p.inUse.push_back(SlotUse::Free);
 	}
 	return GPUMPI_SUCCESS;
 }
@@ -81,7 +82,7 @@ gpumpi_status poolRemoveRegion(Ctx* c, SlotPool& p, char* base) {
 	const SlotPool::Region r = p.regions[idx];
 	std::vector<char*> slots;
 	std::vector<CUevent> events;
-	std::vector<int> inUse;
+	std::vector<SlotUse> inUse;
 	for (size_t i = 0; i < p.slots.size(); ++i) {
 		if (p.slots[i] >= r.base && p.slots[i] < r.base + r.bytes) {
 			if (p.events[i]) cudaDriver().cuEventDestroy(p.events[i]);
@@ -89,7 +90,7 @@ gpumpi_status poolRemoveRegion(Ctx* c, SlotPool& p, char* base) {
 		}
 		slots.push_back(p.slots[i]);
 		events.push_back(p.events[i]);
-		inUse.push_back(0);
+		inUse.push_back(SlotUse::Free);
 	}
 	p.slots.swap(slots);
 	p.events.swap(events);
@@ -106,7 +107,7 @@ void poolDestroy(Ctx* c, SlotPool& p) {
 	p.slots.clear();
 	p.events.clear();
 	p.inUse.clear();
-	p.held[1] = p.held[2] = 0;
+	p.heldBySend = p.heldByRecv = 0;
 }
 
 gpumpi_status startCopy(Ctx* c, CopyKind k, void* dst, const void* src, size_t n, CUevent ev) {
@@ -129,13 +130,13 @@ gpumpi_status startCopy(Ctx* c, CopyKind k, void* dst, const void* src, size_t n
 	return GPUMPI_SUCCESS;
 }
 
-int copyDone(Ctx* c, CopyKind k, CUevent ev) {
-	if (k == CopyKind::HostMemcpy) return 1;
+Poll copyDone(Ctx* c, CopyKind k, CUevent ev) {
+	if (k == CopyKind::HostMemcpy) return Poll::Done;
 	CUresult r = cudaDriver().cuEventQuery(ev);
-	if (r == CUDA_SUCCESS) return 1;
-	if (r == CUDA_ERROR_NOT_READY) return 0;
+	if (r == CUDA_SUCCESS) return Poll::Done;
+	if (r == CUDA_ERROR_NOT_READY) return Poll::Pending;
 	cudaFail(c, r, "cuEventQuery of a staging copy");
-	return -1;
+	return Poll::Failed;
 }
 
 }  // namespace gpumpi::lib
