@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { resolveHost } from '../core/hosts/hostSettings';
 import { resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
-import { parsePreset, type MpiFlavor } from '../core/repro/launcher';
+import { parsePreset, type MpiFlavor } from '../core/launch/launchSpec';
 
 /** A mistake in the command line: the caller prints it with its usage and exits 2. */
 export class UsageError extends Error {}

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEvidence } from '../core/map/mapEvidence';
 import { DEFAULT_MAP_OPTIONS, runMap, type MapEngineOptions } from '../core/map/mapRunner';
-import type { LaunchConfig } from '../core/repro/launcher';
+import type { LaunchConfig } from '../core/launch/launchSpec';
 import { posixQuoteArgv } from '../shared/shellQuote';
 import { cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, UsageError, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, validateMapDocument, type MapDocument } from '../shared/mapSchema';

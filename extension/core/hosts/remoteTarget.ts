@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { EngineLocator, ProbeOutcome } from '../collect';
 import { repoRoot } from '../native';
 import { deployEngine, type DeployResult } from './deployEngine';
-import type { SrunSpec } from '../repro/launcher';
+import type { SrunSpec } from '../launch/launchSpec';
 import type { HostSetting } from './hostSettings';
 import { SshHost } from './sshHost';
 
