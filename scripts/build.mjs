@@ -3,7 +3,7 @@
 //   node scripts/build.mjs                 development build (sourcemaps)
 //   node scripts/build.mjs --production    minified, no sourcemaps
 //   node scripts/build.mjs --watch         rebuild on change; logs in a problem-matcher friendly format
-//   node scripts/build.mjs --only=cli,panel   build a subset (targets: extension, cli, panel, tests)
+//   node scripts/build.mjs --only=cli,panel   build a subset (targets: extension, cli, panel, map, repro, tests)
 // Type-checking is separate: `npm run typecheck` (tsc --noEmit).
 // Each target is its own esbuild context, so a broken test file does not stop the extension from building
 // (the script still exits 1 when any target failed).
@@ -107,8 +107,8 @@ const targets = [
 			]),
 			outdir: 'dist',
 			platform: 'node', format: 'cjs',
-			// Test bundles load mocha, vscode and @vscode/test-electron at run time.
-			external: ['vscode', '*.node', 'mocha', '@vscode/test-electron', 'playwright-core'],
+			// Test bundles load mocha, vscode, @vscode/test-electron, playwright-core and eslint at run time.
+			external: ['vscode', '*.node', 'mocha', '@vscode/test-electron', 'playwright-core', 'eslint'],
 		},
 	},
 ].filter(t => !only || only.has(t.name))
