@@ -1,6 +1,6 @@
 /**
- * Headless CLI: `gpumpi-doctor <subcommand> [options]`. Subcommands live in one table so later ones
- * (repro, map, collect, analyze) plug in by adding an entry.
+ * Headless CLI: `gpumpi-doctor <subcommand> [options]`. The subcommands (inspect, collect, analyze, repro, map) live
+ * in one table, SUBCOMMANDS; a new one plugs in by adding an entry.
  *
  * Exit codes: 0 the subcommand ran (an inspection that found problems still exits 0: the findings are the
  * output), 2 usage error, 3 the inspection or report writing failed, 130 interrupted (Ctrl-C; running tools
