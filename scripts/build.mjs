@@ -3,7 +3,7 @@
 //   node scripts/build.mjs                 development build (sourcemaps)
 //   node scripts/build.mjs --production    minified, no sourcemaps
 //   node scripts/build.mjs --watch         rebuild on change; logs in a problem-matcher friendly format
-//   node scripts/build.mjs --only=cli,panel   build a subset (targets: extension, cli, panel, tests)
+//   node scripts/build.mjs --only=cli,panel   build a subset (targets: extension, cli, panel, map, repro, tests)
 // Type-checking is separate: `npm run typecheck` (tsc --noEmit).
 // Each target is its own esbuild context, so a broken test file does not stop the extension from building
 // (the script still exits 1 when any target failed).
@@ -107,8 +107,8 @@ const targets = [
 			]),
 			outdir: 'dist',
 			platform: 'node', format: 'cjs',
-			// Test bundles load mocha, vscode and @vscode/test-electron at run time.
-			external: ['vscode', '*.node', 'mocha', '@vscode/test-electron', 'playwright-core'],
+			// Test bundles load mocha, vscode, @vscode/test-electron, playwright-core and eslint at run time.
+			external: ['vscode', '*.node', 'mocha', '@vscode/test-electron', 'playwright-core', 'eslint'],
 		},
 	},
 ].filter(t => !only || only.has(t.name))
@@ -116,6 +116,8 @@ const targets = [
 
 async function buildOnce(t) {
 	const started = Date.now();
+	// A test moved or deleted must not keep running from its old bundle (the runner takes every dist/test/**/*.test.js).
+	if (t.name === 'tests') { fs.rmSync(path.join(root, 'dist', 'test'), { recursive: true, force: true }); }
 	try {
 		const result = await esbuild.build({ ...t.options, plugins: [problemMatcherPlugin(t.name)] });
 		t.after?.();

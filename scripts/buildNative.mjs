@@ -15,12 +15,9 @@ const NATIVE = path.join(ROOT, 'native');
 const BUILD = path.join(NATIVE, 'build');
 const JOBS = '2';
 
-/** Engine flavours: which MPI compiler wrapper builds which folder. */
-export const ENGINE_FLAVORS = {
-	default: { dir: 'engine', mpicc: 'mpicc' },
-	openmpi: { dir: 'engine-openmpi', mpicc: 'mpicc.openmpi' },
-	mpich: { dir: 'engine-mpich', mpicc: 'mpicc.mpich' },
-};
+/** Engine flavours: which MPI compiler wrapper builds which folder (extension/shared/engineFlavors.json, the one table). */
+export const ENGINE_FLAVORS = Object.fromEntries(Object.entries(JSON.parse(readFileSync(path.join(ROOT, 'extension', 'shared', 'engineFlavors.json'), 'utf8')))
+	.filter(([k]) => k !== '//'));
 
 /** Thrown when a tool the build needs is missing or a step fails; `message` says what to do. */
 export class BuildError extends Error {}

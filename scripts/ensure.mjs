@@ -102,8 +102,8 @@ const STAMP = path.join(NATIVE_BUILD, '.ensure-stamp.json');
 /** Why the native parts need a (re)build: an output missing, or a file under native/ (build/ excluded) newer than the last build. */
 export function nativeStaleReason(engines) {
 	const outputs = [path.join(NATIVE_BUILD, 'addon', 'Release', 'gpumpi_addon.node')];
-	const dirs = { default: 'engine', openmpi: 'engine-openmpi', mpich: 'engine-mpich' };
-	for (const e of engines) { outputs.push(path.join(NATIVE_BUILD, dirs[e], 'gpumpi')); }
+	const flavors = JSON.parse(fs.readFileSync(path.join(ROOT, 'extension', 'shared', 'engineFlavors.json'), 'utf8'));
+	for (const e of engines) { outputs.push(path.join(NATIVE_BUILD, flavors[e].dir, 'gpumpi')); }
 	for (const o of outputs) {
 		if (!fs.existsSync(o)) { return `${path.relative(ROOT, o)} is missing`; }
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every test suite and ends with `N passed, N failed` alone on the last line (totals over all suites).
-//   typecheck  tsc --noEmit (counts as 1 test)
+//   typecheck  tsc --noEmit and eslint (the import zones, eslint.config.mjs): counts as 2 tests
 //   unit       mocha dist/test/unit/**/*.test.js    (plain Node, no VS Code)
 //   engine     mocha dist/test/engine/**/*.test.js  (real mpirun of Open MPI / MPICH on this host)
 //   vscode     real VS Code (code-server) + Chromium: in-host mocha suite and the command-palette/webview UI test
@@ -47,10 +47,23 @@ function walk(dir, accept) {
 
 async function typecheck() {
 	const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-	const r = await run(process.execPath, [tsc, '--noEmit', '-p', ROOT], { timeoutMs: 5 * 60_000, capture: true });
-	if (r.code === 0) { return { passes: 1, failures: 0, pending: 0 }; }
-	process.stdout.write(r.out);
-	return { passes: 0, failures: 1, pending: 0, note: r.timedOut ? 'tsc timed out' : 'type errors' };
+	const eslint = path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js');
+	const checks = [
+		['tsc', [tsc, '--noEmit', '-p', ROOT], 'type errors'],
+		// The import zones of README's layout table and a few mistake-only rules (eslint.config.mjs).
+		['eslint', [eslint, '--max-warnings', '0', 'extension', 'media', 'test'], 'lint errors'],
+	];
+	const s = { passes: 0, failures: 0, pending: 0 };
+	const notes = [];
+	for (const [name, args, what] of checks) {
+		const r = await run(process.execPath, args, { timeoutMs: 5 * 60_000, capture: true });
+		if (r.code === 0) { s.passes++; continue; }
+		process.stdout.write(r.out);
+		s.failures++;
+		notes.push(r.timedOut ? `${name} timed out` : what);
+	}
+	if (notes.length > 0) { s.note = notes.join(', '); }
+	return s;
 }
 
 async function mochaSuite(name, dir, timeoutMs) {

@@ -16,7 +16,7 @@ import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget'
 import { inspectHost, normalizeSettings } from '../core/inspect';
 import { createLogger, errorText, nullLogger, streamSink, type Logger } from '../core/logger';
 import type { Report } from '../shared/report';
-import { SRUN_MPI_PLUGIN, type SrunSpec } from '../core/repro/launcher';
+import { SRUN_MPI_PLUGIN, type SrunSpec } from '../core/launch/launchSpec';
 import { checkMpirun } from '../core/repro/reproChoices';
 import { analyzeMain, collectMain } from './bundleCli';
 import { EXIT, isParseArgsError, shown, UsageError, type CliIo } from './io';

@@ -6,7 +6,8 @@
 import * as path from 'node:path';
 import { resolveHost } from '../core/hosts/hostSettings';
 import { hostListArgs, resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
-import { buildLaunchArgv, defaultSpec, parsePreset, SRUN_MPI_PLUGIN, type MpiFlavor } from '../core/repro/launcher';
+import { buildLaunchArgv } from '../core/launch/launchArgv';
+import { defaultSpec, parsePreset, SRUN_MPI_PLUGIN, type MpiFlavor } from '../core/launch/launchSpec';
 import { checkMpirun } from '../core/repro/reproChoices';
 import { shown, UsageError } from './io';
 

@@ -10,9 +10,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
-import {
-	PML_UCX_MCA, buildLaunchArgv, parsePreset, withConfig, withJobName, type LaunchConfig,
-} from '../core/repro/launcher';
+import { buildLaunchArgv } from '../core/launch/launchArgv';
+import { parsePreset, withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
+import { PML_UCX_MCA } from '../core/repro/evidence';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';

@@ -10,7 +10,8 @@ import type { RawOutput } from '../shared/report';
 import type { Host } from './hosts/host';
 import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
-import { defaultSpec, runLaunch, type LaunchSpec, type SrunSpec } from './repro/launcher';
+import { defaultSpec, type LaunchSpec, type SrunSpec } from './launch/launchSpec';
+import { runLaunch } from './launch/runLaunch';
 
 /** Which MPI a `mpirun` belongs to. */
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
@@ -284,7 +285,7 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 	return toRaw('engine', argv, r, notes);
 }
 
-/** The engine under srun: env + srun argv from launcher.ts, scancel on timeout/cancel (runLaunch). */
+/** The engine under srun: env + srun argv from launch/launchArgv.ts, scancel on timeout/cancel (runLaunch). */
 async function runEngineWithSrun(host: Host, opts: CollectOptions, srun: Omit<SrunSpec, 'jobName'>, flavor: MpiFlavor, ranks: number,
 	enginePath: string | null, missing: string | null): Promise<RawOutput> {
 	const spec: LaunchSpec = { ...defaultSpec(flavor === 'mpich' ? 'mpich' : 'openmpi', 'mpirun', ranks), srun: { ...srun, jobName: '' } };

@@ -2,7 +2,7 @@
  * One inspection of one host: collect (tools + addon probe + engine) → analyze → Report.
  * Shared by the VS Code command and the headless CLI; also validates their settings the same way.
  */
-import type { SrunSpec } from './repro/launcher';
+import type { SrunSpec } from './launch/launchSpec';
 import { performance } from 'node:perf_hooks';
 import * as path from 'node:path';
 import { name as toolName, version as toolVersion } from '../../package.json';

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import type { NativeAddon } from '../shared/addonTypes';
+import ENGINE_FLAVORS from '../shared/engineFlavors.json';
 
 /** Which engine build: the default (mpicc on PATH) or one built against a named distro MPI. */
 export type EngineFlavor = 'default' | 'openmpi' | 'mpich';
@@ -37,10 +38,11 @@ const ADDON_CANDIDATES = [
 	['prebuilds', `${process.platform}-${process.arch}`, 'gpumpi_addon.node'],
 ];
 
+/** native/build/ folder of each engine flavour (the one table, shared with scripts/buildNative.mjs and ensure.mjs). */
 const ENGINE_DIRS: Record<EngineFlavor, string> = {
-	default: 'engine',
-	openmpi: 'engine-openmpi',
-	mpich: 'engine-mpich',
+	default: ENGINE_FLAVORS.default.dir,
+	openmpi: ENGINE_FLAVORS.openmpi.dir,
+	mpich: ENGINE_FLAVORS.mpich.dir,
 };
 
 function isOurPackageDir(dir: string): boolean {

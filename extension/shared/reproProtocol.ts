@@ -1,8 +1,9 @@
 /**
- * Typed messages between the extension host and the reproducer results webview (media/repro/main.ts). Reuses the
- * envelope and MessageHandler of protocol.ts; this panel has its own unions so the two panels cannot mix messages.
+ * Typed messages between the extension host and the reproducer results webview (media/repro/main.ts), carried by
+ * the RPC of webviewRpc.ts; this panel has its own unions so the panels cannot mix messages. REPRO_PROTOCOL validates
+ * them on both sides.
  */
-import { asEnvelope, type Envelope } from './protocol';
+import { asEnvelope, type Envelope, type ProtocolValidator } from './webviewRpc';
 import type { ReproFallbackReport, ReproIpcReport } from './reproSchema';
 
 /** What the panel shows: one IPC report and/or fallback reports, and where they came from. */
@@ -33,7 +34,34 @@ export interface CopyBugReportResponse { type: 'copyBugReportResponse'; chars: n
 /** Ask the host to put a piece of text (an evidence block) on the clipboard. */
 export interface ReproCopyRequest { type: 'copy'; text: string }
 export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest;
+
+/** Each request of the reproducer webview and the host's reply. */
+export type ReproRequests = {
+	ready: { request: ReproReadyRequest; reply: ReproReadyResponse };
+	copyBugReport: { request: CopyBugReportRequest; reply: CopyBugReportResponse };
+	copy: { request: ReproCopyRequest; reply: void };
+};
 // #endregion
+
+/** The reproducer webview's own strings (the host passes localised ones as data; `{0}` are placeholders). */
+export interface ReproStrings {
+	noResults: string;
+	/** {0} characters copied. */
+	copiedChars: string;
+	/** {0} why. */
+	copyFailedBecause: string;
+	copied: string;
+	copyFailed: string;
+}
+
+/** English defaults of ReproStrings. */
+export const DEFAULT_REPRO_STRINGS: ReproStrings = {
+	noResults: 'No results yet. Run "GPU-MPI: Run IPC-Pointer Reproducer", "GPU-MPI: Run Fallback Reproducer" or "GPU-MPI: Open Reproducer Result…".',
+	copiedChars: 'Copied ({0} characters)',
+	copyFailedBecause: 'Copy failed: {0}',
+	copied: 'Copied',
+	copyFailed: 'Copy failed',
+};
 
 const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy']);
 
@@ -56,3 +84,6 @@ export function asToReproWebviewEnvelope(raw: unknown): Envelope<ToReproWebviewM
 		return body.type === 'reproBusy' && typeof body.busy === 'boolean' && typeof body.message === 'string';
 	});
 }
+
+/** The reproducer webview's validators, used by the host and by media/repro/main.ts. */
+export const REPRO_PROTOCOL: ProtocolValidator<ToReproWebviewMessage, ReproRequests> = { fromWebview: asFromReproWebviewEnvelope, toWebview: asToReproWebviewEnvelope };

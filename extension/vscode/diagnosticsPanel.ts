@@ -1,19 +1,16 @@
 /**
- * The diagnostics panel: a WebviewPanel with a strict CSP that shows the last report. The webview asks for its
- * state with `ready`; the host never posts before that (a hidden-then-shown webview asks again). Every incoming
- * message is validated with `asFromWebviewEnvelope`; anything else is logged and ignored.
+ * The diagnostics panel: shows the last report (WebviewPanelHost: strict CSP, `ready` handshake, every message
+ * validated by PANEL_PROTOCOL), follows the inspection service, and answers copy / rerun.
  */
-import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { escapeHtml } from '../shared/htmlEscape';
-import { toolbarAndContent, webviewHtml } from '../shared/webviewHtml';
-import {
-	asFromWebviewEnvelope, MessageHandler, type FromWebviewMessage, type ReadyResponse, type ToWebviewMessage,
-} from '../shared/protocol';
+import { toolbarAndContent } from '../shared/webviewHtml';
+import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../shared/protocol';
 import type { RenderStrings } from '../shared/render';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
 import type { InspectionChange, InspectionService } from './inspectionService';
+import { WebviewPanelHost } from './webviewPanelHost';
 
 /** The panel's view type (also what a future serializer registers). */
 export const DIAGNOSTICS_VIEW_TYPE = 'gpumpiDoctor.diagnostics';
@@ -21,108 +18,61 @@ export const DIAGNOSTICS_VIEW_TYPE = 'gpumpiDoctor.diagnostics';
 /** The single diagnostics panel of this window. */
 export class DiagnosticsPanel extends Disposable {
 	private static _current: DiagnosticsPanel | undefined;
-	private _ready = false;
-	private readonly _rpc: MessageHandler<ToWebviewMessage, FromWebviewMessage>;
+	private readonly _host: WebviewPanelHost<ToWebviewMessage, PanelRequests>;
 
 	/** Show the panel (creating it when needed). */
 	static show(extensionUri: vscode.Uri, service: InspectionService, log: Logger): DiagnosticsPanel {
 		if (DiagnosticsPanel._current) {
-			DiagnosticsPanel._current._panel.reveal(undefined, true);
+			DiagnosticsPanel._current._host.reveal();
 			return DiagnosticsPanel._current;
 		}
-		const panel = vscode.window.createWebviewPanel(DIAGNOSTICS_VIEW_TYPE, vscode.l10n.t('GPU-MPI Doctor'),
-			{ viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, {
-				enableScripts: true,
-				enableCommandUris: false,
-				localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')],
-			});
-		DiagnosticsPanel._current = new DiagnosticsPanel(panel, extensionUri, service, log);
+		DiagnosticsPanel._current = new DiagnosticsPanel(extensionUri, service, log);
 		return DiagnosticsPanel._current;
 	}
 
 	/** The open panel, if any (tests). */
 	static get current(): DiagnosticsPanel | undefined { return DiagnosticsPanel._current; }
 
-	private constructor(
-		private readonly _panel: vscode.WebviewPanel,
-		private readonly _extensionUri: vscode.Uri,
-		private readonly _service: InspectionService,
-		private readonly _log: Logger,
-	) {
+	private constructor(extensionUri: vscode.Uri, private readonly _service: InspectionService, private readonly _log: Logger) {
 		super();
-		this._rpc = new MessageHandler<ToWebviewMessage, FromWebviewMessage>(
-			env => { void this._panel.webview.postMessage(env); },
-			msg => this._onMessage(msg),
-		);
-		this._register(this._panel.onDidDispose(() => this.dispose()));
-		this._register(this._panel.onDidChangeViewState(e => {
-			// A hidden webview loses its content; it will send `ready` again when shown.
-			if (!e.webviewPanel.visible) { this._ready = false; }
+		this._host = this._register(new WebviewPanelHost<ToWebviewMessage, PanelRequests>(extensionUri, _log, {
+			viewType: DIAGNOSTICS_VIEW_TYPE,
+			title: vscode.l10n.t('GPU-MPI Doctor'),
+			bundle: 'panel',
+			what: 'diagnostics webview',
+			protocol: PANEL_PROTOCOL,
+			extraResourceRoots: ['media'],
+			strings: panelStrings(),
+			bodyHtml: toolbarAndContent(`<button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button>`, vscode.l10n.t('Loading…')),
+			handlers: {
+				ready: () => ({ type: 'readyResponse', report: this._service.lastReport ?? null, busy: this._service.busy }),
+				copy: async msg => {
+					await vscode.env.clipboard.writeText(msg.text);
+					this._log.debug(`copied ${msg.text.length} characters to the clipboard`);
+				},
+				rerun: () => { void vscode.commands.executeCommand('gpumpiDoctor.inspectHost'); },
+			},
 		}));
-		this._register(this._panel.webview.onDidReceiveMessage((raw: unknown) => {
-			const env = asFromWebviewEnvelope(raw);
-			if (!env) {
-				this._log.warn(`ignored malformed message from the webview: ${safePreview(raw)}`);
-				return;
-			}
-			void this._rpc.handleMessage(env);
-		}));
+		this._register(this._host.onDidDispose(() => this.dispose()));
 		this._register(this._service.onDidChange(change => this._onServiceChange(change)));
-		this._panel.webview.html = this._html();
 	}
 
 	/** Whether the webview has sent `ready` since it was (re)loaded. */
-	get isReady(): boolean { return this._ready; }
+	get isReady(): boolean { return this._host.isReady; }
 
 	override dispose(): void {
 		if (DiagnosticsPanel._current === this) { DiagnosticsPanel._current = undefined; }
 		super.dispose();
-		this._panel.dispose();
-	}
-
-	private async _onMessage(msg: FromWebviewMessage): Promise<unknown> {
-		switch (msg.type) {
-			case 'ready': {
-				this._ready = true;
-				const reply: ReadyResponse = { type: 'readyResponse', report: this._service.lastReport ?? null, busy: this._service.busy };
-				return reply;
-			}
-			case 'copy':
-				await vscode.env.clipboard.writeText(msg.text);
-				this._log.debug(`copied ${msg.text.length} characters to the clipboard`);
-				return undefined;
-			case 'rerun':
-				void vscode.commands.executeCommand('gpumpiDoctor.inspectHost');
-				return undefined;
-		}
 	}
 
 	private _onServiceChange(change: InspectionChange): void {
-		if (!this._ready) { return; } // never post before `ready`; the ReadyResponse carries the state
+		// Never posted before `ready` (WebviewPanelHost.post); the ready reply carries the state.
 		if (change.kind === 'report') {
-			this._rpc.sendEvent({ type: 'showReport', report: change.report });
+			this._host.post({ type: 'showReport', report: change.report });
 		} else {
-			this._rpc.sendEvent({ type: 'busy', busy: change.busy, message: change.message });
+			this._host.post({ type: 'busy', busy: change.busy, message: change.message });
 		}
 	}
-
-	private _html(): string {
-		const webview = this._panel.webview;
-		return webviewHtml({
-			cspSource: webview.cspSource,
-			nonce: crypto.randomBytes(18).toString('base64url'),
-			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.js')).toString(),
-			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.css')).toString(),
-			lang: vscode.env.language,
-			title: vscode.l10n.t('GPU-MPI Doctor'),
-			bodyAttributes: { 'data-strings': JSON.stringify(panelStrings()) },
-			bodyHtml: toolbarAndContent(`<button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button>`, vscode.l10n.t('Loading…')),
-		});
-	}
-}
-
-function safePreview(raw: unknown): string {
-	try { return JSON.stringify(raw)?.slice(0, 200) ?? String(raw); } catch { return typeof raw; }
 }
 
 /** Localised strings handed to the webview as data (`<body data-strings>`), never as script. */

@@ -81,7 +81,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => DiagnosticsPanel.current?.dispose() },
-		registerTransportMap(context.extensionUri, logger.child('map')),
+		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
 		registerReproCommands(context, logger.child('repro'), () => service.lastReport, showLog),
 	);
 	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'})`);

@@ -1,21 +1,16 @@
 /**
- * The reproducer results panel: a WebviewPanel with a strict CSP (extension/shared/webviewHtml.ts) showing IPC and
- * fallback reports. The webview asks for its state with `ready`; the host never posts before that. Incoming messages
- * are validated with asFromReproWebviewEnvelope. "Copy as bug report" builds the Markdown here (bugReport.ts).
+ * The reproducer results panel: shows IPC and fallback reports (WebviewPanelHost: strict CSP, `ready` handshake,
+ * every message validated by REPRO_PROTOCOL). "Copy as bug report" builds the Markdown here (bugReport.ts).
  */
-import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
-import { MessageHandler } from '../shared/protocol';
 import { escapeHtml } from '../shared/htmlEscape';
-import { toolbarAndContent, webviewHtml } from '../shared/webviewHtml';
-import {
-	asFromReproWebviewEnvelope, type CopyBugReportResponse, type FromReproWebviewMessage, type ReproPanelData,
-	type ReproReadyResponse, type ToReproWebviewMessage,
-} from '../shared/reproProtocol';
+import { toolbarAndContent } from '../shared/webviewHtml';
+import { REPRO_PROTOCOL, type ReproPanelData, type ReproRequests, type ReproStrings, type ToReproWebviewMessage } from '../shared/reproProtocol';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
+import { WebviewPanelHost } from './webviewPanelHost';
 
 /** The panel's view type. */
 export const REPRO_VIEW_TYPE = 'gpumpiDoctor.repro';
@@ -33,72 +28,56 @@ export interface ReproPanelState {
 /** The single reproducer panel of this window. */
 export class ReproPanel extends Disposable {
 	private static _current: ReproPanel | undefined;
-	private _ready = false;
 	private _data: ReproPanelData | null = null;
 	private _outputs: Record<string, string> = {};
 	private _delivered: ReproPanelData | null = null;
 	private _busy = false;
-	private readonly _rpc: MessageHandler<ToReproWebviewMessage, FromReproWebviewMessage>;
+	private readonly _host: WebviewPanelHost<ToReproWebviewMessage, ReproRequests>;
 
 	/** Show the panel (creating it when needed). */
 	static show(extensionUri: vscode.Uri, log: Logger, inspectReport: () => Report | undefined): ReproPanel {
 		if (ReproPanel._current) {
-			ReproPanel._current._panel.reveal(undefined, true);
+			ReproPanel._current._host.reveal();
 			return ReproPanel._current;
 		}
-		const panel = vscode.window.createWebviewPanel(REPRO_VIEW_TYPE, vscode.l10n.t('GPU-MPI Reproducer'),
-			{ viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, {
-				enableScripts: true,
-				enableCommandUris: false,
-				retainContextWhenHidden: false,
-				localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
-			});
-		ReproPanel._current = new ReproPanel(panel, extensionUri, log, inspectReport);
+		ReproPanel._current = new ReproPanel(extensionUri, log, inspectReport);
 		return ReproPanel._current;
 	}
 
 	/** The open panel, if any. */
 	static get current(): ReproPanel | undefined { return ReproPanel._current; }
 
-	private constructor(
-		private readonly _panel: vscode.WebviewPanel,
-		private readonly _extensionUri: vscode.Uri,
-		private readonly _log: Logger,
-		private readonly _inspectReport: () => Report | undefined,
-	) {
+	private constructor(extensionUri: vscode.Uri, private readonly _log: Logger, private readonly _inspectReport: () => Report | undefined) {
 		super();
-		this._rpc = new MessageHandler<ToReproWebviewMessage, FromReproWebviewMessage>(
-			env => { void this._panel.webview.postMessage(env); },
-			msg => this._onMessage(msg),
-		);
-		this._register(this._panel.onDidDispose(() => this.dispose()));
-		this._register(this._panel.onDidChangeViewState(e => { if (!e.webviewPanel.visible) { this._ready = false; } }));
-		this._register(this._panel.webview.onDidReceiveMessage((raw: unknown) => {
-			const env = asFromReproWebviewEnvelope(raw);
-			if (!env) {
-				let preview: string;
-				try { preview = JSON.stringify(raw)?.slice(0, 200) ?? typeof raw; } catch { preview = typeof raw; }
-				this._log.warn(`ignored malformed message from the reproducer webview: ${preview}`);
-				return;
-			}
-			void this._rpc.handleMessage(env);
-		}));
-		const webview = this._panel.webview;
-		this._panel.webview.html = webviewHtml({
-			cspSource: webview.cspSource,
-			nonce: crypto.randomBytes(18).toString('base64url'),
-			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'repro.js')).toString(),
-			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'repro.css')).toString(),
-			lang: vscode.env.language,
+		this._host = this._register(new WebviewPanelHost<ToReproWebviewMessage, ReproRequests>(extensionUri, _log, {
+			viewType: REPRO_VIEW_TYPE,
 			title: vscode.l10n.t('GPU-MPI Reproducer'),
+			bundle: 'repro',
+			what: 'reproducer webview',
+			protocol: REPRO_PROTOCOL,
+			strings: reproStrings(),
 			bodyHtml: toolbarAndContent(`<button type="button" id="copy-bug-report" disabled>${escapeHtml(vscode.l10n.t('Copy as bug report'))}</button>`, vscode.l10n.t('Loading…')),
-		});
+			handlers: {
+				ready: () => {
+					if (this._data) { this._delivered = this._data; }
+					return { type: 'reproReadyResponse', data: this._data, busy: this._busy };
+				},
+				copyBugReport: async () => {
+					const md = this.bugReport();
+					await vscode.env.clipboard.writeText(md);
+					this._log.info(`copied a ${md.length}-character bug report to the clipboard`);
+					return { type: 'copyBugReportResponse', chars: md.length };
+				},
+				copy: async msg => { await vscode.env.clipboard.writeText(msg.text); },
+			},
+		}));
+		this._register(this._host.onDidDispose(() => this.dispose()));
 	}
 
 	/** Test hook / status. */
 	get state(): ReproPanelState {
 		return {
-			ready: this._ready, delivered: this._delivered?.source ?? null, busy: this._busy,
+			ready: this._host.isReady, delivered: this._delivered?.source ?? null, busy: this._busy,
 			ipcVariants: this._delivered?.ipc?.variants.length ?? 0, fallbackConfigs: this._delivered?.fallback.length ?? 0,
 		};
 	}
@@ -107,16 +86,13 @@ export class ReproPanel extends Disposable {
 	setResults(data: ReproPanelData, outputs: Record<string, string> = {}): void {
 		this._data = data;
 		this._outputs = outputs;
-		if (this._ready) {
-			this._rpc.sendEvent({ type: 'showRepro', data });
-			this._delivered = data;
-		}
+		if (this._host.post({ type: 'showRepro', data })) { this._delivered = data; }
 	}
 
 	/** A run started / progressed / stopped. */
 	setBusy(busy: boolean, message: string): void {
 		this._busy = busy;
-		if (this._ready) { this._rpc.sendEvent({ type: 'reproBusy', busy, message }); }
+		this._host.post({ type: 'reproBusy', busy, message });
 	}
 
 	/** The Markdown bug report of the shown results. */
@@ -128,27 +104,17 @@ export class ReproPanel extends Disposable {
 	override dispose(): void {
 		if (ReproPanel._current === this) { ReproPanel._current = undefined; }
 		super.dispose();
-		this._panel.dispose();
 	}
+}
 
-	private async _onMessage(msg: FromReproWebviewMessage): Promise<unknown> {
-		switch (msg.type) {
-			case 'ready': {
-				this._ready = true;
-				if (this._data) { this._delivered = this._data; }
-				const reply: ReproReadyResponse = { type: 'reproReadyResponse', data: this._data, busy: this._busy };
-				return reply;
-			}
-			case 'copyBugReport': {
-				const md = this.bugReport();
-				await vscode.env.clipboard.writeText(md);
-				this._log.info(`copied a ${md.length}-character bug report to the clipboard`);
-				const reply: CopyBugReportResponse = { type: 'copyBugReportResponse', chars: md.length };
-				return reply;
-			}
-			case 'copy':
-				await vscode.env.clipboard.writeText(msg.text);
-				return undefined;
-		}
-	}
+/** Localised strings of the reproducer webview, handed over as data (`<body data-strings>`). */
+function reproStrings(): ReproStrings {
+	const t = (message: string, ...args: string[]): string => vscode.l10n.t(message, ...args);
+	return {
+		noResults: t('No results yet. Run "GPU-MPI: Run IPC-Pointer Reproducer", "GPU-MPI: Run Fallback Reproducer" or "GPU-MPI: Open Reproducer Result…".'),
+		copiedChars: t('Copied ({0} characters)', '{0}'),
+		copyFailedBecause: t('Copy failed: {0}', '{0}'),
+		copied: t('Copied'),
+		copyFailed: t('Copy failed'),
+	};
 }

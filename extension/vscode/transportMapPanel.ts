@@ -1,30 +1,27 @@
 /**
- * "GPU-MPI: Show Transport Map": a WebviewPanel (strict CSP with a nonce, `ready` handshake, typed messages of
- * shared/mapProtocol.ts validated on arrival) that shows a transport map loaded from a run (gpumpi map under mpirun
- * through core/map/mapRunner.ts, with progress and cancel) or from a saved JSON file. Exports (SVG, PNG, JSON) are
- * posted by the webview and written here after a save dialog.
+ * "GPU-MPI: Show Transport Map": a panel (WebviewPanelHost: strict CSP, `ready` handshake, every message validated by
+ * MAP_PROTOCOL) that shows a transport map loaded from a run (gpumpi map under mpirun through core/map/mapRunner.ts,
+ * with progress and cancel) or from a saved JSON file. Exports (SVG, PNG, JSON) are posted by the webview and
+ * written here after a save dialog.
  */
-import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
 import { errorText, type Logger } from '../core/logger';
 import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
 import { escapeHtml } from '../shared/htmlEscape';
-import { webviewHtml } from '../shared/webviewHtml';
-import {
-	asFromMapWebviewEnvelope, type FromMapWebviewMessage, type MapExportFormat, type MapReadyResponse, type ToMapWebviewMessage,
-} from '../shared/mapProtocol';
+import { MAP_PROTOCOL, type MapExportFormat, type MapRequests, type MapStrings, type ToMapWebviewMessage } from '../shared/mapProtocol';
 import type { MapDocument } from '../shared/mapSchema';
-import { MessageHandler } from '../shared/protocol';
+import { registerCommand, type CommandId } from './commands';
 import { Disposable } from './dispose';
 import { pickHost } from './hostsView';
 import { openLaunchTarget, hostOfArgument, type OpenTarget } from './launchHost';
 import { readSettings } from './settings';
+import { WebviewPanelHost } from './webviewPanelHost';
 
 /** The panel's view type. */
 export const TRANSPORT_MAP_VIEW_TYPE = 'gpumpiDoctor.transportMap';
 /** The command that opens it. */
-export const SHOW_TRANSPORT_MAP_COMMAND = 'gpumpiDoctor.showTransportMap';
+export const SHOW_TRANSPORT_MAP_COMMAND = 'gpumpiDoctor.showTransportMap' satisfies CommandId;
 
 /** What the webview of the open panel has been sent (tests reach it through the extension API). */
 export interface TransportMapPanelState {
@@ -42,80 +39,71 @@ export interface TransportMapPanelState {
 /** The single transport-map panel of this window. */
 export class TransportMapPanel extends Disposable {
 	private static _current: TransportMapPanel | undefined;
-	private _ready = false;
 	private _busy = false;
 	private _map: MapDocument | null = null;
 	private _source = '';
 	private _delivered: { map: MapDocument; source: string } | null = null;
-	private readonly _rpc: MessageHandler<ToMapWebviewMessage, FromMapWebviewMessage>;
+	private readonly _host: WebviewPanelHost<ToMapWebviewMessage, MapRequests>;
 
 	/** Show the panel (creating it when needed). */
 	static show(extensionUri: vscode.Uri, log: Logger): TransportMapPanel {
-		if (TransportMapPanel._current) { TransportMapPanel._current._panel.reveal(undefined, true); return TransportMapPanel._current; }
-		const panel = vscode.window.createWebviewPanel(TRANSPORT_MAP_VIEW_TYPE, vscode.l10n.t('Transport Map'), vscode.ViewColumn.Active, {
-			enableScripts: true, enableCommandUris: false, retainContextWhenHidden: false,
-			localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
-		});
-		TransportMapPanel._current = new TransportMapPanel(panel, extensionUri, log);
+		if (TransportMapPanel._current) { TransportMapPanel._current._host.reveal(); return TransportMapPanel._current; }
+		TransportMapPanel._current = new TransportMapPanel(extensionUri, log);
 		return TransportMapPanel._current;
 	}
 
 	/** The open panel, if any (tests). */
 	static get current(): TransportMapPanel | undefined { return TransportMapPanel._current; }
 
-	private constructor(private readonly _panel: vscode.WebviewPanel, private readonly _extensionUri: vscode.Uri, private readonly _log: Logger) {
+	private constructor(extensionUri: vscode.Uri, private readonly _log: Logger) {
 		super();
-		this._rpc = new MessageHandler<ToMapWebviewMessage, FromMapWebviewMessage>(env => { void this._panel.webview.postMessage(env); }, msg => this._onMessage(msg));
-		this._register(this._panel.onDidDispose(() => this.dispose()));
-		this._register(this._panel.onDidChangeViewState(e => { if (!e.webviewPanel.visible) { this._ready = false; } }));
-		this._register(this._panel.webview.onDidReceiveMessage((raw: unknown) => {
-			const env = asFromMapWebviewEnvelope(raw);
-			if (!env) { this._log.warn('ignored malformed message from the transport-map webview'); return; }
-			void this._rpc.handleMessage(env);
+		this._host = this._register(new WebviewPanelHost<ToMapWebviewMessage, MapRequests>(extensionUri, _log, {
+			viewType: TRANSPORT_MAP_VIEW_TYPE,
+			title: vscode.l10n.t('Transport Map'),
+			bundle: 'map',
+			what: 'transport-map webview',
+			protocol: MAP_PROTOCOL,
+			imgSources: ['data:'],
+			strings: mapStrings(),
+			bodyHtml: `<main id="app"><p>${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>`,
+			handlers: {
+				ready: () => {
+					if (this._map) { this._delivered = { map: this._map, source: this._source }; }
+					return { type: 'mapReadyResponse', map: this._map, source: this._source, busy: this._busy };
+				},
+				export: msg => this._export(msg.format, msg.data),
+				runMap: async () => { await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'run'); },
+				openMap: async () => { await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'open'); },
+			},
 		}));
-		this._panel.webview.html = this._html();
+		this._register(this._host.onDidDispose(() => this.dispose()));
 	}
 
 	/** Whether the webview has sent `ready` since it was (re)loaded. */
-	get isReady(): boolean { return this._ready; }
+	get isReady(): boolean { return this._host.isReady; }
 
 	/** What the webview has been sent (tests). */
 	get state(): TransportMapPanelState {
 		const d = this._delivered;
-		return { ready: this._ready, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0, classes: d?.map.pairs.map(p => p.class) ?? [], busy: this._busy };
+		return { ready: this._host.isReady, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0, classes: d?.map.pairs.map(p => p.class) ?? [], busy: this._busy };
 	}
 
 	/** Show `map` (from `source`: a file name or "run"). */
 	setMap(map: MapDocument, source: string): void {
 		this._map = map;
 		this._source = source;
-		if (this._ready) { this._rpc.sendEvent({ type: 'showMap', map, source }); this._delivered = { map, source }; }
+		if (this._host.post({ type: 'showMap', map, source })) { this._delivered = { map, source }; }
 	}
 
 	/** Tell the webview a run started / ended. */
 	setBusy(busy: boolean, message: string): void {
 		this._busy = busy;
-		if (this._ready) { this._rpc.sendEvent({ type: 'busy', busy, message }); }
+		this._host.post({ type: 'busy', busy, message });
 	}
 
 	override dispose(): void {
 		if (TransportMapPanel._current === this) { TransportMapPanel._current = undefined; }
 		super.dispose();
-		this._panel.dispose();
-	}
-
-	private async _onMessage(msg: FromMapWebviewMessage): Promise<unknown> {
-		switch (msg.type) {
-			case 'ready': {
-				this._ready = true;
-				if (this._map) { this._delivered = { map: this._map, source: this._source }; }
-				const reply: MapReadyResponse = { type: 'mapReadyResponse', map: this._map, source: this._source, busy: this._busy };
-				return reply;
-			}
-			case 'export': return this._export(msg.format, msg.data);
-			case 'runMap': await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'run'); return undefined;
-			case 'openMap': await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'open'); return undefined;
-		}
 	}
 
 	private async _export(format: MapExportFormat, data: string): Promise<boolean> {
@@ -126,20 +114,6 @@ export class TransportMapPanel extends Disposable {
 		await vscode.workspace.fs.writeFile(uri, bytes);
 		this._log.info(`exported the transport map as ${format} to ${uri.fsPath} (${bytes.length} bytes)`);
 		return true;
-	}
-
-	private _html(): string {
-		const webview = this._panel.webview;
-		return webviewHtml({
-			cspSource: webview.cspSource,
-			nonce: crypto.randomBytes(18).toString('base64url'),
-			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.js')).toString(),
-			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this._extensionUri, 'dist', 'map.css')).toString(),
-			lang: vscode.env.language,
-			title: vscode.l10n.t('Transport Map'),
-			imgSources: ['data:'],
-			bodyHtml: `<main id="app"><p>${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>`,
-		});
 	}
 }
 
@@ -221,48 +195,65 @@ function fileArgument(how: unknown): vscode.Uri | undefined {
 }
 
 /**
- * Register "GPU-MPI: Show Transport Map". The optional first argument 'run' | 'open' skips the quick pick; a Uri or
- * an absolute path opens that saved map (the optional second argument names the run of a device result); a Hosts
- * view row or `{host, np?}` runs the map on that host. Resolves to the map shown, or undefined.
+ * Register "GPU-MPI: Show Transport Map" (through the wrapped registerCommand: logged with a correlation id, an error
+ * shown with a way to the log). The optional first argument 'run' | 'open' skips the quick pick; a Uri or an
+ * absolute path opens that saved map (the optional second argument names the run of a device result); a Hosts view
+ * row or `{host, np?}` runs the map on that host. Resolves to the map shown, or undefined.
  */
-export function registerTransportMap(extensionUri: vscode.Uri, log: Logger): vscode.Disposable {
-	const command = vscode.commands.registerCommand(SHOW_TRANSPORT_MAP_COMMAND, async (how?: unknown, runName?: unknown): Promise<MapDocument | undefined> => {
-		try {
-			if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
-			const file = fileArgument(how);
-			if (file) {
-				const r = await openFromFile(file, typeof runName === 'string' ? runName : undefined);
-				if (!r) { return undefined; }
-				TransportMapPanel.show(extensionUri, log).setMap(r.map, r.source);
-				return r.map;
-			}
-			const { hostKey, rest } = hostOfArgument(how);
-			const npArg = typeof rest === 'object' && rest !== null ? (rest as { np?: unknown }).np : undefined;
-			if (npArg !== undefined && !(Number.isInteger(npArg) && (npArg as number) >= 2 && (npArg as number) <= 4096)) {
-				throw new Error(vscode.l10n.t('np must be an integer 2..4096'));
-			}
-			let choice = how === 'run' || how === 'open' ? how : hostKey !== undefined ? 'run' : undefined;
-			if (!choice) {
-				const run = vscode.l10n.t('Run a map now (gpumpi map under mpirun)');
-				const open = vscode.l10n.t('Open a saved map JSON…');
-				const picked = await vscode.window.showQuickPick([run, open], { title: vscode.l10n.t('GPU-MPI: Show Transport Map') });
-				if (!picked) { return undefined; }
-				choice = picked === run ? 'run' : 'open';
-			}
-			const panel = TransportMapPanel.show(extensionUri, log);
-			if (choice === 'open') {
-				const r = await openFromFile();
-				if (r) { panel.setMap(r.map, r.source); }
-				return r?.map;
-			}
-			const doc = await runFromVsCode(log, hostKey, npArg as number | undefined);
-			if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
-			return doc;
-		} catch (e) {
-			log.error(`transport map: ${errorText(e)}`);
-			void vscode.window.showErrorMessage(vscode.l10n.t('GPU-MPI Doctor: {0}', errorText(e)));
-			return undefined;
+export function registerTransportMap(extensionUri: vscode.Uri, log: Logger, showLog: () => void): vscode.Disposable {
+	const command = registerCommand(SHOW_TRANSPORT_MAP_COMMAND, async (how?: unknown, runName?: unknown): Promise<MapDocument | undefined> => {
+		if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
+		const file = fileArgument(how);
+		if (file) {
+			const r = await openFromFile(file, typeof runName === 'string' ? runName : undefined);
+			if (!r) { return undefined; }
+			TransportMapPanel.show(extensionUri, log).setMap(r.map, r.source);
+			return r.map;
 		}
-	});
+		const { hostKey, rest } = hostOfArgument(how);
+		const npArg = typeof rest === 'object' && rest !== null ? (rest as { np?: unknown }).np : undefined;
+		if (npArg !== undefined && !(Number.isInteger(npArg) && (npArg as number) >= 2 && (npArg as number) <= 4096)) {
+			throw new Error(vscode.l10n.t('np must be an integer 2..4096'));
+		}
+		let choice = how === 'run' || how === 'open' ? how : hostKey !== undefined ? 'run' : undefined;
+		if (!choice) {
+			const run = vscode.l10n.t('Run a map now (gpumpi map under mpirun)');
+			const open = vscode.l10n.t('Open a saved map JSON…');
+			const picked = await vscode.window.showQuickPick([run, open], { title: vscode.l10n.t('GPU-MPI: Show Transport Map') });
+			if (!picked) { return undefined; }
+			choice = picked === run ? 'run' : 'open';
+		}
+		const panel = TransportMapPanel.show(extensionUri, log);
+		if (choice === 'open') {
+			const r = await openFromFile();
+			if (r) { panel.setMap(r.map, r.source); }
+			return r?.map;
+		}
+		const doc = await runFromVsCode(log, hostKey, npArg as number | undefined);
+		if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
+		return doc;
+	}, log, showLog);
 	return vscode.Disposable.from(command, { dispose: () => TransportMapPanel.current?.dispose() });
+}
+
+/** Localised strings of the map webview, handed over as data (`<body data-strings>`); `{0}` are placeholders. */
+function mapStrings(): MapStrings {
+	const t = (message: string, ...args: string[]): string => vscode.l10n.t(message, ...args);
+	return {
+		toolbar: t('Transport map'),
+		graph: t('Graph'),
+		matrix: t('Matrix'),
+		hostFilter: t('Host filter'),
+		runMap: t('Run map…'),
+		openJson: t('Open JSON…'),
+		exportAs: t('Export {0}', '{0}'),
+		exported: t('Exported {0}', '{0}'),
+		classesShown: t('Path classes shown'),
+		commandTitle: t('The command line this map was measured with (select to copy)'),
+		matrixLabel: t('Bandwidth matrix: arrow keys move, Enter shows the pair'),
+		allHosts: t('All hosts ({0})', '{0}'),
+		hoverHint: t('Hover or focus a rank or pair for its numbers; Enter or click for details.'),
+		noMap: t('No map yet: run one or open a saved JSON file.'),
+		running: t('Running…'),
+	};
 }

@@ -6,22 +6,25 @@
  * arrows and Enter. Filters by class and host. Exports (SVG, PNG, JSON) go through the host's save dialog.
  * No inline scripts or styles: the CSP allows only this nonce'd bundle and map.css.
  */
-import { MessageHandler, type Envelope } from '../../extension/shared/protocol';
 import { posixQuoteArgv } from '../../extension/shared/shellQuote';
-import type { FromMapWebviewMessage, MapExportFormat, MapReadyResponse, ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
+import { DEFAULT_MAP_STRINGS, MAP_PROTOCOL, type MapExportFormat, type MapRequests, type ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
 import {
 	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatT, layoutMap, mapToSvg, placeEdgeLabels,
 	type ClassPalette, type MapEdge, type MapFilter, type MapView,
 } from '../../extension/shared/mapLayout';
 import { CHANNEL_LABELS, PATH_CLASSES, PATH_CLASS_LABELS, type MapDocument, type MapPair, type PathClass } from '../../extension/shared/mapSchema';
+import { WebviewClient } from '../../extension/shared/webviewRpc';
+import { fill, readStrings } from '../../extension/shared/webviewStrings';
 
 interface VsCodeApi { postMessage(message: unknown): void; setState(state: unknown): void; getState(): unknown }
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const api = acquireVsCodeApi();
 const app = document.getElementById('app') ?? document.body;
-const rpc = new MessageHandler<FromMapWebviewMessage, ToMapWebviewMessage>(env => api.postMessage(env), msg => onMessage(msg));
-window.addEventListener('message', e => { void rpc.handleMessage(e.data as Envelope<ToMapWebviewMessage>); });
+const strings = readStrings(DEFAULT_MAP_STRINGS, document.body.dataset.strings);
+const rpc = new WebviewClient<ToMapWebviewMessage, MapRequests>(env => api.postMessage(env), MAP_PROTOCOL, msg => onMessage(msg));
+// Every message from the host passes MAP_PROTOCOL's check first; anything else is dropped.
+window.addEventListener('message', e => { rpc.receive(e.data); });
 
 let doc: MapDocument | null = null;
 let view: MapView | null = null;
@@ -39,22 +42,22 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 // ---- static structure ----
-const toolbar = el('header', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Transport map' });
-const graphBtn = el('button', { type: 'button', 'aria-pressed': 'true' }, 'Graph');
-const matrixBtn = el('button', { type: 'button', 'aria-pressed': 'false' }, 'Matrix');
-const hostSel = el('select', { 'aria-label': 'Host filter' });
-const runBtn = el('button', { type: 'button' }, 'Run map…');
-const openBtn = el('button', { type: 'button' }, 'Open JSON…');
-const exportBtns = (['svg', 'png', 'json'] as MapExportFormat[]).map(f => { const b = el('button', { type: 'button' }, `Export ${f.toUpperCase()}`); b.addEventListener('click', () => void exportAs(f)); return b; });
+const toolbar = el('header', { class: 'toolbar', role: 'toolbar', 'aria-label': strings.toolbar });
+const graphBtn = el('button', { type: 'button', 'aria-pressed': 'true' }, strings.graph);
+const matrixBtn = el('button', { type: 'button', 'aria-pressed': 'false' }, strings.matrix);
+const hostSel = el('select', { 'aria-label': strings.hostFilter });
+const runBtn = el('button', { type: 'button' }, strings.runMap);
+const openBtn = el('button', { type: 'button' }, strings.openJson);
+const exportBtns = (['svg', 'png', 'json'] as MapExportFormat[]).map(f => { const b = el('button', { type: 'button' }, fill(strings.exportAs, f.toUpperCase())); b.addEventListener('click', () => void exportAs(f)); return b; });
 const busyEl = el('span', { class: 'busy', role: 'status', 'aria-live': 'polite' });
 toolbar.append(graphBtn, matrixBtn, hostSel, runBtn, openBtn, ...exportBtns, busyEl);
-const legend = el('div', { class: 'legend', role: 'group', 'aria-label': 'Path classes shown' });
+const legend = el('div', { class: 'legend', role: 'group', 'aria-label': strings.classesShown });
 const summary = el('p', { class: 'summary' });
-const commandEl = el('pre', { class: 'cmd', title: 'The command line this map was measured with (select to copy)' });
+const commandEl = el('pre', { class: 'cmd', title: strings.commandTitle });
 const stage = el('div', { class: 'stage' });
 const canvas = el('canvas', { class: 'graph', 'aria-hidden': 'true' });
 const overlay = el('div', { class: 'overlay' });
-const matrixCanvas = el('canvas', { class: 'matrix', tabindex: '0', role: 'grid', 'aria-label': 'Bandwidth matrix: arrow keys move, Enter shows the pair' });
+const matrixCanvas = el('canvas', { class: 'matrix', tabindex: '0', role: 'grid', 'aria-label': strings.matrixLabel });
 stage.append(canvas, overlay, matrixCanvas);
 const scaleBar = el('div', { class: 'scale' });
 const scaleMin = el('span');
@@ -68,8 +71,8 @@ app.replaceChildren(toolbar, legend, summary, commandEl, scaleBar, stage, detail
 
 graphBtn.addEventListener('click', () => setMode('graph'));
 matrixBtn.addEventListener('click', () => setMode('matrix'));
-runBtn.addEventListener('click', () => void rpc.sendRequest({ type: 'runMap' }).catch(showError));
-openBtn.addEventListener('click', () => void rpc.sendRequest({ type: 'openMap' }).catch(showError));
+runBtn.addEventListener('click', () => void rpc.request({ type: 'runMap' }).catch(showError));
+openBtn.addEventListener('click', () => void rpc.request({ type: 'openMap' }).catch(showError));
 hostSel.addEventListener('change', () => { filter.hosts = hostSel.value ? new Set([hostSel.value]) : null; render(); });
 
 function css(name: string, fallback: string): string {
@@ -104,7 +107,7 @@ function setDoc(d: MapDocument, source: string): void {
 	doc = d;
 	filter.hosts = null;
 	const hosts = [...new Set(d.ranks.map(r => r.host))];
-	hostSel.replaceChildren(el('option', { value: '' }, `All hosts (${hosts.length})`), ...hosts.map(h => el('option', { value: h }, h)));
+	hostSel.replaceChildren(el('option', { value: '' }, fill(strings.allHosts, hosts.length)), ...hosts.map(h => el('option', { value: h }, h)));
 	legend.replaceChildren(...PATH_CLASSES.map(c => {
 		const n = d.pairs.filter(p => p.class === c).length;
 		const label = el('label', { class: 'legend-item' });
@@ -122,12 +125,12 @@ function setDoc(d: MapDocument, source: string): void {
 		(d.pairs.filter(p => !p.same_host).length > 500 ? '. Edges between hosts are drawn faint: pick a host or use the matrix for their numbers.' : '');
 	commandEl.textContent = d.runner ? posixQuoteArgv(d.runner.command) : '';
 	commandEl.hidden = !d.runner;
-	details.textContent = 'Hover or focus a rank or pair for its numbers; Enter or click for details.';
+	details.textContent = strings.hoverHint;
 	render();
 }
 
 function render(): void {
-	if (!doc) { summary.textContent = 'No map yet: run one or open a saved JSON file.'; return; }
+	if (!doc) { summary.textContent = strings.noMap; return; }
 	const t0 = performance.now();
 	view = layoutMap(doc, filter as MapFilter);
 	canvas.hidden = overlay.hidden = mode !== 'graph';
@@ -412,13 +415,13 @@ async function exportAs(format: MapExportFormat): Promise<void> {
 		data = (mode === 'matrix' ? matrixCanvas : canvas).toDataURL('image/png');
 	}
 	try {
-		const saved = await rpc.sendRequest<boolean>({ type: 'export', format, data });
-		busyEl.textContent = saved ? `Exported ${format.toUpperCase()}` : '';
+		const saved = await rpc.request({ type: 'export', format, data });
+		busyEl.textContent = saved ? fill(strings.exported, format.toUpperCase()) : '';
 	} catch (e) { showError(e); }
 }
 
 window.addEventListener('resize', () => render());
-void rpc.sendRequest<MapReadyResponse>({ type: 'ready' }).then(r => {
+void rpc.request({ type: 'ready' }).then(r => {
 	if (r.map) { setDoc(r.map, r.source); } else { render(); }
-	busyEl.textContent = r.busy ? 'Running…' : '';
+	busyEl.textContent = r.busy ? strings.running : '';
 }).catch(showError);

@@ -3,11 +3,11 @@
  * renderer, follows showReport/busy events, and turns clicks into `copy` / `rerun` requests.
  * No inline scripts or styles: the CSP allows only this nonce'd bundle and the panel stylesheet.
  */
-import {
-	MessageHandler, type Envelope, type FromWebviewMessage, type ReadyResponse, type ToWebviewMessage,
-} from '../../extension/shared/protocol';
+import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../../extension/shared/protocol';
 import { DEFAULT_STRINGS, renderReportHtml, type RenderStrings } from '../../extension/shared/render';
 import type { Report } from '../../extension/shared/report';
+import { WebviewClient } from '../../extension/shared/webviewRpc';
+import { readStrings } from '../../extension/shared/webviewStrings';
 
 interface VsCodeApi {
 	postMessage(message: unknown): void;
@@ -25,44 +25,20 @@ interface PanelStrings extends RenderStrings {
 }
 
 const vscode = acquireVsCodeApi();
-const strings = readStrings();
+const strings = readStrings<PanelStrings>({ ...DEFAULT_STRINGS, rerun: 'Re-run', copied: 'Copied', waiting: 'No report yet.', copyFailed: 'Copy failed' }, document.body.dataset.strings);
 const content = document.getElementById('content');
 const busyEl = document.getElementById('busy');
 const rerunButton = document.getElementById('rerun') as HTMLButtonElement | null;
 
-function readStrings(): PanelStrings {
-	const base: PanelStrings = { ...DEFAULT_STRINGS, rerun: 'Re-run', copied: 'Copied', waiting: 'No report yet.', copyFailed: 'Copy failed' };
-	try {
-		const parsed: unknown = JSON.parse(document.body.dataset.strings ?? '{}');
-		if (typeof parsed === 'object' && parsed !== null) {
-			for (const [k, v] of Object.entries(parsed)) {
-				if (k in base && typeof v === 'string') { (base as unknown as Record<string, string>)[k] = v; }
-			}
-		}
-	} catch { /* keep defaults */ }
-	return base;
-}
-
-const rpc = new MessageHandler<FromWebviewMessage, ToWebviewMessage>(
-	env => vscode.postMessage(env),
-	msg => {
-		switch (msg.type) {
-			case 'showReport': showReport(msg.report); return undefined;
-			case 'busy': setBusy(msg.busy, msg.message); return undefined;
-			default: return undefined;
-		}
-	},
-);
-
-function isEnvelope(x: unknown): x is Envelope<ToWebviewMessage> {
-	if (typeof x !== 'object' || x === null) { return false; }
-	const kind = (x as { kind?: unknown }).kind;
-	return kind === 'event' || kind === 'request' || kind === 'reply';
-}
-
-window.addEventListener('message', ev => {
-	if (isEnvelope(ev.data)) { void rpc.handleMessage(ev.data); }
+const rpc = new WebviewClient<ToWebviewMessage, PanelRequests>(env => vscode.postMessage(env), PANEL_PROTOCOL, msg => {
+	switch (msg.type) {
+		case 'showReport': showReport(msg.report); return;
+		case 'busy': setBusy(msg.busy, msg.message); return;
+	}
 });
+
+// Every message from the host passes PANEL_PROTOCOL's check first; anything else is dropped.
+window.addEventListener('message', ev => { rpc.receive(ev.data); });
 
 function showReport(report: Report | null): void {
 	if (!content) { return; }
@@ -93,20 +69,20 @@ document.addEventListener('click', ev => {
 	const copy = target?.closest<HTMLButtonElement>('button.copy-button');
 	if (copy) {
 		const text = copy.dataset.copy ?? '';
-		rpc.sendRequest<void>({ type: 'copy', text }).then(
+		rpc.request({ type: 'copy', text }).then(
 			() => { copy.textContent = strings.copied; copy.classList.add('copied'); },
 			() => { copy.textContent = strings.copyFailed; },
 		);
 		return;
 	}
 	if (target?.closest('#rerun')) {
-		void rpc.sendRequest<void>({ type: 'rerun' }).catch(() => undefined);
+		void rpc.request({ type: 'rerun' }).catch(() => undefined);
 	}
 });
 
 if (rerunButton) { rerunButton.textContent = strings.rerun; }
 
-rpc.sendRequest<ReadyResponse>({ type: 'ready' }).then(
+rpc.request({ type: 'ready' }).then(
 	r => { setBusy(r.busy, r.busy ? (busyEl?.textContent ?? '') : ''); showReport(r.report); },
 	err => {
 		if (content) {

@@ -3,33 +3,28 @@
  * render.ts, follows showRepro/reproBusy events, and turns clicks into `copyBugReport` / `copy` requests.
  * No inline script or style: the CSP allows only this nonce'd bundle and repro.css.
  */
-import { MessageHandler } from '../../extension/shared/protocol';
 import {
-	asToReproWebviewEnvelope, type CopyBugReportResponse, type FromReproWebviewMessage, type ReproPanelData,
-	type ReproReadyResponse, type ToReproWebviewMessage,
+	DEFAULT_REPRO_STRINGS, REPRO_PROTOCOL, type ReproPanelData, type ReproRequests, type ToReproWebviewMessage,
 } from '../../extension/shared/reproProtocol';
+import { WebviewClient } from '../../extension/shared/webviewRpc';
+import { fill, readStrings } from '../../extension/shared/webviewStrings';
 import { renderReproHtml } from './render';
 
 interface VsCodeApi { postMessage(message: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
+const strings = readStrings(DEFAULT_REPRO_STRINGS, document.body.dataset.strings);
 const content = document.getElementById('content');
 const busyEl = document.getElementById('busy');
 const copyButton = document.getElementById('copy-bug-report') as HTMLButtonElement | null;
 
-const rpc = new MessageHandler<FromReproWebviewMessage, ToReproWebviewMessage>(
-	env => vscode.postMessage(env),
-	msg => {
-		if (msg.type === 'showRepro') { show(msg.data); } else if (msg.type === 'reproBusy') { setBusy(msg.busy, msg.message); }
-		return undefined;
-	},
-);
-
-window.addEventListener('message', ev => {
-	const env = asToReproWebviewEnvelope(ev.data);
-	if (env) { void rpc.handleMessage(env); }
+const rpc = new WebviewClient<ToReproWebviewMessage, ReproRequests>(env => vscode.postMessage(env), REPRO_PROTOCOL, msg => {
+	if (msg.type === 'showRepro') { show(msg.data); } else { setBusy(msg.busy, msg.message); }
 });
+
+// Every message from the host passes REPRO_PROTOCOL's check first; anything else is dropped.
+window.addEventListener('message', ev => { rpc.receive(ev.data); });
 
 function show(data: ReproPanelData | null): void {
 	if (!content) { return; }
@@ -37,7 +32,7 @@ function show(data: ReproPanelData | null): void {
 		content.textContent = '';
 		const p = document.createElement('p');
 		p.className = 'placeholder';
-		p.textContent = 'No results yet. Run "GPU-MPI: Run IPC-Pointer Reproducer", "GPU-MPI: Run Fallback Reproducer" or "GPU-MPI: Open Reproducer Result…".';
+		p.textContent = strings.noResults;
 		content.appendChild(p);
 		if (copyButton) { copyButton.disabled = true; }
 		return;
@@ -57,19 +52,19 @@ document.addEventListener('click', ev => {
 	const target = ev.target instanceof Element ? ev.target : null;
 	if (target?.closest('#copy-bug-report') && copyButton) {
 		const label = copyButton.textContent ?? '';
-		rpc.sendRequest<CopyBugReportResponse>({ type: 'copyBugReport' }).then(
-			r => { copyButton.textContent = `Copied (${r.chars} characters)`; setTimeout(() => { copyButton.textContent = label; }, 2500); },
-			e => { copyButton.textContent = `Copy failed: ${e instanceof Error ? e.message : String(e)}`; },
+		rpc.request({ type: 'copyBugReport' }).then(
+			r => { copyButton.textContent = fill(strings.copiedChars, r.chars); setTimeout(() => { copyButton.textContent = label; }, 2500); },
+			e => { copyButton.textContent = fill(strings.copyFailedBecause, e instanceof Error ? e.message : String(e)); },
 		);
 		return;
 	}
 	const ev2 = target?.closest<HTMLButtonElement>('button.copy-evidence');
 	if (ev2) {
-		rpc.sendRequest<void>({ type: 'copy', text: ev2.dataset.copy ?? '' }).then(() => { ev2.textContent = 'Copied'; }, () => { ev2.textContent = 'Copy failed'; });
+		rpc.request({ type: 'copy', text: ev2.dataset.copy ?? '' }).then(() => { ev2.textContent = strings.copied; }, () => { ev2.textContent = strings.copyFailed; });
 	}
 });
 
-rpc.sendRequest<ReproReadyResponse>({ type: 'ready' }).then(
+rpc.request({ type: 'ready' }).then(
 	r => { setBusy(r.busy, ''); show(r.data); },
 	err => { if (content) { content.textContent = String(err instanceof Error ? err.message : err); } },
 );

@@ -3,7 +3,7 @@
 # scripts/testGpu.sh from the repository root with the CUDA-aware testbed MPI (/opt/testbed2). Needs dist/cli.js
 # (carry "dist") and Node: `node` on PATH, else .gpu/node.xz (this machine's node, xz-compressed; carry ".gpu").
 # Builds the engine with the testbed's mpicc (the build folder every device script shares: scripts/gpu/common.bash), then runs, each through
-# the CLI's own launcher code (extension/core/repro/launcher.ts runLaunch on a LocalHost):
+# the CLI's own launcher code (extension/core/launch/runLaunch.ts on a LocalHost):
 #   inspect        --ranks 2 (no component-path fix: the report must show the site override finding)
 #   repro-ipc      direct,bounce,send-from-import on device memory, pml ucx, component path given
 #   repro-fallback mpi,staged,host 1M..64M, ob1 with btl_smcuda_use_cuda_ipc 0 (host staging), component path given

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import { runMap } from '../../extension/core/map/mapRunner';
 import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { execute } from '../../extension/core/proc';
-import { defaultSpec, type LaunchConfig } from '../../extension/core/repro/launcher';
+import { defaultSpec, type LaunchConfig } from '../../extension/core/launch/launchSpec';
 import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
 import { MAP_SCHEMA, validateMapDocument, type MapDocument } from '../../extension/shared/mapSchema';
 

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { runIpcVariants } from '../../extension/core/repro/ipcRunner';
-import { defaultSpec, type MpiFlavor } from '../../extension/core/repro/launcher';
+import { defaultSpec, type MpiFlavor } from '../../extension/core/launch/launchSpec';
 
 /** Pids whose command line contains `token` (other helpers' gpumpi runs do not match). */
 function pidsWith(token: string): number[] {

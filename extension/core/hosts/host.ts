@@ -1,7 +1,7 @@
 /**
  * What the collector needs from a machine: run an argv, read a file, see the environment, find a program.
- * LocalHost implements it with proc.ts; a later SshHost implements the same interface by wrapping every argv as
- * `ssh -o BatchMode=yes <host> -- <posixQuote(argv)>` (see `posixQuoteArgv`) and reading files with `cat`.
+ * LocalHost implements it with proc.ts; SshHost (sshHost.ts) implements the same interface over one shared ssh
+ * connection, POSIX-quoting every argv (`posixQuoteArgv`) into the remote login shell and reading files with `head -c`.
  */
 import type { HostRef } from '../../shared/report';
 import type { ExecuteResult, StreamName } from '../proc';

@@ -5,7 +5,7 @@
  * shell on their host by design (see sshHost.ts); it is only checked for NUL bytes and size.
  */
 import * as path from 'node:path';
-import { SRUN_MPI_PLUGIN } from '../repro/launcher';
+import { SRUN_MPI_PLUGIN } from '../launch/launchSpec';
 import { destinationProblem } from './sshHost';
 
 /** One configured remote host. */

@@ -4,7 +4,8 @@
  * (`repro`/`map --host`) and the VS Code commands (a host picked in the Hosts view), so both launch the same way.
  */
 import { findEngineFor } from '../native';
-import { defaultSpec, detectFlavor, type LaunchSpec, type MpiFlavor, type SrunSpec } from '../repro/launcher';
+import { defaultSpec, type LaunchSpec, type MpiFlavor, type SrunSpec } from '../launch/launchSpec';
+import { detectFlavor } from '../launch/runLaunch';
 import type { Host } from './host';
 import type { HostSetting } from './hostSettings';
 import { LocalHost } from './localHost';

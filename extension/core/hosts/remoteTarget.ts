@@ -1,13 +1,13 @@
 /**
  * What an inspection of an ssh host needs besides the SshHost: the engine on that host (an explicit path, or
  * deployed and built there by deployEngine) and a probe that says the in-process addon cannot probe a remote host.
- * Shared by the CLI (`inspect --host`) and, later, the VS Code hosts view.
+ * Shared by the CLI (`--host`) and VS Code (inspectionService.ts), and under every launch on a host (launchTarget.ts).
  */
 import * as path from 'node:path';
 import type { EngineLocator, ProbeOutcome } from '../collect';
 import { repoRoot } from '../native';
 import { deployEngine, type DeployResult } from './deployEngine';
-import type { SrunSpec } from '../repro/launcher';
+import type { SrunSpec } from '../launch/launchSpec';
 import type { HostSetting } from './hostSettings';
 import { SshHost } from './sshHost';
 

@@ -1,12 +1,15 @@
 /**
- * Runs `gpumpi map` once under mpirun (launcher of extension/core/repro/launcher.ts) with the transport evidence
+ * Runs `gpumpi map` once under mpirun (the launch layer, extension/core/launch/) with the transport evidence
  * switched on (UCX_LOG_LEVEL=info; Open MPI --mca btl_base_verbose 100), validates the engine's document and joins
  * the evidence to it (mapEvidence.ts). Never throws on a failed run: the result says what went wrong.
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
 import type { Host } from '../hosts/host';
 import { formatSeconds } from '../proc';
-import { buildLaunchArgv, runLaunch, singletonStart, withConfig, withEvidence, withJobName, type LaunchConfig, type LaunchSpec } from '../repro/launcher';
+import { buildLaunchArgv } from '../launch/launchArgv';
+import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
+import { runLaunch, singletonStart } from '../launch/runLaunch';
+import { withEvidence } from '../repro/evidence';
 import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
 

@@ -20,7 +20,7 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'gpu-ib-different-socket', re: /GPU and IB selected are not on the same socket/ },
 	// Open MPI 4.1 started by srun with a PMI plugin it was not built for (seen under --mpi=pmi2 and --mpi=none).
 	{ kind: 'direct-launch-without-pmi', re: /appears to have been direct launched using "srun"|OMPI was not built with SLURM's PMI support/ },
-	// The launch layer's own note (extension/core/repro/launcher.ts singletonStart): N engine documents of size 1.
+	// The launch layer's own note (extension/core/launch/runLaunch.ts singletonStart): N engine documents of size 1.
 	{ kind: 'singleton-start', re: /separate MPI jobs of world size 1 started instead of one job of/ },
 ];
 

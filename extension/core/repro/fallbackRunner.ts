@@ -10,7 +10,9 @@ import {
 } from '../../shared/reproSchema';
 import type { Host } from '../hosts/host';
 import { formatSeconds, type ExecuteResult } from '../proc';
-import { runLaunch, withConfig, withEvidence, type LaunchConfig, type LaunchSpec } from './launcher';
+import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
+import { runLaunch } from '../launch/runLaunch';
+import { withEvidence } from './evidence';
 import { detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
 
 /** What to run. */

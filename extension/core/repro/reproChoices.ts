@@ -6,7 +6,8 @@
  */
 import { IPC_VARIANTS } from '../../shared/reproSchema';
 import { checkSizeListText, checkSizeText, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../../shared/sizeText';
-import { parsePreset, PML_UCX_MCA, type LaunchConfig, type MpiFlavor } from './launcher';
+import { parsePreset, type LaunchConfig, type MpiFlavor } from '../launch/launchSpec';
+import { PML_UCX_MCA } from './evidence';
 
 /** A workaround preset offered in the multi-select. */
 export interface ReproPreset { id: string; label: string; detail: string; env: Array<[string, string]>; mca: Array<[string, string]> }

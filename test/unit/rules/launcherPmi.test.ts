@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildFacts } from '../../../extension/core/parsers/buildFacts';
-import { singletonStart } from '../../../extension/core/repro/launcher';
+import { singletonStart } from '../../../extension/core/launch/runLaunch';
 import { RULES, runRules } from '../../../extension/core/rules/index';
 import type { RawOutput } from '../../../extension/shared/report';
 import { FIXTURES } from './fixtureRaw';

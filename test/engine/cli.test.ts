@@ -7,8 +7,6 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEFAULT_SETTINGS, normalizeSettings } from '../../extension/core/inspect';
-import { terminalSafe } from '../../extension/cli/textReport';
 
 const repo = path.resolve(__dirname, '../../..');
 const cliJs = path.join(repo, 'dist', 'cli.js');
@@ -103,24 +101,5 @@ describe('gpumpi-doctor CLI (built)', function () {
 		const r = runCli(['inspect', '--json', '--html', '/nonexistent-dir-gpumpi/r.html', '--timeout', '30'], cwd);
 		assert.equal(r.code, 3);
 		assert.match(r.stderr, /cannot write the HTML report/);
-	});
-});
-
-describe('settings validation shared by the CLI and the extension', () => {
-	it('keeps good values and rejects hostile ones with a message each', () => {
-		const good = normalizeSettings({ ranks: 4, timeoutSeconds: 2.5, enginePath: '/opt/gpumpi', mpirunPath: 'mpirun.mpich' });
-		assert.deepEqual(good, { settings: { ranks: 4, timeoutSeconds: 2.5, enginePath: '/opt/gpumpi', mpirunPath: 'mpirun.mpich' }, problems: [] });
-		const bad = normalizeSettings({ ranks: '4; rm -rf /', timeoutSeconds: Number.NaN, enginePath: 'rel/path/gpumpi', mpirunPath: '/bin/mpirun\0x' });
-		assert.deepEqual(bad.settings, DEFAULT_SETTINGS);
-		assert.equal(bad.problems.length, 4);
-		assert.equal(normalizeSettings({ ranks: 1.5 }).problems.length, 1);
-		assert.equal(normalizeSettings({ ranks: 1025 }).problems.length, 1);
-		assert.equal(normalizeSettings({ timeoutSeconds: Infinity }).problems.length, 1);
-	});
-});
-
-describe('text report', () => {
-	it('makes terminal escape sequences visible instead of sending them', () => {
-		assert.equal(terminalSafe('a\u001b[2Jb\tc\nd\u0007'), 'a\\x1b[2Jb\tc\nd\\x07');
 	});
 });

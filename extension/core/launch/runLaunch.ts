@@ -1,0 +1,87 @@
+/**
+ * Runs a launch on a Host (this machine by default) with a timeout and cancellation that end the whole job (a
+ * timed-out or cancelled srun job is also ended with `scancel --name J`), and reads what the launcher did: a start of
+ * separate singletons instead of one job, and which MPI flavour an mpirun is.
+ */
+import type { ExecuteResult } from '../proc';
+import type { Host } from '../hosts/host';
+import { LocalHost } from '../hosts/localHost';
+import { buildLaunchArgv } from './launchArgv';
+import { withJobName, type LaunchSpec, type MpiFlavor } from './launchSpec';
+
+/** Options of `runLaunch`. */
+export interface RunLaunchOptions {
+	/** Where to launch (default: this machine). */
+	host?: Host;
+	timeoutMs: number;
+	signal?: AbortSignal;
+}
+
+/** What `runLaunch` ran and what came of it. */
+export interface LaunchOutcome {
+	/** The command line as run (show it; it can be pasted into a shell after quoting). */
+	argv: string[];
+	result: ExecuteResult;
+	/** What the launch layer saw or did besides the run: a singleton start, the scancel line and squeue's answer. */
+	notes: string[];
+}
+
+/**
+ * Launch `program` per `spec` on a host, with a timeout and cancellation that end the whole job: the launcher's
+ * process group is killed (locally, or remotely by SshHost), and an srun job is also cancelled by name.
+ * Throws only on invalid specs (buildLaunchArgv).
+ */
+export async function runLaunch(spec: LaunchSpec, program: readonly string[], opts: RunLaunchOptions): Promise<LaunchOutcome> {
+	const s = withJobName(spec);
+	const argv = buildLaunchArgv(s, program);
+	const host = opts.host ?? new LocalHost();
+	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	const notes: string[] = [];
+	// A stopped launch says what was ended and whether anything of it was still running afterwards.
+	if (result.cleanup) { notes.push(result.cleanup); }
+	const singletons = singletonStart(result.stdout, s.np);
+	if (singletons) { notes.push(singletons); }
+	if (s.srun && (result.timedOut || opts.signal?.aborted || result.signal !== null || (result.exitCode !== 0 && result.exitCode !== null))) {
+		const scancel = s.srun.srun.includes('/') ? s.srun.srun.replace(/srun$/, 'scancel') : 'scancel';
+		const cmd = [scancel, `--name=${s.srun.jobName}`];
+		const r = await host.run(cmd, { timeoutMs: 20_000 });
+		notes.push(`${cmd.join(' ')}: ${r.exitCode === 0 ? 'done' : r.error ?? (r.stderr.trim() || `exit ${r.exitCode ?? r.signal ?? '?'}`)}`);
+		// The job leaves squeue once every step is gone (Slurm reports CANCELLED, then COMPLETING, then nothing).
+		const squeue = [scancel.replace(/scancel$/, 'squeue'), '-h', `--name=${s.srun.jobName}`, '-o', '%i %T'];
+		const started = Date.now();
+		let left = '';
+		for (let i = 0; i < 20; i++) {
+			const q = await host.run(squeue, { timeoutMs: 10_000 });
+			left = q.exitCode === 0 ? q.stdout.trim() : `(squeue: ${q.error ?? q.stderr.trim()})`;
+			if (left === '') { break; }
+			await new Promise(res => setTimeout(res, 500));
+		}
+		notes.push(left === '' ? `job ${s.srun.jobName} gone from squeue after ${Date.now() - started} ms` : `job ${s.srun.jobName} still listed after ${Date.now() - started} ms: ${left.split('\n')[0]}`);
+	}
+	return { argv, result, notes };
+}
+
+/**
+ * When `np` > 1 ranks were asked for but the output holds several engine documents that each say world_size 1, the
+ * launcher started separate one-process MPI jobs (srun without the MPI's PMI plugin does this to MPICH, exit 0).
+ * Returns the message to show, or null.
+ */
+export function singletonStart(stdout: string, np: number): string | null {
+	if (np < 2) { return null; }
+	const docs = stdout.match(/"schema":\s*"gpumpi\.[a-z-]+\/\d+"/g)?.length ?? 0;
+	const ones = stdout.match(/"(world_size|np)":\s*1[,}\s]/g)?.length ?? 0;
+	if (docs < 2 || ones < 2) { return null; }
+	return `${ones} separate MPI jobs of world size 1 started instead of one job of ${np} ranks: the launcher's process-management interface does not match this MPI (under srun give --mpi=pmix for Open MPI, --mpi=pmi2 for MPICH)`;
+}
+
+/** Flavour from the launcher's name, or from `mpirun --version` ("Open MPI" / "open-mpi" / "HYDRA"), run on `host`. */
+export async function detectFlavor(mpirun: string, timeoutMs = 15000, host?: Host): Promise<MpiFlavor | null> {
+	const base = mpirun.split('/').pop() ?? mpirun;
+	if (/mpich|hydra/i.test(base)) { return 'mpich'; }
+	if (/openmpi|prterun|orterun/i.test(base)) { return 'openmpi'; }
+	const r = await (host ?? new LocalHost()).run([mpirun, '--version'], { timeoutMs });
+	const text = r.stdout + r.stderr;
+	if (/Open MPI|open-mpi|OpenRTE|PRRTE/i.test(text)) { return 'openmpi'; }
+	if (/HYDRA|MPICH/i.test(text)) { return 'mpich'; }
+	return null;
+}
