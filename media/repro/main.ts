@@ -63,6 +63,15 @@ document.addEventListener('click', ev => {
 		);
 		return;
 	}
+	const mark = target?.closest<HTMLButtonElement>('button.trial, button.open-log');
+	if (mark) {
+		const trial = Number(mark.dataset.trial);
+		rpc.sendRequest<void>({ type: 'openTrialLog', config: mark.dataset.config ?? '', variant: mark.dataset.variant ?? '', trial }).then(
+			() => { mark.classList.add('opened'); },
+			e => { mark.title = `Cannot open the log: ${e instanceof Error ? e.message : String(e)}`; },
+		);
+		return;
+	}
 	const ev2 = target?.closest<HTMLButtonElement>('button.copy-evidence');
 	if (ev2) {
 		rpc.sendRequest<void>({ type: 'copy', text: ev2.dataset.copy ?? '' }).then(() => { ev2.textContent = 'Copied'; }, () => { ev2.textContent = 'Copy failed'; });
