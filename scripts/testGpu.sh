@@ -22,6 +22,7 @@ only="${1:-}"
 for s in scripts/gpu/*.sh; do
   name=$(basename "$s" .sh)
   if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then continue; fi
+  if [ -z "$only" ] && grep -q '^# testGpu: only when named' "$s"; then continue; fi
   echo "=== testGpu: $name ($(date -u +%H:%M:%S))"
   start=$(date +%s)
   if bash "$s"; then rc=0; else rc=$?; failed=$((failed + 1)); fi

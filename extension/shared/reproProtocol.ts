@@ -33,13 +33,16 @@ export interface CopyBugReportRequest { type: 'copyBugReport' }
 export interface CopyBugReportResponse { type: 'copyBugReportResponse'; chars: number }
 /** Ask the host to put a piece of text (an evidence block) on the clipboard. */
 export interface ReproCopyRequest { type: 'copy'; text: string }
-export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest;
+/** Ask the host to open one trial's raw output in an editor (the strip's marks, "Open its log"). */
+export interface OpenTrialLogRequest { type: 'openTrialLog'; config: string; variant: string; trial: number }
+export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest | OpenTrialLogRequest;
 
 /** Each request of the reproducer webview and the host's reply. */
 export type ReproRequests = {
 	ready: { request: ReproReadyRequest; reply: ReproReadyResponse };
 	copyBugReport: { request: CopyBugReportRequest; reply: CopyBugReportResponse };
 	copy: { request: ReproCopyRequest; reply: void };
+	openTrialLog: { request: OpenTrialLogRequest; reply: void };
 };
 // #endregion
 
@@ -63,13 +66,17 @@ export const DEFAULT_REPRO_STRINGS: ReproStrings = {
 	copyFailed: 'Copy failed',
 };
 
-const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy']);
+const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy', 'openTrialLog']);
 
 /** Validate something that claims to be a message from the reproducer webview; null for anything unexpected. */
 export function asFromReproWebviewEnvelope(raw: unknown): Envelope<FromReproWebviewMessage> | null {
 	return asEnvelope<FromReproWebviewMessage>(raw, body => {
 		if (!FROM_TYPES.has(body.type as FromReproWebviewMessage['type'])) { return false; }
 		if (body.type === 'copy') { return typeof body.text === 'string' && body.text.length <= 1_000_000; }
+		if (body.type === 'openTrialLog') {
+			return typeof body.config === 'string' && body.config.length <= 4096 && typeof body.variant === 'string' && body.variant.length <= 64 &&
+				Number.isInteger(body.trial) && (body.trial as number) >= 1 && (body.trial as number) <= 100_000 && Object.keys(body).length === 4;
+		}
 		return Object.keys(body).length === 1;
 	});
 }

@@ -8,8 +8,11 @@
 
 export const REPRO_IPC_SCHEMA = 'gpumpi.repro.ipc/1';
 export const REPRO_FALLBACK_SCHEMA = 'gpumpi.repro.fallback/1';
-export const REPRO_IPC_REPORT_SCHEMA = 'gpumpi.repro.ipc-report/1';
-export const REPRO_FALLBACK_REPORT_SCHEMA = 'gpumpi.repro.fallback-report/1';
+export const REPRO_IPC_REPORT_SCHEMA = 'gpumpi.repro.ipc-report/2';
+export const REPRO_FALLBACK_REPORT_SCHEMA = 'gpumpi.repro.fallback-report/2';
+/** Reports saved before trials (one run per variant); still read, as one trial each (never a verdict). */
+export const REPRO_IPC_REPORT_SCHEMA_V1 = 'gpumpi.repro.ipc-report/1';
+export const REPRO_FALLBACK_REPORT_SCHEMA_V1 = 'gpumpi.repro.fallback-report/1';
 
 /** Marker lines of the engine's framed JSON document on stdout (native/common/docFrame.hh, docs/repro-schema.md). */
 export const JSON_BEGIN_MARKER = '@@GPUMPI-JSON-BEGIN@@';
@@ -129,8 +132,17 @@ export interface ReproFallbackDocument {
 /** What the runner concludes about one IPC variant run (engine outcomes plus what only the runner can see). */
 export type IpcVariantOutcome = IpcEngineOutcome | 'crashed' | 'timed_out' | 'no_output' | 'launch_error';
 
-/** One isolated variant run (its own mpirun). */
+/** A failure signature found in one trial's own output (core/repro/failureSignatures.ts). */
+export interface SignatureHit {
+	id: string;
+	/** The first line of the trial's output that carries it. */
+	line: string;
+}
+
+/** One isolated trial of a variant (its own mpirun). */
 export interface IpcVariantResult {
+	/** 1-based trial index within its variant and configuration. */
+	trial: number;
 	variant: string;
 	/** Label of the launcher configuration, e.g. "ob1" or "ucx, UCX_TLS=^cuda_ipc". */
 	config: string;
@@ -148,6 +160,71 @@ export interface IpcVariantResult {
 	durationMs: number;
 	memory: 'device' | 'host' | null;
 	gpuUnavailableReason: string | null;
+	/** Failure signatures present in this trial's output. */
+	signatures: SignatureHit[];
+	/** This trial's raw output (stdout then stderr), head and tail kept within MAX_TRIAL_LOG characters. */
+	log: string;
+}
+
+/** Characters of raw output kept per trial. */
+export const MAX_TRIAL_LOG = 24_000;
+
+/** Trials per outcome. */
+export type OutcomeCounts = Record<IpcVariantOutcome, number>;
+
+/** Distinct failure mode of a variant: failing trials that share outcome, signal and signatures. */
+export interface FailureMode {
+	key: string;
+	/** e.g. "crashed (SIGSEGV): SIGSEGV in ucp_dt_pack". */
+	label: string;
+	outcome: IpcVariantOutcome;
+	signal: number | null;
+	count: number;
+	/** Trial indices. */
+	trials: number[];
+	/** Ranks that crashed. */
+	ranks: number[];
+	signatures: string[];
+	/** Explanations of the signatures present (with the line seen). */
+	explanations: string[];
+	sampleTrial: number;
+	sampleLog: string;
+	sampleEvidence: string[];
+}
+
+/** Verdict class of a variant under a configuration (extension/shared/trialStats.ts). */
+export type TrialClass = 'works' | 'fails' | 'unreliable' | 'inconclusive';
+
+/** All trials of one variant under one configuration, and what they say together. */
+export interface IpcVariantSummary {
+	variant: string;
+	config: string;
+	/** Trials run. */
+	trials: number;
+	/** Trials asked for (more than `trials` when cancelled). */
+	requested: number;
+	counts: OutcomeCounts;
+	/** Trials that failed (not correct, not a launch/usage/placement error). */
+	failures: number;
+	class: TrialClass;
+	/** With 0 failures: the failure rate ruled out at 95 % (fraction). */
+	ruledOutAbove: number | null;
+	/** "0 of 11 failed: a failure rate above 24 % is ruled out at 95 %". */
+	sentence: string;
+	failureModes: FailureMode[];
+	/** Every trial, in order. */
+	runs: IpcVariantResult[];
+}
+
+/** What the IPC answer holds under: message size and protocol, placement, memory kind. */
+export interface IpcConditions {
+	sizeBytes: number | null;
+	/** "rendezvous (64 MiB is above every eager threshold)" etc. */
+	protocol: string;
+	placement: string;
+	memory: 'device' | 'host' | null;
+	/** What the trials could still have missed. */
+	missed: string[];
 }
 
 /** The answer to the IPC report's question. */
@@ -160,15 +237,24 @@ export interface IpcVerdict {
 	answer: string;
 	/** Why, with evidence. */
 	why: string[];
-	/** Variants that worked instead. */
+	/** Variants that worked instead: every trial correct, with their count ("bounce (ucx): 11 of 11 correct"). */
 	worksInstead: string[];
+	/** The direct variant's verdict class over all configurations (null when not run). */
+	directClass: TrialClass | null;
+	conditions: IpcConditions;
 }
 
 /** Combined IPC report (one document for all variants and configurations). */
 export interface ReproIpcReport {
 	schema: typeof REPRO_IPC_REPORT_SCHEMA;
 	mpi: ReproMpiInfo | null;
-	variants: IpcVariantResult[];
+	/** Trials asked for per variant and configuration. */
+	trials: number;
+	/** True when cancelled (or cut by the total time limit) before every trial ran. */
+	partial: boolean;
+	/** The trial that was running when the run was cancelled: kept for its evidence (e.g. scancel), not counted. */
+	cut: IpcVariantResult | null;
+	variants: IpcVariantSummary[];
 	verdict: IpcVerdict;
 }
 
@@ -218,8 +304,10 @@ export interface FallbackVerdict {
 	pathText: string;
 	/** Size the comparison used (largest size where mpi and staged both worked), or null. */
 	atBytes: number | null;
-	/** staged best / mpi best (> 1: manual staging is faster). */
+	/** staged / mpi median of the per-trial best bandwidths (> 1: manual staging is faster). */
 	stagedOverMpi: number | null;
+	/** False when the staged and mpi ranges overlap ("no difference"); null without both. */
+	differs: boolean | null;
 	/** Largest peak resident-memory growth of any rank during mpi-mode transfers, bytes. */
 	mpiExtraHostBytes: number | null;
 	/** The same for staged mode (the staging buffers are allocated before, so this is usually ~0). */
@@ -228,8 +316,10 @@ export interface FallbackVerdict {
 	gpuVerdict: boolean;
 }
 
-/** One engine run of the fallback report (the runner starts one per mode, for isolation). */
+/** One engine run of the fallback report (the runner starts one per mode and trial, for isolation). */
 export interface FallbackRun {
+	/** 1-based trial index. */
+	trial: number;
 	modes: string[];
 	config: string;
 	outcome: 'ok' | 'partial' | 'setup_error' | 'usage_error' | 'crashed' | 'timed_out' | 'no_output' | 'launch_error';
@@ -239,6 +329,41 @@ export interface FallbackRun {
 	durationMs: number;
 }
 
+/** Outcomes of a fallback run. */
+export type FallbackRunOutcome = FallbackRun['outcome'];
+
+/** A measurement of one trial. */
+export interface FallbackTrialResult extends FallbackResult {
+	/** 1-based trial index. */
+	trial: number;
+}
+
+/** The runs of one mode over the trials. */
+export interface FallbackModeSummary {
+	mode: string;
+	/** Trials run. */
+	trials: number;
+	requested: number;
+	counts: Record<FallbackRunOutcome, number>;
+}
+
+/** Median and range of a repeated value (extension/shared/trialStats.ts Spread). */
+export interface ValueSpread { median: number; min: number; max: number; n: number }
+
+/** One (mode, size) over the trials: best bandwidth and peak resident growth of each trial. */
+export interface FallbackStat {
+	mode: string;
+	sizeBytes: number;
+	/** Trials with a result for this (mode, size). */
+	trials: number;
+	/** Trials whose status was ok. */
+	ok: number;
+	/** Per-trial best GB/s. */
+	bestGbps: ValueSpread | null;
+	/** Per-trial largest peak RSS growth of a rank, bytes. */
+	rssGrowth: ValueSpread | null;
+}
+
 /** Combined fallback report. */
 export interface ReproFallbackReport {
 	schema: typeof REPRO_FALLBACK_REPORT_SCHEMA;
@@ -246,8 +371,14 @@ export interface ReproFallbackReport {
 	mpi: ReproMpiInfo | null;
 	memory: 'device' | 'host' | null;
 	gpuUnavailableReason: string | null;
+	/** Trials asked for per mode. */
+	trials: number;
+	partial: boolean;
+	modes: FallbackModeSummary[];
 	runs: FallbackRun[];
-	results: FallbackResult[];
+	/** Every trial's measurements. */
+	results: FallbackTrialResult[];
+	stats: FallbackStat[];
 	transports: TransportEvidence;
 	verdict: FallbackVerdict;
 }

@@ -24,7 +24,7 @@ import { LOCAL_HOST_KEY } from './inspectionService';
 import { pickHost } from './hostsView';
 import { hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
 import { ReproPanel } from './reproPanel';
-import { readSettings } from './settings';
+import { readReproTrials, readSettings } from './settings';
 
 const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
 
@@ -157,6 +157,9 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	await context.workspaceState.update(STATE_KEY, choices);
 	const { settings } = readSettings();
 	const timeoutMs = Math.max(60, settings.timeoutSeconds) * 1000;
+	const setting = readReproTrials();
+	if (setting.problem) { log.warn(setting.problem); void vscode.window.showWarningMessage(setting.problem); }
+	const trials = choices.trials ?? setting.trials;
 	const started = new Date();
 	const where = hostKey === LOCAL_HOST_KEY ? vscode.l10n.t('this host') : hostKey;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer on {1}', which, where), cancellable: true }, async (progress, token) => {
@@ -166,6 +169,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 		// message, not an empty panel.
 		let p: ReproPanel | undefined;
 		const onProgress = (line: string): void => { progress.report({ message: line }); p?.setBusy(true, line); log.info(`  ${line}`); };
+		log.info(`${trials} trial(s) per variant / mode, each its own launch`);
 		let target: OpenTarget | undefined;
 		try {
 			target = await openLaunchTarget(hostKey, which === 'ipc' ? 4 : 2, choices!.mpirun, log, onProgress, abort.signal);
@@ -180,11 +184,12 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			log.info(`repro ${which} on ${target.label}: ${launcher} (${flavor}), engine ${engine}, memory ${choices!.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
 			const data: ReproPanelData = { ipc: null, fallback: [], source: '' };
 			if (which === 'ipc') {
-				data.ipc = await runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, memory: choices!.memory, timeoutMs, onProgress, signal: abort.signal });
+				data.ipc = await runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, memory: choices!.memory, timeoutMs, trials, onProgress, signal: abort.signal });
 			} else {
 				for (const config of configs) {
 					if (abort.signal.aborted) { break; }
-					data.fallback.push(await runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, protoInfo: false, onProgress, signal: abort.signal }));
+					// Cancelled: the configurations not started are not shown as empty reports.
+					data.fallback.push(await runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, trials, protoInfo: false, onProgress, signal: abort.signal }));
 				}
 			}
 			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;

@@ -21,8 +21,12 @@ export interface ReproPanelState {
 	/** The source line of the last results posted to a ready webview, or null. */
 	delivered: string | null;
 	ipcVariants: number;
+	/** Trials of every ipc variant together. */
+	ipcTrials: number;
 	fallbackConfigs: number;
 	busy: boolean;
+	/** "config\0variant\0trial" of the last trial log opened from the webview, or null. */
+	lastOpenedLog: string | null;
 }
 
 /** The single reproducer panel of this window. */
@@ -33,6 +37,7 @@ export class ReproPanel extends Disposable {
 	private _delivered: ReproPanelData | null = null;
 	private _busy = false;
 	private readonly _host: WebviewPanelHost<ToReproWebviewMessage, ReproRequests>;
+	private _lastOpenedLog: string | null = null;
 
 	/** Show the panel (creating it when needed). */
 	static show(extensionUri: vscode.Uri, log: Logger, inspectReport: () => Report | undefined): ReproPanel {
@@ -69,6 +74,13 @@ export class ReproPanel extends Disposable {
 					return { type: 'copyBugReportResponse', chars: md.length };
 				},
 				copy: async msg => { await vscode.env.clipboard.writeText(msg.text); },
+				openTrialLog: async msg => {
+					const text = this.trialLog(msg.config, msg.variant, msg.trial);
+					if (text === null) { throw new Error(vscode.l10n.t('No trial {0} of {1} under {2} in the shown results.', msg.trial, msg.variant, msg.config)); }
+					const doc = await vscode.workspace.openTextDocument({ content: text, language: 'log' });
+					await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+					this._lastOpenedLog = `${msg.config}\u0000${msg.variant}\u0000${msg.trial}`;
+				},
 			},
 		}));
 		this._register(this._host.onDidDispose(() => this.dispose()));
@@ -79,6 +91,7 @@ export class ReproPanel extends Disposable {
 		return {
 			ready: this._host.isReady, delivered: this._delivered?.source ?? null, busy: this._busy,
 			ipcVariants: this._delivered?.ipc?.variants.length ?? 0, fallbackConfigs: this._delivered?.fallback.length ?? 0,
+			ipcTrials: this._delivered?.ipc?.variants.reduce((n, v) => n + v.runs.length, 0) ?? 0, lastOpenedLog: this._lastOpenedLog,
 		};
 	}
 
@@ -93,6 +106,15 @@ export class ReproPanel extends Disposable {
 	setBusy(busy: boolean, message: string): void {
 		this._busy = busy;
 		this._host.post({ type: 'reproBusy', busy, message });
+	}
+
+	/** The text opened for one trial: what was run, its outcome, and its raw output; null when there is no such trial. */
+	trialLog(config: string, variant: string, trial: number): string | null {
+		const run = this._data?.ipc?.variants.find(v => v.config === config && v.variant === variant)?.runs.find(r => r.trial === trial);
+		if (!run) { return null; }
+		const sigs = run.signatures.map(h => `  ${h.id}: ${h.line}`);
+		return [`# ${variant} under ${config}: trial ${trial} — ${run.outcome}`, `# ${run.detail}`, `# command: ${run.command.join(' ')}`,
+			`# exit status ${run.exitCode ?? 'none'}, ${(run.durationMs / 1000).toFixed(1)} s`, ...(sigs.length ? ['# failure signatures:', ...sigs.map(l => `#${l}`)] : []), '', run.log || '(no output)'].join('\n') + '\n';
 	}
 
 	/** The Markdown bug report of the shown results. */

@@ -5,6 +5,8 @@
 import * as vscode from 'vscode';
 import { normalizeSettings, type InspectSettings } from '../core/inspect';
 import { validateHostSettings, type HostSetting } from '../core/hosts/hostSettings';
+import { checkTrials } from '../core/repro/reproChoices';
+import { DEFAULT_TRIALS } from '../shared/trialStats';
 
 /** Current validated settings plus a message per rejected value. */
 export function readSettings(): { settings: InspectSettings; problems: string[] } {
@@ -17,6 +19,13 @@ export function readSettings(): { settings: InspectSettings; problems: string[] 
 		enginePath: typeof enginePath === 'string' ? enginePath.trim() : enginePath,
 		mpirunPath: typeof mpirunPath === 'string' ? mpirunPath.trim() : mpirunPath,
 	});
+}
+
+/** `gpumpiDoctor.repro.trials` (1..MAX_TRIALS), or the default with a problem message for a bad value. */
+export function readReproTrials(): { trials: number; problem: string | null } {
+	const v = vscode.workspace.getConfiguration('gpumpiDoctor').get<unknown>('repro.trials');
+	const c = checkTrials(v);
+	return typeof c === 'number' ? { trials: c, problem: null } : { trials: DEFAULT_TRIALS, problem: vscode.l10n.t('gpumpiDoctor.repro.trials: {0}; using {1}', c, DEFAULT_TRIALS) };
 }
 
 /** The validated `gpumpiDoctor.hosts` entries plus one message per rejected entry (never run). */

@@ -58,6 +58,15 @@ document.addEventListener('click', ev => {
 		);
 		return;
 	}
+	const mark = target?.closest<HTMLButtonElement>('button.trial, button.open-log');
+	if (mark) {
+		const trial = Number(mark.dataset.trial);
+		rpc.request({ type: 'openTrialLog', config: mark.dataset.config ?? '', variant: mark.dataset.variant ?? '', trial }).then(
+			() => { mark.classList.add('opened'); },
+			(e: unknown) => { mark.title = `Cannot open the log: ${e instanceof Error ? e.message : String(e)}`; },
+		);
+		return;
+	}
 	const ev2 = target?.closest<HTMLButtonElement>('button.copy-evidence');
 	if (ev2) {
 		rpc.request({ type: 'copy', text: ev2.dataset.copy ?? '' }).then(() => { ev2.textContent = strings.copied; }, () => { ev2.textContent = strings.copyFailed; });

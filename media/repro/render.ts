@@ -6,7 +6,8 @@
 import { escapeHtml } from '../../extension/shared/htmlEscape';
 import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import type { ReproPanelData } from '../../extension/shared/reproProtocol';
-import type { FallbackResult, IpcVariantResult, ReproFallbackReport, ReproIpcReport, ReproMpiInfo } from '../../extension/shared/reproSchema';
+import type { FallbackResult, IpcVariantResult, IpcVariantSummary, ReproFallbackReport, ReproIpcReport, ReproMpiInfo } from '../../extension/shared/reproSchema';
+import { spreadText } from '../../extension/shared/trialStats';
 import { buildLineChart } from './chart';
 
 const MiB = 1024 * 1024;
@@ -19,14 +20,28 @@ export function sizeLabel(b: number): string {
 	return `${b} B`;
 }
 
-function badge(v: IpcVariantResult): string {
-	const text = v.outcome === 'correct' ? 'correct'
+function outcomeText(v: IpcVariantResult): string {
+	return v.outcome === 'correct' ? 'correct'
 		: v.outcome === 'wrong_data' ? 'wrong data'
 			: v.outcome === 'mpi_error' ? 'MPI error'
 				: v.outcome === 'crashed' ? `crashed${v.crashedRank !== null ? ` · rank ${v.crashedRank}` : ''}${v.signal !== null ? ` · signal ${v.signal}` : ''}`
-					: v.outcome === 'timed_out' ? 'timed out' : v.outcome.replace(/_/g, ' ');
-	const cls = ['correct', 'wrong_data', 'mpi_error', 'crashed', 'timed_out'].includes(v.outcome) ? v.outcome : 'other';
-	return `<span class="badge badge-${cls}" title="${escapeHtml(v.detail)}">${escapeHtml(text)}</span>`;
+					: v.outcome === 'timed_out' ? 'hung (timed out)' : v.outcome.replace(/_/g, ' ');
+}
+
+function outcomeClass(v: IpcVariantResult): string {
+	return ['correct', 'wrong_data', 'mpi_error', 'crashed', 'timed_out', 'launch_error'].includes(v.outcome) ? v.outcome : 'other';
+}
+
+/** One mark per trial; a click asks the host to open that trial's log in an editor. */
+function trialStrip(s: IpcVariantSummary): string {
+	const marks = s.runs.map(r => `<button type="button" class="trial trial-${outcomeClass(r)}" data-config="${escapeHtml(r.config)}" data-variant="${escapeHtml(r.variant)}" data-trial="${r.trial}" title="${escapeHtml(`trial ${r.trial} of ${s.requested}: ${outcomeText(r)} — ${r.detail} (click: open its log)`)}" aria-label="${escapeHtml(`trial ${r.trial}: ${outcomeText(r)}`)}"></button>`);
+	const missing = Math.max(0, s.requested - s.runs.length);
+	for (let i = 0; i < missing; i++) { marks.push('<span class="trial trial-missing" title="not run (cancelled)"></span>'); }
+	return `<span class="strip">${marks.join('')}</span>`;
+}
+
+function classBadge(s: IpcVariantSummary): string {
+	return `<span class="badge class-${escapeHtml(s.class)}" title="${escapeHtml(s.sentence)}">${escapeHtml(s.class)} · ${s.counts.correct}/${s.trials}</span>`;
 }
 
 function mpiLine(mpi: ReproMpiInfo | null): string {
@@ -38,42 +53,47 @@ function mpiLine(mpi: ReproMpiInfo | null): string {
 function renderIpc(rep: ReproIpcReport): string {
 	const variants = [...new Set(rep.variants.map(v => v.variant))];
 	const configs = [...new Set(rep.variants.map(v => v.config))];
-	const mem = rep.variants.find(v => v.memory)?.memory;
+	const runs = rep.variants.flatMap(v => v.runs);
+	const mem = runs.find(v => v.memory)?.memory;
 	const out: string[] = ['<section class="ipc"><h2>IPC-imported pointer</h2>', mpiLine(rep.mpi)];
+	out.push(`<p class="meta">${rep.trials} trial${rep.trials === 1 ? '' : 's'} per variant and configuration, each its own launch${rep.partial ? ' · <strong class="partial">partial: cancelled before every trial ran</strong>' : ''}</p>`);
 	if (mem === 'host') {
-		out.push(`<p class="notice">Host memory: no GPU verdict (${escapeHtml(rep.variants.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU')}).</p>`);
+		out.push(`<p class="notice">Host memory: no GPU verdict (${escapeHtml(runs.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU')}).</p>`);
 	}
-	const cls = rep.verdict.directWorks === true ? 'ok' : rep.verdict.directWorks === false ? 'bad' : 'unknown';
+	const cls = rep.verdict.directWorks === true ? 'ok' : rep.verdict.directClass === 'unreliable' ? 'warn' : rep.verdict.directWorks === false ? 'bad' : 'unknown';
 	out.push(`<p class="verdict verdict-${cls}">${escapeHtml(rep.verdict.answer)}</p>`);
 	if (rep.verdict.why.length > 0) { out.push(`<pre class="why">${rep.verdict.why.map(escapeHtml).join('\n')}</pre>`); }
-	const other = rep.variants.filter(v => v.variant !== 'direct' && v.variant !== 'crash-test' && v.outcome !== 'correct');
-	if (other.length > 0) {
-		out.push(`<p class="notice">Also failed: ${other.map(v => `${escapeHtml(v.variant)} under ${escapeHtml(v.config)} — ${escapeHtml(v.detail)}`).join('; ')}</p>`);
-	}
 	out.push('<table class="matrix"><thead><tr><th>configuration</th>');
 	for (const v of variants) { out.push(v === 'crash-test' ? '<th title="deliberate crash (test hook: rank 1 stores through address 0x10)">crash-test <span class="dim">(hook)</span></th>' : `<th>${escapeHtml(v)}</th>`); }
 	out.push('</tr></thead><tbody>');
 	for (const c of configs) {
 		out.push(`<tr><th scope="row">${escapeHtml(c)}</th>`);
 		for (const vn of variants) {
-			const v = rep.variants.find(x => x.config === c && x.variant === vn);
-			out.push(`<td>${v ? badge(v) : '<span class="na">–</span>'}</td>`);
+			const s = rep.variants.find(x => x.config === c && x.variant === vn);
+			out.push(s ? `<td class="cell">${classBadge(s)}${trialStrip(s)}<div class="rate">${escapeHtml(s.sentence)}</div></td>` : '<td><span class="na">–</span></td>');
 		}
 		out.push('</tr>');
 	}
 	out.push('</tbody></table>');
-	out.push('<h3>Runs</h3>');
-	for (const v of rep.variants) {
-		const open = v.outcome !== 'correct' && v.variant !== 'crash-test' ? ' open' : '';
-		out.push(`<details class="run"${open}><summary>${badge(v)} <span class="run-name">${escapeHtml(v.variant)} · ${escapeHtml(v.config)}</span> <span class="dim">${escapeHtml((v.durationMs / 1000).toFixed(1))} s</span></summary>`);
-		out.push(`<p>${escapeHtml(v.detail)}</p>`);
-		out.push(`<pre class="cmd">${escapeHtml(posixQuoteArgv(v.command))}</pre>`);
-		if (v.evidence.length > 0) {
-			out.push(`<pre class="evidence">${v.evidence.map(escapeHtml).join('\n')}</pre>`);
-			out.push(`<button type="button" class="copy-evidence" data-copy="${escapeHtml(v.evidence.join('\n'))}">Copy evidence</button>`);
+	const failing = rep.variants.filter(s => s.failureModes.length > 0);
+	if (failing.length > 0) {
+		out.push('<h3>Failure modes</h3>');
+		for (const s of failing) {
+			for (const m of s.failureModes) {
+				const open = s.variant !== 'crash-test' ? ' open' : '';
+				out.push(`<details class="mode"${open}><summary><span class="run-name">${escapeHtml(s.variant)} · ${escapeHtml(s.config)}</span>: ${escapeHtml(m.label)} — <strong>${m.count} of ${s.trials}</strong> <span class="dim">(trials ${escapeHtml(m.trials.join(', '))}${m.ranks.length ? `; ranks ${escapeHtml(m.ranks.join(', '))}` : ''})</span></summary>`);
+				for (const e of m.explanations) { out.push(`<p class="explanation">${escapeHtml(e)}</p>`); }
+				out.push(`<p class="dim">Sample: trial ${m.sampleTrial} <button type="button" class="open-log" data-config="${escapeHtml(s.config)}" data-variant="${escapeHtml(s.variant)}" data-trial="${m.sampleTrial}">Open its log</button></p>`);
+				if (m.sampleEvidence.length > 0) {
+					out.push(`<pre class="evidence">${m.sampleEvidence.map(escapeHtml).join('\n')}</pre>`);
+					out.push(`<button type="button" class="copy-evidence" data-copy="${escapeHtml(m.sampleEvidence.join('\n'))}">Copy evidence</button>`);
+				}
+				out.push('</details>');
+			}
 		}
-		out.push('</details>');
 	}
+	const first = runs[0];
+	if (first) { out.push(`<details class="run"><summary>Command of the first trial</summary><pre class="cmd">${escapeHtml(posixQuoteArgv(first.command))}</pre></details>`); }
 	out.push('</section>');
 	return out.join('');
 }
@@ -91,29 +111,43 @@ function renderFallback(rep: ReproFallbackReport, index: number): string {
 	if (rep.memory === 'host') { out.push(`<p class="notice">Host memory: no GPU verdict (${escapeHtml(rep.gpuUnavailableReason ?? 'no GPU')}).</p>`); }
 	const cls = rep.verdict.path === 'direct' ? 'ok' : rep.verdict.path === 'cannot' ? 'bad' : rep.verdict.path === 'staged' ? 'warn' : 'unknown';
 	out.push(`<div class="verdict verdict-${cls}">${rep.verdict.text.map(t => `<p>${escapeHtml(t)}</p>`).join('')}</div>`);
-	for (const r of rep.runs.filter(x => x.outcome !== 'ok')) {
-		out.push(`<p class="notice">Run ${escapeHtml(r.modes.join(','))}: ${escapeHtml(r.outcome)}${r.detail ? ` — ${escapeHtml(r.detail)}` : ''}</p>`);
+	out.push(`<p class="meta">${rep.trials} trial${rep.trials === 1 ? '' : 's'} per mode${rep.partial ? ' · <strong class="partial">partial: cancelled before every trial ran</strong>' : ''} · ${rep.modes.map(m => `${escapeHtml(m.mode)} ${m.counts.ok} of ${m.trials} ok`).join(' · ')}</p>`);
+	out.push('<table class="results spread"><thead><tr><th>mode</th><th>size</th><th>trials ok</th><th>best GB/s, median (min–max)</th><th>RSS+ MiB, median (min–max)</th></tr></thead><tbody>');
+	for (const st of rep.stats) {
+		const r = st.rssGrowth;
+		out.push(`<tr><td>${escapeHtml(st.mode)}</td><td class="num">${escapeHtml(sizeLabel(st.sizeBytes))}</td><td class="num">${st.ok}/${st.trials}</td><td class="num">${st.bestGbps ? escapeHtml(spreadText(st.bestGbps)) : '–'}</td><td class="num">${r ? escapeHtml(spreadText({ ...r, median: r.median / MiB, min: r.min / MiB, max: r.max / MiB }, 1)) : '–'}</td></tr>`);
 	}
-	const okPoints = (mode: string, f: (r: FallbackResult) => number | null): Array<{ x: number; y: number }> =>
-		rep.results.filter(r => r.mode === mode && r.status === 'ok').map(r => ({ x: r.size_bytes, y: f(r) ?? NaN })).filter(p => Number.isFinite(p.y));
+	out.push('</tbody></table>');
+	for (const r of rep.runs.filter(x => x.outcome !== 'ok')) {
+		out.push(`<p class="notice">Run ${escapeHtml(r.modes.join(','))} (trial ${r.trial}): ${escapeHtml(r.outcome)}${r.detail ? ` — ${escapeHtml(r.detail)}` : ''}</p>`);
+	}
+	// Charts: the median over the trials per size.
+	const okPoints = (mode: string, f: (r: FallbackResult) => number | null): Array<{ x: number; y: number }> => {
+		const sizes = [...new Set(rep.results.filter(r => r.mode === mode && r.status === 'ok').map(r => r.size_bytes))].sort((a, b) => a - b);
+		return sizes.map(x => {
+			const v = rep.results.filter(r => r.mode === mode && r.status === 'ok' && r.size_bytes === x).map(f).filter((y): y is number => typeof y === 'number' && Number.isFinite(y)).sort((a, b) => a - b);
+			const y = v.length === 0 ? NaN : v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+			return { x, y };
+		}).filter(p => Number.isFinite(p.y));
+	};
 	out.push('<div class="charts">');
 	out.push(buildLineChart({
-		title: 'Bandwidth (best of the repetitions)', xLabel: 'message size', yLabel: 'GB/s',
+		title: 'Bandwidth (best of the repetitions; median over the trials)', xLabel: 'message size', yLabel: 'GB/s',
 		series: modes.map(m => ({ name: m, points: okPoints(m, r => r.best_gbps) })),
 		formatX: sizeLabel, formatY: gbps, emptyText: 'no successful measurement',
 	}));
 	out.push(buildLineChart({
-		title: 'Peak resident host memory growth (largest rank)', xLabel: 'message size', yLabel: 'MiB',
+		title: 'Peak resident host memory growth (largest rank; median over the trials)', xLabel: 'message size', yLabel: 'MiB',
 		series: modes.map(m => ({ name: m, points: okPoints(m, r => { const v = maxOf(r, x => x.rss_peak_growth_bytes); return v === null ? null : v / MiB; }) })),
 		formatX: sizeLabel, formatY: y => (y === 0 ? '0' : y >= 10 ? y.toFixed(0) : y.toFixed(1)), emptyText: 'no memory samples',
 	}));
 	out.push('</div>');
-	out.push('<details class="table"><summary>Measurements</summary><table class="results"><thead><tr><th>mode</th><th>size</th><th>best GB/s</th><th>median GB/s</th><th>data</th><th>RSS+ MiB</th><th>pinned+ MiB</th><th>device+ MiB</th></tr></thead><tbody>');
+	out.push('<details class="table"><summary>Measurements of every trial</summary><table class="results"><thead><tr><th>trial</th><th>mode</th><th>size</th><th>best GB/s</th><th>median GB/s</th><th>data</th><th>RSS+ MiB</th><th>pinned+ MiB</th><th>device+ MiB</th></tr></thead><tbody>');
 	for (const r of rep.results) {
 		const data = r.status !== 'ok' ? r.status : r.verified.wrong === 0 ? 'verified' : `${r.verified.wrong} wrong`;
 		const mib = (v: number | null): string => v === null ? '–' : (v / MiB).toFixed(1);
 		const pin = maxOf(r, m => m.pinned_peak_growth_bytes);
-		out.push(`<tr class="status-${escapeHtml(r.status)}"><td>${escapeHtml(r.mode)}</td><td class="num">${escapeHtml(sizeLabel(r.size_bytes))}</td><td class="num">${r.best_gbps === null ? '–' : r.best_gbps.toFixed(2)}</td><td class="num">${r.median_gbps === null ? '–' : r.median_gbps.toFixed(2)}</td><td>${escapeHtml(data)}${r.error ? ` <span class="dim">${escapeHtml(r.error)}</span>` : ''}</td><td class="num">${mib(maxOf(r, m => m.rss_peak_growth_bytes))}</td><td class="num">${mib(pin)}</td><td class="num">${mib(maxOf(r, m => m.device_used_peak_growth_bytes))}</td></tr>`);
+		out.push(`<tr class="status-${escapeHtml(r.status)}"><td class="num">${r.trial}</td><td>${escapeHtml(r.mode)}</td><td class="num">${escapeHtml(sizeLabel(r.size_bytes))}</td><td class="num">${r.best_gbps === null ? '–' : r.best_gbps.toFixed(2)}</td><td class="num">${r.median_gbps === null ? '–' : r.median_gbps.toFixed(2)}</td><td>${escapeHtml(data)}${r.error ? ` <span class="dim">${escapeHtml(r.error)}</span>` : ''}</td><td class="num">${mib(maxOf(r, m => m.rss_peak_growth_bytes))}</td><td class="num">${mib(pin)}</td><td class="num">${mib(maxOf(r, m => m.device_used_peak_growth_bytes))}</td></tr>`);
 	}
 	out.push('</tbody></table></details>');
 	if (rep.transports.lines.length > 0) {

@@ -23,7 +23,9 @@ const char* kUsage =
     "ipc: the IPC-pointer scenario (ranks 0,2 export GPU memory, ranks 1,3 import it and receive into it).\n"
     "fallback: device-buffer bandwidth and memory of MPI vs manual pinned staging vs host-to-host.\n"
     "With --json the document is printed between the lines @@GPUMPI-JSON-BEGIN@@ and @@GPUMPI-JSON-END@@.\n"
-    "Test hooks: ipc --variant crash-test or --inject crash (rank 1 really segfaults), --inject hang (rank 1 sleeps).\n";
+    "Test hooks: ipc --variant crash-test or --inject crash (rank 1 really segfaults), --inject hang (rank 1 sleeps),\n"
+    "  --inject crash-fraction=F --inject-seed S --trial I (rank 1 segfaults or rank 3 aborts in a fraction F of the\n"
+    "  trials, decided from S and I).\n";
 
 int usageError(const std::string& msg) { return gpumpi::cli::usageError("repro", msg, kUsage); }
 
@@ -46,8 +48,23 @@ int ipcCommand(const std::vector<std::string>& args) {
 			if (!valueOf(args, i, v) || (v != "device" && v != "host")) return usageError("--memory needs device or host");
 			o.memory = v;
 		} else if (a == "--inject") {
-			if (!valueOf(args, i, v) || (v != "crash" && v != "hang")) return usageError("--inject needs crash or hang");
+			if (!valueOf(args, i, v)) return usageError("--inject needs crash, hang or crash-fraction=F");
+			if (v.rfind("crash-fraction=", 0) == 0) {
+				char* end = nullptr;
+				const std::string f = v.substr(15);
+				double x = std::strtod(f.c_str(), &end);
+				if (f.empty() || !end || *end || !(x >= 0 && x <= 1)) return usageError("--inject crash-fraction=F needs 0 <= F <= 1");
+				o.crashFraction = x;
+			} else if (v != "crash" && v != "hang") {
+				return usageError("--inject needs crash, hang or crash-fraction=F");
+			}
 			o.inject = v;
+		} else if (a == "--inject-seed" || a == "--trial") {
+			char* end = nullptr;
+			if (!valueOf(args, i, v) || v.empty() || v[0] == '-') return usageError(a + " needs a whole number");
+			unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+			if (!end || *end) return usageError(a + " needs a whole number");
+			(a == "--trial" ? o.trial : o.injectSeed) = n;
 		} else {
 			return usageError("unknown option '" + a + "'");
 		}

@@ -199,8 +199,31 @@ bool IpcRun::sendFrom(Region& from, int to) {
 	return mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (send)");
 }
 
+}  // namespace gpumpi::repro::ipc
+
+namespace gpumpi::repro {
+
+InjectedCrash injectedCrash(const IpcOptions& opts) {
+	InjectedCrash out;
+	if (opts.crashFraction < 0) return out;
+	unsigned long long z = opts.injectSeed ^ (opts.trial * 0x9E3779B97F4A7C15ull);
+	z += 0x9E3779B97F4A7C15ull;  // splitmix64
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z = z ^ (z >> 31);
+	out.draw = static_cast<double>(z >> 11) / 9007199254740992.0;
+	out.crash = out.draw < opts.crashFraction;
+	out.rank = (z & 1) ? 3 : 1;
+	return out;
+}
+
+}  // namespace gpumpi::repro
+
+namespace gpumpi::repro::ipc {
+
 void IpcRun::run(int rank, int size) {
 	const std::string& v = mOpt.variant;
+	const InjectedCrash injected = injectedCrash(mOpt);
 	const bool mirror = v == "send-from-import";
 	const bool crash = v == "crash-test" || mOpt.inject == "crash";
 	const bool hang = mOpt.inject == "hang";
@@ -238,7 +261,17 @@ void IpcRun::run(int rank, int size) {
 		mShmName.clear();
 	}
 	if (all == 1) {
-		// 2. The transfer.
+		// 2. The transfer (a fraction-injected crash happens just before it, in one rank).
+		if (injected.crash && rank == injected.rank) {
+			std::fprintf(stderr, "gpumpi repro: rank %d now %s (--inject %s seed=%llu trial=%llu draw=%.6f)\n", rank,
+			             rank == 1 ? "stores through address 0x10" : "calls abort()", mOpt.inject.c_str(), mOpt.injectSeed, mOpt.trial, injected.draw);
+			std::fflush(stderr);
+			if (rank == 1) {
+				volatile uintptr_t bad = 0x10;
+				*reinterpret_cast<volatile int*>(bad) = 1;  // a real SIGSEGV
+			}
+			std::abort();  // a real SIGABRT
+		}
 		double t0 = MPI_Wtime();
 		if (!mirror) {
 			if (owner) {

@@ -48,8 +48,8 @@ run() {
 }
 
 run inspect inspect --mpirun "$MPIRUN" --engine "$ENGINE" --ranks 2 --timeout 120 --json
-run repro-ipc repro ipc --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --pml-ucx --variants direct,bounce,send-from-import --size 64M --timeout 120 --json
-run repro-fallback repro fallback --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0 --sizes 1M..64M --iters 3 --timeout 180 --json
+run repro-ipc repro ipc --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --pml-ucx --variants direct,bounce,send-from-import --size 64M --trials 3 --timeout 120 --json
+run repro-fallback repro fallback --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0 --sizes 1M..64M --iters 3 --trials 3 --timeout 180 --json
 run map map --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --np 2 --large 64M --iters 5 --timeout 180 --json
 
 { printf '{"schema":"gpumpi.gpu-cli-runs/1","node":"%s","runs":[' "$("$NODE" --version)"; (IFS=,; printf '%s' "${entries[*]}"); printf ']}\n'; } >"$JSON"

@@ -49,12 +49,13 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 	it('CLI: repro ipc --host host-a --hosts host-a:2,host-b:2 runs the report\'s 2-node layout from host-a and shows the command', async () => {
 		const r = await cli(['repro', 'ipc', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine,
 			'--hosts', 'host-a:2,host-b:2', ...across, '--launcher-arg', '-x', '--launcher-arg', 'PATH',
-			'--memory', 'host', '--size', '1M', '--variants', 'direct,bounce', '--json']);
+			'--memory', 'host', '--size', '1M', '--variants', 'direct,bounce', '--trials', '2', '--json']);
 		assert.equal(r.code, 0, r.err);
 		const rep = JSON.parse(r.out) as ReproIpcReport;
-		assert.deepEqual(rep.variants.map(v => v.outcome), ['correct', 'correct'], JSON.stringify(rep.variants.map(v => [v.detail, v.evidence.slice(0, 5)])));
-		assert.deepEqual(rep.variants[0].ranks.map(x => x.host).sort(), ['host-a', 'host-a', 'host-b', 'host-b']);
-		const cmd = rep.variants[0].command;
+		const runs = rep.variants.flatMap(v => v.runs);
+		assert.deepEqual(rep.variants.map(v => `${v.class}:${v.trials}`), ['works:2', 'works:2'], JSON.stringify(runs.map(v => [v.detail, v.evidence.slice(0, 5)])));
+		assert.deepEqual(runs[0].ranks.map(x => x.host).sort(), ['host-a', 'host-a', 'host-b', 'host-b']);
+		const cmd = runs[0].command;
 		assert.equal(cmd[0], 'mpirun.openmpi');
 		assert.deepEqual(cmd.slice(cmd.indexOf('--host'), cmd.indexOf('--host') + 2), ['--host', 'host-a:2,host-b:2']);
 	});
@@ -117,10 +118,12 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 			const t0 = Date.now();
 			abort.abort();
 			const rep = await running;
-			assert.notEqual(rep.variants[0]?.outcome, 'correct');
+			assert.equal(rep.variants.length, 0, 'the cut trial is not counted');
+			assert.equal(rep.partial, true);
+			assert.notEqual(rep.cut?.outcome, 'correct');
 			// The result itself says what the stop ended and that it checked the session afterwards.
-			assert.ok(rep.variants[0]?.evidence.some(e => /^stopped remote session \d+ on a .*afterwards none of it is left/.test(e)),
-				`the cleanup check is part of the result: ${JSON.stringify(rep.variants[0]?.evidence.slice(0, 4))}`);
+			assert.ok(rep.cut?.evidence.some(e => /^stopped remote session \d+ on a .*afterwards none of it is left/.test(e)),
+				`the cleanup check is part of the result: ${JSON.stringify(rep.cut?.evidence.slice(0, 4))}`);
 			let left = [...ranksOn('host-a'), ...ranksOn('host-b')];
 			for (let i = 0; i < 50 && left.length > 0; i++) { await sleep(200); left = [...ranksOn('host-a'), ...ranksOn('host-b')]; }
 			const after = (): string => ['host-a', 'host-b'].map(h => `${h}:\n  ${lab.processTable(h).join('\n  ')}`).join('\n');

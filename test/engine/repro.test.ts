@@ -58,11 +58,22 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 		it('ipc: all four variants correct on host memory; the crash-test variant is crashed (signal, rank) without losing them', async () => {
 			const rep = await runIpcVariants({
 				engine, spec: spec4, configs: [config], variants: ['direct', 'crash-test', 'bounce', 'host', 'send-from-import'],
-				sizeBytes: SIZE, memory: 'device', timeoutMs: RUN_TIMEOUT_MS,
+				sizeBytes: SIZE, memory: 'device', timeoutMs: RUN_TIMEOUT_MS, trials: 2,
 			});
 			assert.equal(rep.schema, REPRO_IPC_REPORT_SCHEMA);
 			assert.equal(rep.mpi?.implementation, flavor);
-			const by = new Map(rep.variants.map(v => [v.variant, v]));
+			assert.equal(rep.trials, 2);
+			assert.equal(rep.partial, false);
+			const summaries = new Map(rep.variants.map(v => [v.variant, v]));
+			for (const s of rep.variants) { assert.equal(s.trials, 2, s.variant); assert.deepEqual(s.runs.map(r => r.trial), [1, 2]); }
+			for (const name of ['direct', 'bounce', 'host', 'send-from-import']) {
+				assert.equal(summaries.get(name)?.class, 'works', name);
+				assert.equal(summaries.get(name)?.counts.correct, 2, name);
+				assert.match(summaries.get(name)?.sentence ?? '', /0 of 2 failed: a failure rate above 78 % is ruled out at 95 %/);
+			}
+			assert.equal(summaries.get('crash-test')?.class, 'fails');
+			assert.equal(summaries.get('crash-test')?.counts.crashed, 2);
+			const by = new Map(rep.variants.map(v => [v.variant, v.runs[1]]));
 			for (const name of ['direct', 'bounce', 'host', 'send-from-import']) {
 				const v = by.get(name);
 				assert.ok(v, name);
@@ -79,10 +90,11 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 			assert.equal(crash.outcome, 'crashed', crash.detail);
 			assert.equal(crash.signal, 11);
 			assert.equal(crash.crashedRank, 1);
+			assert.deepEqual(crash.signatures.map(h => h.id), ['injected-crash']);
 			assert.equal(rep.verdict.gpuVerdict, false);
 			assert.equal(rep.verdict.directWorks, true);
 			const text = renderIpcReport(rep);
-			assert.match(text, /crash-test\s+crashed/);
+			assert.match(text, /crash-test\s+fails\s+CC/);
 			assert.match(text, /No GPU verdict/);
 		});
 
@@ -91,9 +103,11 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 			const shmBefore = new Set(fs.readdirSync('/dev/shm'));
 			const rep = await runIpcVariants({
 				engine, spec: spec4, configs: [config], variants: ['direct'], sizeBytes: SIZE, memory: 'host',
-				timeoutMs: 6000, engineArgs: ['--inject', 'hang'],
+				timeoutMs: 6000, engineArgs: ['--inject', 'hang'], trials: 1,
 			});
-			assert.equal(rep.variants[0].outcome, 'timed_out', rep.variants[0].detail);
+			assert.equal(rep.variants[0].runs[0].outcome, 'timed_out', rep.variants[0].runs[0].detail);
+			assert.deepEqual(rep.variants[0].runs[0].signatures.map(h => h.id), ['injected-hang']);
+			assert.equal(rep.variants[0].class, 'inconclusive', 'one trial is never a verdict');
 			let left = reproProcesses(engine);
 			for (let i = 0; i < 50 && left.length > 0; i++) {
 				await new Promise(r => setTimeout(r, 100));
@@ -118,12 +132,20 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 		it('fallback: every mode and size verified, bandwidth > 0, memory fields present for both ranks', async () => {
 			const rep = await runFallbackRepro({
 				engine, spec: spec2, config, modes: ['mpi', 'staged', 'host'], sizes: '1M,4M', iters: 2, chunk: '1M', nbuf: 2,
-				memory: 'device', timeoutMs: RUN_TIMEOUT_MS, protoInfo: false,
+				memory: 'device', timeoutMs: RUN_TIMEOUT_MS, protoInfo: false, trials: 2,
 			});
 			assert.equal(rep.schema, REPRO_FALLBACK_REPORT_SCHEMA);
-			assert.deepEqual(rep.runs.map(r => r.outcome), ['ok', 'ok', 'ok'], rep.runs.map(r => r.detail).join('; '));
+			assert.deepEqual(rep.runs.map(r => `${r.trial}:${r.outcome}`), ['1:ok', '1:ok', '1:ok', '2:ok', '2:ok', '2:ok'], rep.runs.map(r => r.detail).join('; '));
 			assert.equal(rep.memory, 'host');
-			assert.equal(rep.results.length, 6);
+			assert.equal(rep.trials, 2);
+			assert.deepEqual(rep.modes.map(m => [m.mode, m.trials, m.counts.ok]), [['mpi', 2, 2], ['staged', 2, 2], ['host', 2, 2]]);
+			assert.equal(rep.results.length, 12);
+			assert.equal(rep.stats.length, 6);
+			for (const st of rep.stats) {
+				assert.equal(st.ok, 2);
+				assert.ok(st.bestGbps && st.bestGbps.n === 2 && st.bestGbps.min <= st.bestGbps.median && st.bestGbps.median <= st.bestGbps.max);
+			}
+			assert.match(rep.verdict.text.join(' '), /no difference between manual staging and MPI|manual staging is [\d.]+× (faster|slower) than MPI \(range/);
 			for (const r of rep.results) {
 				assert.equal(r.status, 'ok');
 				assert.equal(r.seconds.length, 2);

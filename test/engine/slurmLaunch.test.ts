@@ -75,21 +75,22 @@ describe('the product on a real Slurm (srun through ssh to the login node)', fun
 
 	it('repro ipc --srun (Open MPI): the report\'s layout on two compute nodes, correct, with the srun command line', async () => {
 		const r = await cli(['repro', 'ipc', ...onLogin(), '--mpirun', 'mpirun.openmpi', '--engine', ompi, '--srun', '--srun-arg', '-N2',
-			'--memory', 'host', '--size', '1M', '--variants', 'direct,bounce', '--json']);
+			'--memory', 'host', '--size', '1M', '--variants', 'direct,bounce', '--trials', '2', '--json']);
 		assert.equal(r.code, 0, r.err);
 		const rep = JSON.parse(r.out) as ReproIpcReport;
-		assert.deepEqual(rep.variants.map(v => v.outcome), ['correct', 'correct'], rep.variants.map(v => `${v.detail} ${v.evidence.slice(0, 4).join(' | ')}`).join('\n'));
-		assert.deepEqual(rep.variants[0].ranks.map(x => x.host), ['host-b', 'host-b', 'host-c', 'host-c']);
-		assert.equal(rep.variants[0].command[0], 'env', 'evidence switches travel as environment');
-		assert.ok(rep.variants[0].command.includes('OMPI_MCA_btl_base_verbose=100') && rep.variants[0].command.includes('srun'));
+		const runs = rep.variants.flatMap(v => v.runs);
+		assert.deepEqual(runs.map(v => v.outcome), ['correct', 'correct', 'correct', 'correct'], runs.map(v => `${v.detail} ${v.evidence.slice(0, 4).join(' | ')}`).join('\n'));
+		assert.deepEqual(runs[0].ranks.map(x => x.host), ['host-b', 'host-b', 'host-c', 'host-c']);
+		assert.equal(runs[0].command[0], 'env', 'evidence switches travel as environment');
+		assert.ok(runs[0].command.includes('OMPI_MCA_btl_base_verbose=100') && runs[0].command.includes('srun'));
 	});
 
 	it('repro fallback --srun (MPICH, pmi2): every mode runs across the two nodes', async () => {
 		const r = await cli(['repro', 'fallback', ...onLogin(), '--mpirun', 'mpirun.mpich', '--engine', mpich, '--srun', '--srun-arg', '-N2',
-			'--memory', 'host', '--sizes', '1M', '--iters', '1', '--json']);
+			'--memory', 'host', '--sizes', '1M', '--iters', '1', '--trials', '2', '--json']);
 		assert.equal(r.code, 0, r.err);
 		const rep = JSON.parse(r.out) as ReproFallbackReport;
-		assert.deepEqual(rep.runs.map(x => `${x.modes.join(',')}:${x.outcome}`), ['mpi:ok', 'staged:ok', 'host:ok'], rep.runs.map(x => x.detail).join(' | '));
+		assert.deepEqual(rep.runs.map(x => `${x.trial}:${x.modes.join(',')}:${x.outcome}`), ['1:mpi:ok', '1:staged:ok', '1:host:ok', '2:mpi:ok', '2:staged:ok', '2:host:ok'], rep.runs.map(x => x.detail).join(' | '));
 		assert.ok(rep.runs[0].command.includes('--mpi=pmi2'));
 	});
 
@@ -117,7 +118,7 @@ describe('the product on a real Slurm (srun through ssh to the login node)', fun
 				const abort = new AbortController();
 				const running = runIpcVariants({
 					engine: mpich, host: target.host, spec: target.spec, configs: [], variants: ['direct'], sizeBytes: 1 << 20, memory: 'host',
-					timeoutMs: how === 'timeout' ? 12_000 : 120_000, engineArgs: ['--inject', 'hang'], signal: abort.signal,
+					timeoutMs: how === 'timeout' ? 12_000 : 120_000, engineArgs: ['--inject', 'hang'], signal: abort.signal, trials: 1,
 				});
 				if (how === 'cancel') {
 					// Cancel after MPI_Init (the ranks exist for 2 s): a cancel while pmix/pmi2 is still starting can leave a
@@ -129,7 +130,7 @@ describe('the product on a real Slurm (srun through ssh to the login node)', fun
 					abort.abort();
 				}
 				const rep = await running;
-				const v = rep.variants[0];
+				const v = how === 'cancel' ? rep.cut! : rep.variants[0]?.runs[0];
 				if (how === 'timeout') { assert.equal(v?.outcome, 'timed_out', JSON.stringify(v)); } else { assert.notEqual(v?.outcome, 'correct'); }
 				assert.ok(v.evidence.some(l => /^scancel --name=gpumpi-[0-9a-f]{8}: done$/.test(l)), v.evidence.join(' | '));
 				assert.ok(v.evidence.some(l => /^job gpumpi-[0-9a-f]{8} gone from squeue after \d+ ms$/.test(l)), v.evidence.join(' | '));

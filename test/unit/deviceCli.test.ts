@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { fallbackVerdict } from '../../extension/core/repro/fallbackRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
 import type { Report } from '../../extension/shared/report';
-import type { ReproFallbackReport, ReproIpcReport } from '../../extension/shared/reproSchema';
+import { upgradeFallbackReportV1, upgradeIpcReportV1 } from '../../extension/core/repro/reproFile';
 
 interface DeviceRuns { schema: string; node: string; runs: Array<{ name: string; exit: number; doc: unknown }> }
 
@@ -31,14 +31,16 @@ describe('the CLI on the H200 (real device result)', () => {
 		assert.ok(report.raw.find(r => r.id === 'engine')?.command.includes('--allow-run-as-root'));
 	});
 
-	it('repro ipc with pml ucx on device memory: every variant correct, so the answer is yes', () => {
-		const rep = doc<ReproIpcReport>('repro-ipc');
-		assert.deepEqual(rep.variants.map(v => `${v.variant}:${v.outcome}:${v.memory}`), ['direct:correct:device', 'bounce:correct:device', 'send-from-import:correct:device']);
-		assert.match(rep.verdict.answer, /^Yes: receiving into an IPC-imported GPU pointer works on this stack/);
+	it('repro ipc with pml ucx on device memory (a report of before trials): every variant correct once, which is no longer a "Yes"', () => {
+		const rep = upgradeIpcReportV1(doc<Record<string, unknown>>('repro-ipc'));
+		assert.deepEqual(rep.variants.map(v => `${v.variant}:${v.runs.map(r => r.outcome).join()}:${v.runs[0].memory}:${v.class}`),
+			['direct:correct:device:inconclusive', 'bounce:correct:device:inconclusive', 'send-from-import:correct:device:inconclusive']);
+		assert.match(rep.verdict.answer, /^Inconclusive: .*1 trial was correct, and one trial is not a verdict/);
+		assert.equal(rep.verdict.directWorks, null);
 	});
 
 	it('repro fallback (ob1, CUDA IPC off): staged through the host, manual staging faster, and the verdict names the smcuda btl line', () => {
-		const rep = doc<ReproFallbackReport>('repro-fallback');
+		const rep = upgradeFallbackReportV1(doc<Record<string, unknown>>('repro-fallback'));
 		assert.equal(rep.verdict.path, 'staged');
 		assert.ok((rep.verdict.stagedOverMpi ?? 0) > 1.1, `staged/MPI = ${rep.verdict.stagedOverMpi}`);
 		assert.deepEqual(rep.transports.btls, ['smcuda', 'self']);

@@ -39,13 +39,14 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 	});
 
 	it('reports send-from-import crashing under UCX_TLS=^cuda_ipc on rank 3 with signal 11, with the backtrace head', () => {
-		assert.match(md, /\| ucx UCX_TLS=\^cuda_ipc \| send-from-import \| crashed \(rank 3, signal 11 Segmentation fault\) \|/);
-		assert.match(md, /Other failures: `send-from-import` under `ucx UCX_TLS=\^cuda_ipc` crashed \(rank 3, signal 11/);
+		// Rates per variant: one trial each in this file, so no verdict class, and the counts say 0 of 1 correct.
+		assert.match(md, /\| ucx UCX_TLS=\^cuda_ipc \| send-from-import \| inconclusive \| 0 of 1 \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
+		assert.match(md, /\*\*send-from-import under ucx UCX_TLS=\^cuda_ipc: crashed \(SIGSEGV\): SIGSEGV in ucp_dt_pack\*\* — 1 of 1 trials \(trial 1; rank 3\)/);
+		assert.match(md, /UCX copied the message with the CPU \(ucp_dt_pack/);
 		assert.match(md, /==== backtrace \(tid:\s+2123\) ====\n 0 {2}\/opt\/testbed2\/lib\/libucs\.so\.0\(ucs_handle_error/);
 		assert.match(md, /ucp_dt_pack\+0x4c/);
 		// The deliberate crash hook is labelled as such, not presented as a finding.
-		assert.match(md, /\| ob1 \| crash-test \(deliberate test hook\) \| crashed/);
-		assert.doesNotMatch(md, /Other failures:[^\n]*crash-test/);
+		assert.match(md, /\| ob1 \| crash-test \(deliberate test hook\) \| inconclusive \| 0 of 1 \| 1 \|/);
 	});
 
 	it('reports the 775 MiB RSS growth at 1 GiB for UCX_TLS=sm,cuda_copy,self in the table and the verdict', () => {
@@ -62,7 +63,7 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 		assert.match(md, /^ucx UCX_TLS=\^cuda_ipc: ep_cfg\[2\]: tag\(sysv\/memory cma\/memory\)$/m);
 		assert.equal((md.match(/^ucx: ep_cfg\[2\]/gm) ?? []).length, 1);
 		assert.equal((md.match(/^gpumpi-doctor repro ipc /gm) ?? []).length, 3);
-		assert.match(md, /^gpumpi-doctor repro ipc --mpirun \/opt\/testbed2\/bin\/mpirun --pml-ucx .*--preset 'UCX_TLS=\^cuda_ipc' --size 64M --variants direct,bounce,host,send-from-import$/m);
+		assert.match(md, /^gpumpi-doctor repro ipc --mpirun \/opt\/testbed2\/bin\/mpirun --pml-ucx .*--preset 'UCX_TLS=\^cuda_ipc' --size 64M --variants direct,bounce,host,send-from-import --trials 1$/m);
 	});
 
 	it('adds CUDA driver, UCX label and GPUs from an inspection report of the session', () => {
@@ -76,10 +77,10 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 		assert.equal(shellQuote("a'b; rm -rf /"), `'a'\\''b; rm -rf /'`);
 		const ipc = structuredClone(loaded.ipc!);
 		ipc.variants[0].config = 'x | y\n### injected';
-		ipc.variants[0].evidence = ['```', 'pwned'];
-		ipc.variants[0].outcome = 'mpi_error';
+		ipc.variants[0].runs[0].config = 'x | y\n### injected';
+		ipc.variants[0].failureModes = [{ key: 'k', label: 'mpi error', outcome: 'mpi_error', signal: null, count: 1, trials: [1], ranks: [], signatures: [], explanations: [], sampleTrial: 1, sampleLog: '', sampleEvidence: ['```', 'pwned'] }];
 		const m3 = bugReportMarkdown({ ipc });
-		assert.match(m3, /\| x \\\| y ### injected \| direct \| mpi_error \|/);
+		assert.match(m3, /\| x \\\| y ### injected \| direct \| inconclusive \|/);
 		assert.doesNotMatch(m3, /^### injected/m);
 		assert.match(m3, /^````\n```\npwned\n````$/m, 'fence longer than the content\'s backticks');
 	});
@@ -94,7 +95,7 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 		const r = await capture(['ipc', '--markdown', '--from-json', FIXTURE]);
 		assert.equal(r.code, 0, r.err);
 		assert.match(r.out, /^## GPU-aware MPI: receiving into a CUDA IPC-imported GPU pointer/);
-		assert.match(r.out, /crashed \(rank 3, signal 11/);
+		assert.match(r.out, /crashed \(SIGSEGV\): SIGSEGV in ucp_dt_pack\*\* — 1 of 1 trials \(trial 1; rank 3\)/);
 		assert.equal((await capture(['ipc', '--markdown', '--json', '--from-json', FIXTURE])).code, 2);
 	});
 

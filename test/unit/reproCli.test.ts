@@ -58,11 +58,14 @@ describe('gpumpi-doctor repro (CLI)', () => {
 			fs.writeFileSync(path.join(dir, 'repro.json'), JSON.stringify([entry]));
 			const ok = await capture(['ipc', '--from-json', path.join(dir, 'repro.json')]);
 			assert.equal(ok.code, 0, ok.err);
-			assert.match(ok.out, /crash-test\s+crashed\s+rank 1 was killed by signal 11/);
+			assert.match(ok.out, /crash-test\s+inconclusive\s+C\s+crashed 1/);
+			assert.match(ok.out, /crashed \(SIGSEGV\): deliberate test crash \(--inject\) — 1 of 1; sample: trial 1/);
 			const js = await capture(['ipc', '--json', '--from-json', path.join(dir, 'repro.json')]);
-			const rep = JSON.parse(js.out) as { schema: string; variants: Array<{ outcome: string }> };
-			assert.equal(rep.schema, 'gpumpi.repro.ipc-report/1');
-			assert.equal(rep.variants[0].outcome, 'crashed');
+			const rep = JSON.parse(js.out) as { schema: string; variants: Array<{ trials: number; counts: Record<string, number>; runs: Array<{ outcome: string }> }> };
+			assert.equal(rep.schema, 'gpumpi.repro.ipc-report/2');
+			assert.equal(rep.variants[0].trials, 1);
+			assert.equal(rep.variants[0].counts.crashed, 1);
+			assert.equal(rep.variants[0].runs[0].outcome, 'crashed');
 			assert.equal((await capture(['fallback', '--from-json', path.join(dir, 'repro.json')])).code, 3);  // no fallback runs in it
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });

@@ -9,66 +9,104 @@ import * as path from 'node:path';
 import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../../extension/core/repro/reproRender';
 import type { IpcVariantResult } from '../../extension/shared/reproSchema';
 
+function fixture(name: string): string {
+	const bundled = path.join(__dirname, '..', '..', '..', 'test-fixtures', 'repro', 'h200-testbed', name);
+	return fs.existsSync(bundled) ? bundled : path.resolve('test-fixtures/repro/h200-testbed', name);
+}
+
 function load(name = 'repro-2026-12-02.json'): ReturnType<typeof reportsFromDeviceJson> {
 	const bundled = path.join(__dirname, '..', '..', '..', 'test-fixtures', 'repro', 'h200-testbed', name);
 	const file = fs.existsSync(bundled) ? bundled : path.resolve('test-fixtures/repro/h200-testbed', name);
 	return reportsFromDeviceJson(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown);
 }
 
+function run(rep: ReturnType<typeof load>, config: string, variant: string, trial = 1): IpcVariantResult | undefined {
+	return rep.ipc?.variants.find(x => x.config === config && x.variant === variant)?.runs.find(r => r.trial === trial);
+}
+
+/** The three H200 runs as trials of one report: their entries of the same configuration and variant are trials. */
+function threeRuns(): ReturnType<typeof load> {
+	const files = ['repro-2026-12-02.json', 'repro-2026-12-02-run2.json', 'repro-2026-12-02-run3.json'];
+	const dir = path.dirname(fixture('repro-2026-12-02.json'));
+	const entries = files.flatMap(f => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Array<{ kind: string; config: string }>)
+		.filter(e => e.kind === 'ipc' && ['ob1', 'ucx', 'ucx UCX_TLS=^cuda_ipc'].includes(e.config));
+	return reportsFromDeviceJson(entries);
+}
+
 describe('repro verdicts on the real H200 testbed result', () => {
-	it('ipc: receiving into an imported pointer works with ob1 and pml ucx on one node (device memory)', () => {
-		const { ipc } = load();
-		assert.ok(ipc);
+	it('ipc, one saved run: every variant correct on device memory, but one trial is never a verdict', () => {
+		const rep = load();
+		assert.ok(rep.ipc);
 		for (const config of ['ob1', 'ucx']) {
 			for (const variant of ['direct', 'bounce', 'host', 'send-from-import']) {
-				const v: IpcVariantResult | undefined = ipc.variants.find(x => x.config === config && x.variant === variant);
+				const v = run(rep, config, variant);
 				assert.ok(v, `${config} ${variant} present`);
 				assert.equal(v.outcome, 'correct', `${config} ${variant}: ${v.detail}`);
 				assert.equal(v.memory, 'device');
 			}
 		}
-		assert.equal(ipc.verdict.directWorks, true);
-		assert.equal(ipc.verdict.gpuVerdict, true);
+		assert.equal(rep.ipc.verdict.directWorks, null);
+		assert.equal(rep.ipc.verdict.directClass, 'inconclusive');
+		assert.doesNotMatch(rep.ipc.verdict.answer, /^Yes/);
+		assert.equal(rep.ipc.verdict.gpuVerdict, true);
 	});
 
-	it('ipc: with the usual workaround UCX_TLS=^cuda_ipc, sending FROM an imported pointer crashes rank 3 (SIGSEGV in UCX)', () => {
-		const { ipc } = load();
-		const v = ipc!.variants.find(x => x.variant === 'send-from-import' && x.config.includes('^cuda_ipc'));
+	it('ipc: with UCX_TLS=^cuda_ipc, sending FROM an imported pointer crashed rank 3 with SIGSEGV in ucp_dt_pack (its own signature)', () => {
+		const rep = load();
+		const v = run(rep, 'ucx UCX_TLS=^cuda_ipc', 'send-from-import');
 		assert.ok(v);
 		assert.equal(v.outcome, 'crashed');
 		assert.equal(v.signal, 11);
 		assert.equal(v.crashedRank, 3, 'PRRTE names rank 3 over two lines; the UCX handler line names pid 2123');
 		assert.ok(v.evidence.some(l => /Caught signal 11/.test(l)), v.evidence.join('\n'));
-		const text = renderIpcReport(ipc!);
-		assert.match(text, /rank 3/);
+		assert.deepEqual(v.signatures.map(h => h.id), ['ucp-dt-pack-segv']);
+		assert.match(v.signatures[0].line, /libucp\.so\.0\(ucp_dt_pack\+0x4c\)/);
+		assert.match(renderIpcReport(rep.ipc!), /rank 3/);
 	});
 
-	it('ipc, second run (repro-2026-12-02-run2.json): the ^cuda_ipc crash is intermittent; over tcp,cuda_copy,self the send from an import hangs', () => {
-		const { ipc } = load('repro-2026-12-02-run2.json');
-		assert.ok(ipc);
-		const at = (config: string, variant: string): IpcVariantResult | undefined => ipc.variants.find(x => x.config === config && x.variant === variant);
-		assert.equal(at('ucx UCX_TLS=^cuda_ipc', 'send-from-import')?.outcome, 'correct');
-		assert.equal(at('ucx UCX_TLS=^cuda_ipc UCX_MEMTYPE_CACHE=n', 'send-from-import')?.outcome, 'correct');
-		const hung = at('ucx UCX_TLS=tcp,cuda_copy,self', 'send-from-import');
+	it('ipc, second run: over tcp,cuda_copy,self the send from an import hangs after send() EIO (its signature); cuda_ipc\'s refused re-export also shows in correct trials', () => {
+		const rep = load('repro-2026-12-02-run2.json');
+		const hung = run(rep, 'ucx UCX_TLS=tcp,cuda_copy,self', 'send-from-import');
 		assert.equal(hung?.outcome, 'timed_out');
-		assert.equal(at('ucx UCX_TLS=tcp,cuda_copy,self', 'direct')?.outcome, 'correct', 'receiving into the import works over tcp');
-		assert.equal(at('ucx UCX_TLS=tcp,cuda_copy,cuda_ipc,self', 'send-from-import')?.outcome, 'correct');
+		assert.deepEqual(hung?.signatures.map(h => h.id), ['tcp-send-eio-hang']);
+		assert.match(hung?.signatures[0].line ?? '', /send\(60\) failed: Input\/output error/);
+		assert.equal(run(rep, 'ucx UCX_TLS=tcp,cuda_copy,self', 'direct')?.outcome, 'correct', 'receiving into the import works over tcp');
+		const reexport = run(rep, 'ucx', 'direct');
+		assert.equal(reexport?.outcome, 'correct');
+		assert.deepEqual(reexport?.signatures.map(h => h.id), ['cuda-ipc-reexport']);
+		assert.match(reexport?.signatures[0].line ?? '', /cuIpcGetMemHandle\(&key->ph, \(CUdeviceptr\)addr\)\(\) failed: invalid argument/);
 	});
 
-	it('ipc, third run (repro-2026-12-02-run3.json): with cuda_ipc on, direct and send-from-import crashed; bounce works; the verdict says so', () => {
-		const { ipc } = load('repro-2026-12-02-run3.json');
-		assert.ok(ipc);
-		const at = (config: string, variant: string): IpcVariantResult | undefined => ipc.variants.find(x => x.config === config && x.variant === variant);
-		const direct = at('ucx', 'direct');
+	it('ipc, third run: direct under pml ucx aborted in cma (uct_cma_ep_tx), and the cuda_ipc explanation is NOT attached (no such line in that trial)', () => {
+		const rep = load('repro-2026-12-02-run3.json');
+		const direct = run(rep, 'ucx', 'direct');
 		assert.equal(direct?.outcome, 'crashed');
 		assert.equal(direct?.crashedRank, 2);
 		assert.equal(direct?.signal, 6);
-		assert.equal(at('ucx', 'send-from-import')?.crashedRank, 3);
-		assert.equal(at('ucx', 'bounce')?.outcome, 'correct');
-		assert.equal(at('ob1', 'direct')?.outcome, 'correct');
-		assert.equal(at('ucx UCX_TLS=^cuda_ipc', 'send-from-import')?.outcome, 'correct');
-		assert.match(ipc.verdict.answer, /^It depends on the transport: .* but not with ucx \(crashed\)\.$/);
-		assert.ok(ipc.verdict.why.some(l => /cuda_ipc transport tries to export the buffer again/.test(l)));
+		assert.deepEqual(direct?.signatures.map(h => h.id), ['cma-bad-address']);
+		assert.match(direct?.signatures[0].line ?? '', /libuct_cma\.so\.0\(uct_cma_ep_tx\+0x1c8\)/);
+		const why = rep.ipc!.verdict.why.join('\n');
+		assert.match(why, /cma transport/);
+		assert.doesNotMatch(why, /cuda_ipc transport tries to export/);
+	});
+
+	it('ipc, the three runs as three trials: intermittent crashes are "unreliable" with rates; ^cuda_ipc is not recommended; bounce is, with its count', () => {
+		const rep = threeRuns();
+		const ipc = rep.ipc!;
+		const s = (config: string, variant: string) => ipc.variants.find(v => v.config === config && v.variant === variant)!;
+		assert.equal(ipc.trials, 3);
+		assert.deepEqual([s('ucx', 'direct').class, s('ucx', 'direct').counts.correct, s('ucx', 'direct').counts.crashed], ['unreliable', 2, 1]);
+		assert.deepEqual([s('ucx', 'send-from-import').class, s('ucx', 'send-from-import').failures], ['unreliable', 1]);
+		assert.deepEqual([s('ucx UCX_TLS=^cuda_ipc', 'send-from-import').class, s('ucx UCX_TLS=^cuda_ipc', 'send-from-import').failures], ['unreliable', 1]);
+		assert.equal(s('ucx UCX_TLS=^cuda_ipc', 'send-from-import').failureModes[0].label, 'crashed (SIGSEGV): SIGSEGV in ucp_dt_pack');
+		assert.equal(s('ob1', 'direct').class, 'works');
+		assert.match(s('ob1', 'direct').sentence, /^0 of 3 failed: a failure rate above 63 % is ruled out at 95 %/);
+		assert.equal(ipc.verdict.directClass, 'unreliable');
+		assert.match(ipc.verdict.answer, /^Unreliable: receiving into an IPC-imported GPU pointer fails intermittently \(ucx: 1 of 3 failed\)/);
+		assert.ok(ipc.verdict.worksInstead.includes('bounce (ucx): 3 of 3 correct'), ipc.verdict.worksInstead.join('; '));
+		assert.ok(!ipc.verdict.worksInstead.some(w => /send-from-import \(ucx UCX_TLS=\^cuda_ipc\)/.test(w)));
+		assert.ok(ipc.verdict.why.some(w => /Not recommended \(intermittent\): .*send-from-import \(ucx UCX_TLS=\^cuda_ipc\): 1 of 3 failed/.test(w)), ipc.verdict.why.join('\n'));
+		assert.match(ipc.verdict.conditions.placement, /all ranks on one node \(vm\)/);
 	});
 
 	it('fallback: UCX staging through host memory grows resident memory with the message size; ob1 smcuda without IPC is beaten by manual staging', () => {

@@ -52,9 +52,14 @@ describe('repro panel markup on the real H200 result', () => {
 
 	it('shows the config × variant matrix with the crash badge (rank 3, signal 11)', () => {
 		assert.equal((html.match(/<tr><th scope="row">/g) ?? []).length, 3);
-		assert.match(html, /badge-crashed[^>]*>crashed · rank 3 · signal 11</);
-		assert.equal((html.match(/badge badge-correct/g) ?? []).length, 2 * 11, 'matrix and run list');
-		assert.match(html, /verdict-ok">Yes: receiving into an IPC-imported GPU pointer works/);
+		// One mark per trial (a button that opens the trial's log), the class badge and the rate sentence.
+		assert.match(html, /<button type="button" class="trial trial-crashed" data-config="ucx UCX_TLS=\^cuda_ipc" data-variant="send-from-import" data-trial="1" title="trial 1 of 1: crashed · rank 3 · signal 11/);
+		assert.equal((html.match(/class="trial trial-correct"/g) ?? []).length, 11);
+		assert.equal((html.match(/class="badge class-inconclusive"/g) ?? []).length, 13, 'one trial each: never a verdict');
+		assert.match(html, /verdict-unknown">Inconclusive: /);
+		assert.doesNotMatch(html, /verdict-ok">Yes/);
+		assert.match(html, /<h3>Failure modes<\/h3>.*crashed \(SIGSEGV\): SIGSEGV in ucp_dt_pack — <strong>1 of 1<\/strong>/s);
+		assert.match(html, /class="open-log" data-config="ucx UCX_TLS=\^cuda_ipc" data-variant="send-from-import" data-trial="1"/);
 	});
 
 	it('draws two charts per fallback configuration, with the 775 MiB point as a tooltip', () => {
@@ -65,8 +70,10 @@ describe('repro panel markup on the real H200 result', () => {
 
 	it('escapes hostile evidence', () => {
 		const ipc = structuredClone(loaded.ipc!);
-		ipc.variants[0].evidence = ['<img src=x onerror=alert(1)>'];
+		ipc.variants[0].failureModes = [{ key: 'k', label: '<img src=x>', outcome: 'mpi_error', signal: null, count: 1, trials: [1], ranks: [], signatures: [], explanations: ['<img src=x onerror=alert(1)>'], sampleTrial: 1, sampleLog: '', sampleEvidence: ['<img src=x onerror=alert(1)>'] }];
 		ipc.variants[0].config = '<script>alert(1)</script>';
+		ipc.variants[0].runs[0].config = '<script>alert(1)</script>';
+		ipc.variants[0].runs[0].detail = '"><img src=x>';
 		const h = renderReproHtml({ ipc, fallback: [], source: '<b>' });
 		assert.doesNotMatch(h, /<img|<script|<b>/);
 	});

@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExecuteResult } from '../../extension/core/proc';
 import { classifyFallbackRun, combineFallback, fallbackVerdict } from '../../extension/core/repro/fallbackRunner';
-import { classifyIpcRun, ipcVerdict } from '../../extension/core/repro/ipcRunner';
+import { classifyIpcRun, summarizeAll } from '../../extension/core/repro/ipcRunner';
+import { ipcVerdict } from '../../extension/core/repro/ipcVerdict';
 import { buildLaunchArgv } from '../../extension/core/launch/launchArgv';
 import { defaultSpec, parsePreset, withJobName } from '../../extension/core/launch/launchSpec';
 import { PML_UCX_MCA } from '../../extension/core/repro/evidence';
@@ -122,27 +123,58 @@ describe('repro runner: classifying real runs', () => {
 });
 
 function variant(v: Partial<IpcVariantResult> & Pick<IpcVariantResult, 'variant' | 'outcome'>): IpcVariantResult {
-	return { config: 'c', detail: '', signal: null, signalName: null, crashedRank: null, ranks: [], evidence: [], command: [], exitCode: 0, durationMs: 1, memory: 'device', gpuUnavailableReason: null, ...v };
+	return { trial: 1, config: 'c', detail: '', signal: null, signalName: null, crashedRank: null, ranks: [], evidence: [], command: [], exitCode: 0, durationMs: 1, memory: 'device', gpuUnavailableReason: null, signatures: [], log: '', ...v };
+}
+
+/** n trials of one variant, the listed trial numbers failing with `bad`. */
+function trials(name: string, n: number, failing: number[], bad: Partial<IpcVariantResult> = {}, config = 'c'): IpcVariantResult[] {
+	return Array.from({ length: n }, (_, i) => failing.includes(i + 1)
+		? variant({ variant: name, outcome: 'crashed', signal: 11, signalName: 'Segmentation fault', crashedRank: 3, ...bad, trial: i + 1, config })
+		: variant({ variant: name, outcome: 'correct', trial: i + 1, config }));
 }
 
 describe('repro verdicts', () => {
-	it('IPC: direct fails on GPU memory, bounce works -> "No", why and what works instead', () => {
-		// Hand-made results (this machine has no GPU); the evidence line is the log signature quoted in
-		// shared/knowledge/gpu-mpi-sources.md §1 (UCX issue 4707).
-		const v = ipcVerdict([
-			variant({ variant: 'direct', outcome: 'mpi_error', detail: 'rank 1: MPI_Wait (receive): MPI_ERR_OTHER', evidence: ['cuIpcGetMemHandle(...) is failed. ret:invalid device context'] }),
-			variant({ variant: 'bounce', outcome: 'correct' }),
-			variant({ variant: 'host', outcome: 'correct' }),
-		]);
+	it('IPC: direct fails in every trial, bounce correct in every trial -> "No", the failure mode, and bounce with its count', () => {
+		const runs = [
+			...trials('direct', 3, [1, 2, 3], { outcome: 'mpi_error', signal: null, crashedRank: null, detail: 'rank 1: MPI_Wait (receive): MPI_ERR_OTHER' }),
+			...trials('bounce', 3, []), ...trials('host', 3, []),
+		];
+		const v = ipcVerdict(summarizeAll(runs, 3), { sizeBytes: 64 << 20 });
 		assert.equal(v.directWorks, false);
+		assert.equal(v.directClass, 'fails');
 		assert.equal(v.gpuVerdict, true);
-		assert.match(v.answer, /^No:/);
-		assert.ok(v.why.some(w => /cuda_ipc transport tries to export/.test(w)));
-		assert.deepEqual(v.worksInstead, ['bounce', 'host']);
+		assert.match(v.answer, /^No: .*3 of 3 failed/);
+		assert.ok(v.why.some(w => /mpi error: no known signature in its output: 3 of 3/.test(w)), v.why.join('\n'));
+		// No signature in these trials: no explanation is attached (the old rule matched the word anywhere).
+		assert.ok(!v.why.some(w => /cuda_ipc transport tries to export/.test(w)));
+		assert.deepEqual(v.worksInstead, ['bounce: 3 of 3 correct', 'host: 3 of 3 correct']);
+		assert.match(v.conditions.protocol, /^rendezvous: 64 MiB/);
+	});
+
+	it('IPC: one trial is never a verdict; 0 of 12 failed states the rate ruled out', () => {
+		const one = ipcVerdict(summarizeAll(trials('direct', 1, []), 1), { sizeBytes: 1 << 20 });
+		assert.equal(one.directClass, 'inconclusive');
+		assert.equal(one.directWorks, null);
+		assert.doesNotMatch(one.answer, /^Yes/);
+		const twelve = ipcVerdict(summarizeAll(trials('direct', 12, []), 12), { sizeBytes: 1 << 20 });
+		assert.equal(twelve.directClass, 'works');
+		assert.match(twelve.answer, /^Yes: .*0 of 12 failed: a failure rate above 22 % is ruled out at 95 %/);
+	});
+
+	it('IPC: a workaround that crashed once is not recommended; intermittent direct is "Unreliable"', () => {
+		const runs = [
+			...trials('direct', 6, [2, 5], {}, 'ucx'), ...trials('direct', 6, [1, 3, 4, 6], {}, 'ucx, UCX_TLS=^cuda_ipc'),
+			...trials('bounce', 6, [], {}, 'ucx'), ...trials('send-from-import', 6, [4], {}, 'ucx, UCX_TLS=^cuda_ipc'),
+		];
+		const v = ipcVerdict(summarizeAll(runs, 6), { sizeBytes: 64 << 20 });
+		assert.equal(v.directClass, 'unreliable');
+		assert.match(v.answer, /^Unreliable: .*ucx: 2 of 6 failed; ucx, UCX_TLS=\^cuda_ipc: 4 of 6 failed/);
+		assert.deepEqual(v.worksInstead, ['bounce (ucx): 6 of 6 correct']);
+		assert.ok(v.why.some(w => /Not recommended \(intermittent\): send-from-import \(ucx, UCX_TLS=\^cuda_ipc\): 1 of 6 failed/.test(w)));
 	});
 
 	it('IPC: host-memory runs give no GPU verdict and say why', () => {
-		const v = ipcVerdict([variant({ variant: 'direct', outcome: 'correct', memory: 'host', gpuUnavailableReason: 'libcuda.so.1: cannot open shared object file' })]);
+		const v = ipcVerdict(summarizeAll(trials('direct', 2, []).map(r => ({ ...r, memory: 'host' as const, gpuUnavailableReason: 'libcuda.so.1: cannot open shared object file' })), 2));
 		assert.equal(v.gpuVerdict, false);
 		assert.match(v.answer, /No GPU verdict.*libcuda\.so\.1/);
 	});
@@ -175,7 +207,13 @@ describe('repro verdicts', () => {
 		const lanes = [{ host: 'h', pid: 1, epCfg: 0, lanes: { tag: ['tcp/lo', 'cuda_copy/cuda'] }, line: '' }];
 		const staged = fallbackVerdict('device', null, [], slow, { lanes, protocols: [], btls: [], lines: [] }, true);
 		assert.equal(staged.path, 'staged');
-		assert.ok(staged.text.some(t => /manual staging is 8\.00× faster than MPI/.test(t)));
+		assert.ok(staged.text.some(t => /manual staging is 8\.00× faster than MPI \(range 8\.00–8\.00×/.test(t)), staged.text.join('\n'));
+		assert.ok(staged.text.some(t => /One trial per mode/.test(t)));
+		// Two trials whose ranges overlap: "no difference", whatever the medians say.
+		const two = [...slow.map(r => ({ ...r, trial: 1, best_gbps: r.mode === 'mpi' ? 3 : 4 })), ...slow.map(r => ({ ...r, trial: 2, best_gbps: r.mode === 'mpi' ? 5 : 4.2 }))];
+		const same = fallbackVerdict('device', null, [], two, { lanes, protocols: [], btls: [], lines: [] }, true);
+		assert.equal(same.differs, false);
+		assert.ok(same.text.some(t => /no difference between manual staging and MPI: the ranges overlap \(manual staging 4\.10 \(4\.00–4\.20\) vs MPI 4\.00 \(3\.00–5\.00\)/.test(t)), same.text.join('\n'));
 	});
 });
 
@@ -194,11 +232,12 @@ describe('repro: saved device results (--from-json)', () => {
 		];
 		const rep = reportsFromDeviceJson(JSON.parse(JSON.stringify(data)) as unknown);
 		assert.ok(rep.ipc);
-		assert.deepEqual(rep.ipc.variants.map(v => v.outcome), ['correct', 'crashed', 'timed_out']);
+		assert.deepEqual(rep.ipc.variants.map(v => v.runs.map(r => r.outcome)), [['correct'], ['crashed'], ['timed_out']]);
+		assert.deepEqual(rep.ipc.variants.map(v => v.class), ['inconclusive', 'inconclusive', 'inconclusive'], 'one trial each: never a verdict');
 		assert.equal(rep.fallback.length, 1);
 		assert.equal(rep.fallback[0].results.length, 6);
 		const text = renderIpcReport(rep.ipc);
-		assert.match(text, /crash-test\s+crashed\s+rank 1 was killed by signal 11/);
+		assert.match(text, /crash-test\s+inconclusive\s+C\s+crashed 1/);
 		assert.throws(() => reportsFromDeviceJson({}), /expected a JSON array/);
 	});
 });

@@ -7,6 +7,7 @@
 import { posixQuote } from '../../shared/shellQuote';
 import type { Report } from '../../shared/report';
 import type { FallbackResult, ReproFallbackReport, ReproIpcReport, ReproMpiInfo } from '../../shared/reproSchema';
+import { spreadText } from '../../shared/trialStats';
 
 /** What the bug report is made of. */
 export interface BugReportInput {
@@ -147,7 +148,8 @@ export function bugReportMarkdown(input: BugReportInput): string {
 	const fallback = input.fallback ?? [];
 	const outputs = input.outputs ?? {};
 	const mpi = ipc?.mpi ?? fallback.find(f => f.mpi)?.mpi ?? null;
-	const evidenceTexts = [...Object.values(outputs), ...(ipc?.variants.flatMap(v => v.evidence) ?? []), ...fallback.flatMap(f => f.transports.lines)];
+	const ipcRuns = ipc?.variants.flatMap(v => v.runs) ?? [];
+	const evidenceTexts = [...Object.values(outputs), ...ipcRuns.flatMap(v => v.evidence), ...fallback.flatMap(f => f.transports.lines)];
 	const out: string[] = [];
 	const topic = ipc && fallback.length > 0 ? 'IPC-imported GPU pointers and GPU-buffer fallback' : ipc ? 'receiving into a CUDA IPC-imported GPU pointer' : 'how MPI moves GPU buffers (fallback / staging)';
 	out.push(`## GPU-aware MPI: ${topic}`, '');
@@ -162,49 +164,59 @@ export function bugReportMarkdown(input: BugReportInput): string {
 	if (input.inspect && input.inspect.summary.gpus.length > 0) {
 		out.push(`- GPUs: ${input.inspect.summary.gpus.map(g => `${g.index}: ${g.name}`).join(', ')}`);
 	}
-	const memory = ipc?.variants.find(v => v.memory)?.memory ?? fallback.find(f => f.memory)?.memory ?? null;
-	const reason = ipc?.variants.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? fallback.find(f => f.gpuUnavailableReason)?.gpuUnavailableReason;
+	const memory = ipcRuns.find(v => v.memory)?.memory ?? fallback.find(f => f.memory)?.memory ?? null;
+	const reason = ipcRuns.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? fallback.find(f => f.gpuUnavailableReason)?.gpuUnavailableReason;
 	out.push(`- Buffers: ${memory === 'device' ? 'device memory (cuMemAlloc)' : memory === 'host' ? `host memory — no GPU verdict (${reason ?? 'no GPU'})` : 'unknown'}`, '');
 
 	if (ipc) {
 		out.push('### IPC-imported pointer reproducer', '');
 		out.push('Ranks 0 and 2 export a cuMemAlloc buffer (cuIpcGetMemHandle); ranks 1 and 3 import it on the same node (cuIpcOpenMemHandle); rank 0 sends to rank 3 and rank 2 to rank 1.', '');
 		const configs = [...new Set(ipc.variants.map(v => v.config))];
+		out.push(`Each variant ran as ${ipc.trials} independent trials (separate launches) per configuration${ipc.partial ? ' — cancelled before every trial ran (partial result)' : ''}.`, '');
 		out.push('Configurations (mpirun command lines):', '');
 		for (const c of configs) {
-			const first = ipc.variants.find(v => v.config === c && v.variant !== 'crash-test') ?? ipc.variants.find(v => v.config === c)!;
+			const first = ipcRuns.find(v => v.config === c && v.variant !== 'crash-test') ?? ipcRuns.find(v => v.config === c)!;
 			out.push(`- **${cell(c)}**`, '', fence([argvText(first.command)], 'sh'), '');
 		}
-		out.push('| configuration | variant | outcome | detail |', '|---|---|---|---|');
+		out.push('| configuration | variant | verdict | correct | crashed | hung | wrong data | other | launch error |', '|---|---|---|---:|---:|---:|---:|---:|---:|');
 		for (const v of ipc.variants) {
-			const o = v.outcome === 'crashed' ? `crashed (rank ${v.crashedRank ?? '?'}, signal ${v.signal ?? '?'}${v.signalName ? ` ${v.signalName}` : ''})` : v.outcome;
+			const k = v.counts;
+			const other = k.mpi_error + k.setup_error + k.no_output + k.placement_error + k.usage_error;
 			const name = v.variant === 'crash-test' ? 'crash-test (deliberate test hook)' : v.variant;
-			out.push(`| ${cell(v.config)} | ${cell(name)} | ${cell(o)} | ${cell(v.detail.slice(0, 200))} |`);
+			out.push(`| ${cell(v.config)} | ${cell(name)} | ${cell(v.class)} | ${k.correct} of ${v.trials} | ${k.crashed} | ${k.timed_out} | ${k.wrong_data} | ${other} | ${k.launch_error} |`);
 		}
 		out.push('', `**Verdict:** ${oneLine(ipc.verdict.answer)}`, '');
-		for (const w of ipc.verdict.why.filter(x => !x.startsWith('  '))) { out.push(`- ${oneLine(w)}`); }
-		const bad = ipc.variants.filter(v => v.outcome !== 'correct' && v.variant !== 'crash-test');
-		const otherBad = bad.filter(v => v.variant !== 'direct');
-		if (otherBad.length > 0) {
-			out.push(`- Other failures: ${otherBad.map(v => `\`${v.variant}\` under \`${v.config}\` ${v.outcome === 'crashed' ? `crashed (rank ${v.crashedRank ?? '?'}, signal ${v.signal ?? '?'}${v.signalName ? ` ${v.signalName}` : ''})` : `${v.outcome}: ${v.detail}`}`).map(oneLine).join('; ')}.`);
+		for (const v of ipc.variants) { out.push(`- ${cell(v.variant)} under ${cell(v.config)}: ${oneLine(v.sentence)}`); }
+		out.push('');
+		for (const w of ipc.verdict.why.filter(x => !x.startsWith('  ') && !/^(direct|bounce|host|send-from-import|crash-test)\b/.test(x))) { out.push(`- ${oneLine(w)}`); }
+		out.push('');
+		const failing = ipc.variants.filter(v => v.failureModes.length > 0);
+		if (failing.length > 0) { out.push('#### Failure modes (one sample log each)', ''); }
+		for (const v of failing) {
+			for (const m of v.failureModes) {
+				out.push(`**${oneLine(v.variant)} under ${oneLine(v.config)}: ${oneLine(m.label)}** — ${m.count} of ${v.trials} trials (trial${m.trials.length > 1 ? 's' : ''} ${m.trials.join(', ')}${m.ranks.length ? `; rank${m.ranks.length > 1 ? 's' : ''} ${m.ranks.join(', ')}` : ''}).`, '');
+				for (const e of m.explanations) { out.push(`- ${oneLine(e)}`); }
+				if (m.explanations.length > 0) { out.push(''); }
+				const raw = outputs[runKey(v.config, v.variant)] ?? m.sampleLog;
+				const bt = raw ? backtraceHead(raw) : [];
+				const inBt = new Set(bt.map(l => l.trim()));
+				const sample = v.runs.find(r => r.trial === m.sampleTrial);
+				const sigLines = sample ? sample.signatures.map(h => h.line) : [];
+				const lines = [...uniqueBy([...sigLines, ...m.sampleEvidence.filter(l => !inBt.has(l.trim()) && /signal|Signal|error|Error|cuIpc|cuda_ipc|mca: bml: Using/.test(l))], norm).slice(0, 8), ...bt];
+				out.push(`Sample: trial ${m.sampleTrial}:`, '', fence(lines.length > 0 ? lines : m.sampleEvidence.slice(0, 8)), '');
+			}
 		}
-		if (ipc.verdict.why.length > 0 || otherBad.length > 0) { out.push(''); }
-		for (const v of bad) {
-			out.push(`Evidence: ${oneLine(v.variant)} under ${oneLine(v.config)} (${v.outcome}):`, '');
-			const raw = outputs[runKey(v.config, v.variant)];
-			const bt = raw ? backtraceHead(raw) : [];
-			const inBt = new Set(bt.map(l => l.trim()));
-			const lines = [...uniqueBy(v.evidence.filter(l => !inBt.has(l.trim()) && /signal|Signal|error|Error|cuIpc|cuda_ipc|mca: bml: Using/.test(l)), norm).slice(0, 6), ...bt];
-			out.push(fence(lines.length > 0 ? lines : v.evidence.slice(0, 8)), '');
-		}
-		const lanes = [...new Set(ipc.variants.filter(v => v.variant === 'direct').flatMap(v => v.evidence.filter(l => /ep_cfg\[/.test(l)).map(l => `${oneLine(v.config)}: ${norm(l)}`)))].slice(0, 12);
+		const lanes = [...new Set(ipc.variants.filter(v => v.variant === 'direct').flatMap(v => v.runs.flatMap(r => r.evidence.filter(l => /ep_cfg\[/.test(l)).map(l => `${oneLine(v.config)}: ${norm(l)}`))))].slice(0, 12);
 		if (lanes.length > 0) { out.push('UCX lanes of the direct variant:', '', fence(lanes), ''); }
-		out.push('How to reproduce with GPU-MPI Doctor (each variant runs as its own mpirun):', '');
+		out.push(`How to reproduce with GPU-MPI Doctor (each trial of each variant runs as its own mpirun):`, '');
 		const cmds = configs.map(c => {
 			const vs = ipc.variants.filter(v => v.config === c && v.variant !== 'crash-test');
-			return vs.length > 0 ? argvText(reproduceArgs('ipc', vs[0].command.filter(a => a !== ''), vs.map(v => v.variant))) : '';
+			const first = vs[0]?.runs[0];
+			return first ? argvText([...reproduceArgs('ipc', first.command.filter(a => a !== ''), vs.map(v => v.variant)), '--trials', String(ipc.trials)]) : '';
 		}).filter(Boolean);
 		out.push(fence(cmds, 'sh'), '');
+		out.push('Exact command of each configuration\'s first trial (the others differ only in the variant):', '');
+		out.push(fence(configs.map(c => { const r = ipcRuns.find(v => v.config === c); return r ? argvText(r.command) : ''; }).filter(Boolean), 'sh'), '');
 	}
 
 	for (const f of fallback) {
@@ -220,14 +232,20 @@ export function bugReportMarkdown(input: BugReportInput): string {
 			const mem = modes.map(m => { const r = f.results.find(x => x.mode === m && x.size_bytes === s); const v = r ? maxRss(r) : null; return v === null ? '-' : (v / MiB).toFixed(1); });
 			out.push(`| ${sizeText(s)} | ${row.join(' | ')} | ${mem.join(' | ')} |`);
 		}
-		for (const r of f.runs.filter(x => x.outcome !== 'ok')) { out.push('', `Run ${r.modes.join(',')}: ${r.outcome}${r.detail ? `: ${cell(r.detail)}` : ''}`); }
+		out.push('', `${f.trials} trials per mode${f.partial ? ' (partial: cancelled)' : ''}: ${f.modes.map(m => `${m.mode} ${m.counts.ok} of ${m.trials} ok`).join(', ')}. Bandwidth: median (min–max) of the trials' best.`, '');
+		out.push('| mode | size | trials ok | best GB/s median (min–max) | RSS+ MiB median (min–max) |', '|---|---:|---:|---:|---:|');
+		for (const st of f.stats) {
+			const r = st.rssGrowth;
+			out.push(`| ${cell(st.mode)} | ${sizeText(st.sizeBytes)} | ${st.ok} of ${st.trials} | ${st.bestGbps ? spreadText(st.bestGbps) : '-'} | ${r ? `${(r.median / MiB).toFixed(1)} (${(r.min / MiB).toFixed(1)}–${(r.max / MiB).toFixed(1)})` : '-'} |`);
+		}
+		for (const r of f.runs.filter(x => x.outcome !== 'ok')) { out.push('', `Run ${r.modes.join(',')} (trial ${r.trial}): ${r.outcome}${r.detail ? `: ${cell(r.detail)}` : ''}`); }
 		out.push('', '**Verdict:**', '');
 		for (const t of f.verdict.text) { out.push(`- ${oneLine(t)}`); }
 		out.push('');
 		if (f.transports.lines.length > 0) {
 			out.push('Transport evidence (mpi mode):', '', fence([...new Set(f.transports.lines.map(norm))].slice(0, 10)), '');
 		}
-		if (cmd.length > 0) { out.push('How to reproduce:', '', fence([argvText(reproduceArgs('fallback', cmd.filter(a => a !== '')))], 'sh'), ''); }
+		if (cmd.length > 0) { out.push('How to reproduce:', '', fence([argvText([...reproduceArgs('fallback', cmd.filter(a => a !== '')), '--trials', String(f.trials)])], 'sh'), ''); }
 	}
 	out.push('_Generated by GPU-MPI Doctor (gpumpi-doctor repro)._');
 	return out.join('\n') + '\n';

@@ -1,13 +1,15 @@
 /**
- * Runs `gpumpi repro fallback` once per mode (each its own mpirun, so a non-CUDA-aware MPI crashing on device
- * pointers in the `mpi` mode still leaves the staged and host numbers), with UCX lane/protocol logging on the
- * `mpi` run for transport evidence, then derives the pair's verdict from bandwidths AND evidence.
+ * Runs `gpumpi repro fallback` as n trials per mode (each its own mpirun, so a non-CUDA-aware MPI crashing on device
+ * pointers in the `mpi` mode still leaves the staged and host numbers; in rounds, so a cancel keeps whole rounds),
+ * with UCX lane/protocol logging on the `mpi` runs for transport evidence, then derives the pair's verdict from the
+ * bandwidths' and memory growth's spread over the trials (median, min–max) AND the evidence.
  */
 import {
 	REPRO_FALLBACK_REPORT_SCHEMA, validateFallbackDocument,
-	type FallbackResult, type FallbackRun, type FallbackVerdict, type ReproFallbackDocument, type ReproFallbackReport,
-	type TransportEvidence,
+	type FallbackModeSummary, type FallbackResult, type FallbackRun, type FallbackRunOutcome, type FallbackStat, type FallbackTrialResult,
+	type FallbackVerdict, type ReproFallbackDocument, type ReproFallbackReport, type TransportEvidence,
 } from '../../shared/reproSchema';
+import { compareSpreads, DEFAULT_TRIALS, spreadOf, spreadText, type Spread } from '../../shared/trialStats';
 import type { Host } from '../hosts/host';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
@@ -30,8 +32,12 @@ export interface FallbackRunOptions {
 	chunk?: string;
 	nbuf?: number;
 	memory: 'device' | 'host';
+	/** Trials per mode (default DEFAULT_TRIALS). */
+	trials?: number;
 	/** Per-run timeout. */
 	timeoutMs: number;
+	/** Limit of the whole run; default timeoutMs × every launch. */
+	totalTimeoutMs?: number;
 	/** Ask UCX for protocol tables too (UCX_PROTO_INFO=y, UCX_PROTO_ENABLE=y). */
 	protoInfo: boolean;
 	onProgress?: (line: string) => void;
@@ -39,8 +45,8 @@ export interface FallbackRunOptions {
 }
 
 /** Classify one run; returns the run record and the document when there is one. */
-export function classifyFallbackRun(modes: string[], config: string, command: string[], r: ExecuteResult, timeoutMs: number): { run: FallbackRun; doc: ReproFallbackDocument | null } {
-	const run: FallbackRun = { modes, config, outcome: 'no_output', detail: '', command, exitCode: r.exitCode, durationMs: r.durationMs };
+export function classifyFallbackRun(modes: string[], config: string, command: string[], r: ExecuteResult, timeoutMs: number, trial = 1): { run: FallbackRun; doc: ReproFallbackDocument | null } {
+	const run: FallbackRun = { trial, modes, config, outcome: 'no_output', detail: '', command, exitCode: r.exitCode, durationMs: r.durationMs };
 	if (r.timedOut) { return { run: { ...run, outcome: 'timed_out', detail: `no result within ${formatSeconds(timeoutMs)}; the process group was killed` }, doc: null }; }
 	const ex = extractJsonDocument(r.stdout);
 	if ('json' in ex) {
@@ -58,36 +64,75 @@ export function classifyFallbackRun(modes: string[], config: string, command: st
 	return { run: { ...run, detail: run.detail || `exit status ${r.exitCode ?? r.signal ?? '?'} and no result: ${'error' in ex ? ex.error : ''}` }, doc: null };
 }
 
-/** Run the modes and combine. Throws only on invalid options. */
+/** Run the modes' trials in rounds and combine. Throws only on invalid options. */
 export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproFallbackReport> {
+	const trials = opts.trials ?? DEFAULT_TRIALS;
+	if (!Number.isInteger(trials) || trials < 1) { throw new Error(`bad trial count ${trials}`); }
+	const launches = trials * opts.modes.length;
+	const deadline = Date.now() + (opts.totalTimeoutMs ?? opts.timeoutMs * launches);
 	const runs: FallbackRun[] = [];
-	const docs: ReproFallbackDocument[] = [];
+	const docs: Array<{ trial: number; doc: ReproFallbackDocument }> = [];
 	let transports: TransportEvidence = { lanes: [], protocols: [], btls: [], lines: [] };
-	for (const mode of opts.modes) {
-		if (opts.signal?.aborted) { break; }
-		const program = [opts.engine, 'repro', 'fallback', '--modes', mode, '--sizes', opts.sizes, '--iters', String(opts.iters), '--memory', opts.memory, '--json'];
-		if (opts.chunk) { program.push('--chunk', opts.chunk); }
-		if (opts.nbuf) { program.push('--nbuf', String(opts.nbuf)); }
-		const config = mode === 'mpi' ? withEvidence(opts.config, opts.spec.flavor, opts.protoInfo) : opts.config;
-		const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
-		const { run, doc } = classifyFallbackRun([mode], opts.config.label, argv, r, opts.timeoutMs);
-		if (launchNotes.length > 0) { run.detail = `${run.detail} (${launchNotes.join('; ')})`; }
-		runs.push(run);
-		if (doc) { docs.push(doc); }
-		if (mode === 'mpi') { transports = gatherTransportEvidence(r.stdout, r.stderr); }
-		opts.onProgress?.(`${opts.config.label} / ${mode}: ${run.outcome}`);
+	let stopped = false;
+	for (let trial = 1; trial <= trials && !stopped; trial++) {
+		for (const mode of opts.modes) {
+			if (opts.signal?.aborted || Date.now() >= deadline) { stopped = true; break; }
+			const program = [opts.engine, 'repro', 'fallback', '--modes', mode, '--sizes', opts.sizes, '--iters', String(opts.iters), '--memory', opts.memory, '--json'];
+			if (opts.chunk) { program.push('--chunk', opts.chunk); }
+			if (opts.nbuf) { program.push('--nbuf', String(opts.nbuf)); }
+			const config = mode === 'mpi' ? withEvidence(opts.config, opts.spec.flavor, opts.protoInfo) : opts.config;
+			const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
+			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: left, signal: opts.signal });
+			if (opts.signal?.aborted) { stopped = true; break; }  // the cut run is dropped; finished trials are kept
+			const { run, doc } = classifyFallbackRun([mode], opts.config.label, argv, r, left, trial);
+			if (launchNotes.length > 0) { run.detail = `${run.detail} (${launchNotes.join('; ')})`; }
+			runs.push(run);
+			if (doc) { docs.push({ trial, doc }); }
+			if (mode === 'mpi' && transports.lines.length === 0) { transports = gatherTransportEvidence(r.stdout, r.stderr); }
+			opts.onProgress?.(`trial ${trial} of ${trials}: ${opts.config.label} / ${mode}: ${run.outcome}`);
+		}
 	}
-	return combineFallback(opts.config.label, runs, docs, transports);
+	return combineFallback(opts.config.label, runs, docs, transports, trials);
 }
 
-/** Merge documents of separate runs into one report (also used for saved device results). */
-export function combineFallback(config: string, runs: FallbackRun[], docs: ReproFallbackDocument[], transports: TransportEvidence): ReproFallbackReport {
-	const first = docs[0] ?? null;
-	const results = docs.flatMap(d => d.results);
+const RUN_OUTCOMES: readonly FallbackRunOutcome[] = ['ok', 'partial', 'setup_error', 'usage_error', 'crashed', 'timed_out', 'no_output', 'launch_error'];
+
+function modeSummaries(runs: FallbackRun[], requested: number): FallbackModeSummary[] {
+	const modes = [...new Set(runs.flatMap(r => r.modes))];
+	return modes.map(mode => {
+		const mine = runs.filter(r => r.modes.includes(mode));
+		const counts = Object.fromEntries(RUN_OUTCOMES.map(o => [o, mine.filter(r => r.outcome === o).length])) as Record<FallbackRunOutcome, number>;
+		return { mode, trials: mine.length, requested: Math.max(requested, mine.length), counts };
+	});
+}
+
+/** Per (mode, size): the spread of the trials' best bandwidth and peak resident growth. */
+export function fallbackStats(results: FallbackTrialResult[]): FallbackStat[] {
+	const keys = [...new Map(results.map(r => [`${r.mode}\u0000${r.size_bytes}`, r] as const)).values()];
+	return keys.map(k => {
+		const mine = results.filter(r => r.mode === k.mode && r.size_bytes === k.size_bytes);
+		const ok = mine.filter(r => r.status === 'ok');
+		return { mode: k.mode, sizeBytes: k.size_bytes, trials: mine.length, ok: ok.length, bestGbps: spreadOf(ok.map(r => r.best_gbps)), rssGrowth: spreadOf(ok.map(peakRss)) };
+	});
+}
+
+/**
+ * Merge documents of separate runs into one report (also used for saved device results). `docs` may be plain
+ * documents (one trial each, as in saved results of before trials) or documents tagged with their trial.
+ */
+export function combineFallback(config: string, runs: FallbackRun[], docs: Array<ReproFallbackDocument | { trial: number; doc: ReproFallbackDocument }>,
+	transports: TransportEvidence, requested = 1): ReproFallbackReport {
+	const tagged = docs.map(d => ('doc' in d ? d : { trial: 1, doc: d }));
+	const first = tagged[0]?.doc ?? null;
+	const results: FallbackTrialResult[] = tagged.flatMap(d => d.doc.results.map(r => ({ ...r, trial: d.trial })));
+	const stats = fallbackStats(results);
+	const trialsRun = Math.max(0, ...runs.map(r => r.trial));
+	const modes = modeSummaries(runs, requested);
 	return {
 		schema: REPRO_FALLBACK_REPORT_SCHEMA, config, mpi: first?.mpi ?? null, memory: first?.memory ?? null,
-		gpuUnavailableReason: first?.gpu_unavailable_reason ?? null, runs, results, transports,
-		verdict: fallbackVerdict(first?.memory ?? null, first?.gpu_unavailable_reason ?? null, runs, results, transports, first?.mpi.cuda_aware.run_time ?? null),
+		gpuUnavailableReason: first?.gpu_unavailable_reason ?? null, trials: Math.max(requested, trialsRun),
+		partial: modes.some(m => m.trials < m.requested), modes, runs, results, stats, transports,
+		verdict: fallbackVerdict(first?.memory ?? null, first?.gpu_unavailable_reason ?? null, runs, results, transports, first?.mpi.cuda_aware.run_time ?? null, stats),
 	};
 }
 
@@ -98,24 +143,46 @@ function peakRss(r: FallbackResult): number | null {
 	return v.length ? Math.max(...v) : null;
 }
 
-/** "MPI moves GPU data to this peer directly / through host staging / cannot", and the staging comparison. */
-export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: string | null, runs: FallbackRun[], results: FallbackResult[],
-	transports: TransportEvidence, cudaAwareRunTime: boolean | null): FallbackVerdict {
+/** The spread over trials of each trial's largest peak RSS growth among `mode`'s results. */
+function rssSpread(results: FallbackTrialResult[], mode: string): Spread | null {
+	const trials = [...new Set(results.filter(r => r.mode === mode).map(r => r.trial))];
+	return spreadOf(trials.map(t => { const v = results.filter(r => r.mode === mode && r.trial === t).map(peakRss).filter((x): x is number => x !== null); return v.length ? Math.max(...v) : null; }));
+}
+
+function mibText(s: Spread): string {
+	const f = (x: number): string => (x / MiB).toFixed(1);
+	return s.n === 1 || s.min === s.max ? `${f(s.median)} MiB` : `${f(s.median)} MiB (${f(s.min)}–${f(s.max)})`;
+}
+
+/**
+ * "MPI moves GPU data to this peer directly / through host staging / cannot", and the staging comparison, from the
+ * trials: bandwidths are the median of each trial's best (with min–max), a difference is claimed only when the
+ * ranges do not overlap.
+ */
+export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: string | null, runs: FallbackRun[], results: FallbackResult[] | FallbackTrialResult[],
+	transports: TransportEvidence, cudaAwareRunTime: boolean | null, statsIn?: FallbackStat[]): FallbackVerdict {
+	const tagged: FallbackTrialResult[] = results.map(r => ('trial' in r ? r as FallbackTrialResult : { ...r, trial: 1 }));
+	const stats = statsIn ?? fallbackStats(tagged);
 	const gpu = memory === 'device';
 	const text: string[] = [];
-	const ok = (mode: string): FallbackResult[] => results.filter(r => r.mode === mode && r.status === 'ok' && r.best_gbps !== null);
-	const mpiOk = ok('mpi'), stagedOk = ok('staged'), hostOk = ok('host');
-	const common = mpiOk.map(r => r.size_bytes).filter(s => stagedOk.some(x => x.size_bytes === s));
-	const at = common.length ? Math.max(...common) : null;
-	const bw = (list: FallbackResult[]): number | null => at === null ? null : list.find(r => r.size_bytes === at)?.best_gbps ?? null;
-	const mpiBw = bw(mpiOk), stagedBw = bw(stagedOk), hostBw = bw(hostOk);
+	const okStat = (mode: string): FallbackStat[] => stats.filter(s => s.mode === mode && s.bestGbps !== null);
+	const mpiOk = okStat('mpi'), stagedOk = okStat('staged'), hostOk = okStat('host');
+	const common = mpiOk.map(r => r.sizeBytes).filter(s => stagedOk.some(x => x.sizeBytes === s));
+	const at = common.length ? Math.max(...common) : mpiOk.length ? Math.max(...mpiOk.map(r => r.sizeBytes)) : null;
+	const bwS = (list: FallbackStat[]): Spread | null => at === null ? null : list.find(r => r.sizeBytes === at)?.bestGbps ?? null;
+	const mpiS = bwS(mpiOk), stagedS = bwS(stagedOk), hostS = bwS(hostOk);
+	const mpiBw = mpiS?.median ?? null, stagedBw = stagedS?.median ?? null, hostBw = hostS?.median ?? null;
+	const cmp = mpiS && stagedS ? compareSpreads('manual staging', stagedS, 'MPI', mpiS) : null;
 	const ratio = mpiBw && stagedBw ? stagedBw / mpiBw : null;
-	const rssOf = (list: FallbackResult[]): number | null => { const v = list.map(peakRss).filter((x): x is number => x !== null); return v.length ? Math.max(...v) : null; };
-	const mpiExtra = rssOf(results.filter(r => r.mode === 'mpi'));
-	const stagedExtra = rssOf(results.filter(r => r.mode === 'staged'));
+	const mpiRss = rssSpread(tagged, 'mpi'), stagedRss = rssSpread(tagged, 'staged');
+	const mpiExtra = mpiRss?.median ?? null;
+	const stagedExtra = stagedRss?.median ?? null;
 
-	const mpiRun = runs.find(r => r.modes.includes('mpi'));
-	const mpiFailed = results.filter(r => r.mode === 'mpi' && (r.status === 'mpi_error' || r.status === 'wrong_data'));
+	const mpiRuns = runs.filter(r => r.modes.includes('mpi'));
+	const mpiBad = mpiRuns.filter(r => r.outcome === 'crashed' || r.outcome === 'timed_out');
+	const mpiFailed = tagged.filter(r => r.mode === 'mpi' && (r.status === 'mpi_error' || r.status === 'wrong_data'));
+	const failedTrials = new Set([...mpiBad.map(r => r.trial), ...mpiFailed.map(r => r.trial)]);
+	const allFailed = mpiRuns.length > 0 && failedTrials.size >= mpiRuns.length;
 	let path: FallbackVerdict['path'] = 'unknown';
 	let pathText: string;
 	const tagLanes = transports.lanes.flatMap(l => l.lanes.tag ?? []);
@@ -125,38 +192,43 @@ export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: str
 	const evidenceDirect = tagLanes.some(l => l.startsWith('cuda_ipc/')) || cudaRows.some(p => /cuda_ipc/.test(p.lanes));
 	const evidenceStaged = cudaRows.some(p => /pipeline|mtype|cuda_copy/.test(p.protocol) && !/cuda_ipc/.test(p.lanes)) ||
 		(tagLanes.some(l => l.startsWith('cuda_copy/')) && !tagLanes.some(l => l.startsWith('cuda_ipc/')));
+	const n = mpiRuns.length;
+	const howFailed = (): string => {
+		const r = mpiBad[0];
+		return r ? `${r.outcome}: ${r.detail}` : mpiFailed.length > 0 ? `${mpiFailed[0].status}: ${mpiFailed[0].error ?? 'wrong data'}` : 'failed';
+	};
 	if (!gpu) {
 		pathText = `No GPU verdict: the runs used host memory (${gpuReason ?? 'no GPU'}); the numbers compare the three paths on host buffers only.`;
-	} else if ((mpiRun && (mpiRun.outcome === 'crashed' || mpiRun.outcome === 'timed_out')) || mpiFailed.length > 0) {
+	} else if (allFailed || (failedTrials.size > 0 && mpiBw === null)) {
 		path = 'cannot';
-		const how = mpiRun && mpiRun.outcome !== 'ok' && mpiRun.outcome !== 'partial' ? `${mpiRun.outcome}: ${mpiRun.detail}` : `${mpiFailed[0].status}: ${mpiFailed[0].error ?? 'wrong data'}`;
-		pathText = `MPI cannot move GPU data to this peer${cudaAwareRunTime === false ? ' (not CUDA-aware: the library says so at run time)' : ''}: device pointers to MPI ${how}.`;
-	} else if (mpiBw !== null && hostBw !== null) {
-		const fasterThanHost = mpiBw > 2 * Math.max(hostBw, stagedBw ?? 0);
+		pathText = `MPI cannot move GPU data to this peer${cudaAwareRunTime === false ? ' (not CUDA-aware: the library says so at run time)' : ''}: device pointers to MPI failed in ${failedTrials.size} of ${n} trial${n === 1 ? '' : 's'} (${howFailed()}).`;
+	} else if (mpiS !== null && hostS !== null && mpiBw !== null && hostBw !== null) {
+		const fasterThanHost = mpiS.min > 2 * Math.max(hostS.max, stagedS?.max ?? 0);
 		const likeHost = mpiBw <= 1.25 * Math.max(hostBw, stagedBw ?? 0);
 		if (evidenceDirect && !likeHost) { path = 'direct'; } else if (evidenceStaged || likeHost) { path = 'staged'; } else if (fasterThanHost) { path = 'direct'; }
 		// smcuda is chosen with and without CUDA IPC (btl_smcuda_use_cuda_ipc), so its line does not decide the path.
 		const btlText = transports.btls.length === 0 ? null
 			: `Open MPI's btl lines name ${transports.btls.join(', ')}${transports.btls.includes('smcuda') ? ', and smcuda carries GPU data with or without CUDA IPC, so the bandwidth decides' : ''}`;
 		const ev = evidenceDirect ? 'the transport evidence shows a GPU-to-GPU path' : evidenceStaged ? 'the transport evidence shows GPU data copied through host memory (cuda_copy / pipeline)' : btlText ?? 'no transport lines were logged';
+		const nums = `${spreadText(mpiS)} GB/s through MPI, host-to-host ${spreadText(hostS)} GB/s, median (min–max) of ${Math.min(mpiS.n, hostS.n)} trial${Math.min(mpiS.n, hostS.n) === 1 ? '' : 's'}`;
 		pathText = path === 'direct'
-			? `MPI moves GPU data to this peer directly (${mpiBw.toFixed(2)} GB/s vs ${hostBw.toFixed(2)} GB/s host-to-host; ${ev}).`
+			? `MPI moves GPU data to this peer directly (${nums}; ${ev}).`
 			: path === 'staged'
-				? `MPI moves GPU data to this peer through host staging (${mpiBw.toFixed(2)} GB/s, host-to-host ${hostBw.toFixed(2)} GB/s; ${ev}).`
-				: `Undecided: ${mpiBw.toFixed(2)} GB/s through MPI vs ${hostBw.toFixed(2)} GB/s host-to-host; ${ev}.`;
+				? `MPI moves GPU data to this peer through host staging (${nums}; ${ev}).`
+				: `Undecided: ${nums}; ${ev}.`;
+		if (failedTrials.size > 0) { pathText += ` But device pointers to MPI failed in ${failedTrials.size} of ${n} trials (${howFailed()}): unreliable.`; }
 	} else {
 		pathText = 'Not enough successful measurements to tell how MPI moves GPU data to this peer.';
 	}
 	text.push(pathText);
-	if (ratio !== null && at !== null) {
+	if (cmp && at !== null) {
 		const sz = at >= 1024 * MiB ? `${at / (1024 * MiB)} GiB` : `${at / MiB} MiB`;
-		text.push(ratio >= 1
-			? `At ${sz}, manual staging is ${ratio.toFixed(2)}× faster than MPI (${stagedBw!.toFixed(2)} vs ${mpiBw!.toFixed(2)} GB/s).`
-			: `At ${sz}, manual staging is ${(1 / ratio).toFixed(2)}× slower than MPI (${stagedBw!.toFixed(2)} vs ${mpiBw!.toFixed(2)} GB/s).`);
+		text.push(`At ${sz}, ${cmp.sentence}`);
 	}
-	if (mpiExtra !== null) {
-		text.push(`MPI needed ${(mpiExtra / MiB).toFixed(1)} MiB extra resident host memory (largest peak growth of a rank during the mpi-mode transfers)` +
-			(stagedExtra !== null ? `; manual staging ${(stagedExtra / MiB).toFixed(1)} MiB beyond its persistent buffers.` : '.'));
+	if (Math.max(mpiS?.n ?? 0, stagedS?.n ?? 0) === 1) { text.push('One trial per mode: the numbers have no spread, and a difference between them is not established.'); }
+	if (mpiRss !== null) {
+		text.push(`MPI needed ${mibText(mpiRss)} extra resident host memory (per trial the largest peak growth of a rank during the mpi-mode transfers; median (min–max) of ${mpiRss.n})` +
+			(stagedRss !== null ? `; manual staging ${mibText(stagedRss)} beyond its persistent buffers.` : '.'));
 	}
-	return { path, pathText, atBytes: at, stagedOverMpi: ratio, mpiExtraHostBytes: mpiExtra, stagedExtraHostBytes: stagedExtra, text, gpuVerdict: gpu };
+	return { path, pathText, atBytes: at, stagedOverMpi: ratio, differs: cmp ? cmp.differs : null, mpiExtraHostBytes: mpiExtra, stagedExtraHostBytes: stagedExtra, text, gpuVerdict: gpu };
 }

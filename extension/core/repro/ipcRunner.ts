@@ -1,16 +1,21 @@
 /**
- * Runs `gpumpi repro ipc` once per variant (and per launcher configuration), each as its own mpirun with a timeout,
- * so a crash or hang in one variant never loses the others; classifies each run and answers the report's question.
+ * Runs `gpumpi repro ipc` as n independent trials per variant and launcher configuration, each trial its own mpirun
+ * with a timeout (so a crash or hang never loses the other trials), in rounds (trial 1 of every variant, then trial
+ * 2, …) so a cancelled run still holds some trials of each; classifies each trial from its own output, reads its
+ * failure signatures, and sums them up per variant (counts, class, failure modes). The answer: ipcVerdict.ts.
  */
 import {
-	REPRO_IPC_REPORT_SCHEMA, validateIpcDocument,
-	type IpcVariantResult, type IpcVerdict, type ReproIpcReport, type ReproMpiInfo,
+	MAX_TRIAL_LOG, REPRO_IPC_REPORT_SCHEMA, validateIpcDocument,
+	type IpcVariantOutcome, type IpcVariantResult, type IpcVariantSummary, type OutcomeCounts, type ReproIpcReport, type ReproMpiInfo,
 } from '../../shared/reproSchema';
+import { DEFAULT_TRIALS, trialVerdict } from '../../shared/trialStats';
 import type { Host } from '../hosts/host';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
+import { groupFailureModes, matchSignatures } from './failureSignatures';
+import { ipcVerdict } from './ipcVerdict';
 import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines } from './reproParsers';
 
 /** What to run. */
@@ -25,20 +30,43 @@ export interface IpcRunOptions {
 	variants: string[];
 	sizeBytes: number;
 	memory: 'device' | 'host';
-	/** Per-variant timeout. */
+	/** Trials per variant and configuration (default DEFAULT_TRIALS = 11). */
+	trials?: number;
+	/** Per-trial timeout. */
 	timeoutMs: number;
-	/** Extra engine arguments (e.g. ["--inject", "hang"]) for every variant. */
+	/** Limit of the whole run; default timeoutMs × every launch (it scales with the trial count). */
+	totalTimeoutMs?: number;
+	/**
+	 * Extra engine arguments (e.g. ["--inject", "hang"]) for every trial. With `--inject crash-fraction=F` the runner
+	 * also passes `--trial I` (the engine decides from the seed and I whether this trial crashes).
+	 */
 	engineArgs?: string[];
-	/** Progress callback (one line per finished variant). */
+	/** Progress callback (one line per finished trial: "trial 3 of 11: default / direct: correct"). */
 	onProgress?: (line: string) => void;
 	signal?: AbortSignal;
 }
 
+/** Head and tail of a raw output within MAX_TRIAL_LOG characters (the middle is cut and marked). */
+export function boundedLog(stdout: string, stderr: string, max = MAX_TRIAL_LOG): string {
+	const text = stderr.trim() ? `${stdout.replace(/\s+$/, '')}\n--- stderr ---\n${stderr.replace(/\s+$/, '')}` : stdout.replace(/\s+$/, '');
+	if (text.length <= max) { return text; }
+	const keep = Math.floor((max - 80) / 2);
+	return `${text.slice(0, keep)}\n… [${text.length - 2 * keep} characters cut] …\n${text.slice(text.length - keep)}`;
+}
+
 /** Classify one finished run from its raw output (pure: also used for saved device results). */
-export function classifyIpcRun(variant: string, config: string, command: string[], r: ExecuteResult, timeoutMs: number): IpcVariantResult {
+export function classifyIpcRun(variant: string, config: string, command: string[], r: ExecuteResult, timeoutMs: number, trial = 1): IpcVariantResult {
+	const res = classifyOutput(variant, config, command, r, timeoutMs, trial);
+	res.log = boundedLog(r.stdout, r.stderr);
+	// Signatures are read from this trial's whole output (not only the kept evidence lines).
+	res.signatures = matchSignatures(r.stdout + '\n' + r.stderr, res.outcome, res.signal);
+	return res;
+}
+
+function classifyOutput(variant: string, config: string, command: string[], r: ExecuteResult, timeoutMs: number, trial: number): IpcVariantResult {
 	const base: IpcVariantResult = {
-		variant, config, outcome: 'no_output', detail: '', signal: null, signalName: null, crashedRank: null, ranks: [],
-		evidence: [], command, exitCode: r.exitCode, durationMs: r.durationMs, memory: null, gpuUnavailableReason: null,
+		trial, variant, config, outcome: 'no_output', detail: '', signal: null, signalName: null, crashedRank: null, ranks: [],
+		evidence: [], command, exitCode: r.exitCode, durationMs: r.durationMs, memory: null, gpuUnavailableReason: null, signatures: [], log: '',
 	};
 	const transport = gatherTransportEvidence(r.stdout, r.stderr);
 	const interesting = interestingLines(r.stdout + '\n' + r.stderr);
@@ -83,72 +111,76 @@ export function classifyIpcRun(variant: string, config: string, command: string[
 	};
 }
 
-/** Run every (config, variant) pair in turn. Never throws for run failures; throws only on invalid options. */
+const OUTCOMES: readonly IpcVariantOutcome[] = ['correct', 'wrong_data', 'mpi_error', 'setup_error', 'placement_error', 'usage_error', 'crashed', 'timed_out', 'no_output', 'launch_error'];
+/** Outcomes that measured nothing about the transport: not a failure, not a success. */
+export const NOT_MEASURED: readonly IpcVariantOutcome[] = ['launch_error', 'usage_error', 'placement_error'];
+
+/** Zero counts for every outcome. */
+export function emptyCounts(): OutcomeCounts {
+	return Object.fromEntries(OUTCOMES.map(o => [o, 0])) as OutcomeCounts;
+}
+
+/** The trials of one variant under one configuration, summed up. */
+export function summarizeTrials(variant: string, config: string, runs: IpcVariantResult[], requested: number): IpcVariantSummary {
+	const counts = emptyCounts();
+	for (const r of runs) { counts[r.outcome] = (counts[r.outcome] ?? 0) + 1; }
+	const notMeasured = NOT_MEASURED.reduce((n, o) => n + counts[o], 0);
+	const measured = runs.length - notMeasured;
+	const failures = measured - counts.correct;
+	const v = trialVerdict(runs.length, measured, failures);
+	return {
+		variant, config, trials: runs.length, requested, counts, failures, class: v.class, ruledOutAbove: v.ruledOutAbove, sentence: v.sentence,
+		failureModes: groupFailureModes(runs), runs,
+	};
+}
+
+/** Group trial records by (config, variant) in first-seen order and sum each group up. */
+export function summarizeAll(runs: IpcVariantResult[], requested: number): IpcVariantSummary[] {
+	const groups = new Map<string, IpcVariantResult[]>();
+	for (const r of runs) {
+		const k = `${r.config}\u0000${r.variant}`;
+		groups.set(k, [...(groups.get(k) ?? []), r]);
+	}
+	return [...groups.values()].map(g => summarizeTrials(g[0].variant, g[0].config, g, Math.max(requested, g.length)));
+}
+
+/** Every (config, variant) trial in rounds. Never throws for run failures; throws only on invalid options. */
 export async function runIpcVariants(opts: IpcRunOptions): Promise<ReproIpcReport> {
+	const trials = opts.trials ?? DEFAULT_TRIALS;
+	if (!Number.isInteger(trials) || trials < 1) { throw new Error(`bad trial count ${trials}`); }
+	const configs = opts.configs.length > 0 ? opts.configs : [{ label: 'default', env: [], mca: [], extraArgs: [] }];
+	const launches = trials * configs.length * opts.variants.length;
+	const deadline = Date.now() + (opts.totalTimeoutMs ?? opts.timeoutMs * launches);
+	const fraction = (opts.engineArgs ?? []).some(a => a.startsWith('crash-fraction='));
 	const results: IpcVariantResult[] = [];
 	let mpi: ReproMpiInfo | null = null;
-	const configs = opts.configs.length > 0 ? opts.configs : [{ label: 'default', env: [], mca: [], extraArgs: [] }];
-	for (const config of configs) {
-		for (const variant of opts.variants) {
-			if (opts.signal?.aborted) { break; }
-			const program = [opts.engine, 'repro', 'ipc', '--variant', variant, '--size', String(opts.sizeBytes), '--memory', opts.memory, '--json', ...(opts.engineArgs ?? [])];
-			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program,
-				{ host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
-			const res = classifyIpcRun(variant, config.label, argv, r, opts.timeoutMs);
-			if (launchNotes.length > 0) { res.evidence = [...launchNotes, ...res.evidence].slice(0, 40); }
-			if (!mpi) {
-				const ex = extractJsonDocument(r.stdout);
-				if ('json' in ex) { const d = validateIpcDocument(ex.json); if (typeof d !== 'string') { mpi = d.mpi; } }
+	let stopped = false;
+	let cut: IpcVariantResult | null = null;
+	let done = 0;
+	for (let trial = 1; trial <= trials && !stopped; trial++) {
+		for (const config of configs) {
+			for (const variant of opts.variants) {
+				if (opts.signal?.aborted || Date.now() >= deadline) { stopped = true; break; }
+				const program = [opts.engine, 'repro', 'ipc', '--variant', variant, '--size', String(opts.sizeBytes), '--memory', opts.memory, '--json',
+					...(opts.engineArgs ?? []), ...(fraction ? ['--trial', String(trial)] : [])];
+				const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
+				const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program,
+					{ host: opts.host, timeoutMs: left, signal: opts.signal });
+				const res = classifyIpcRun(variant, config.label, argv, r, left, trial);
+				if (launchNotes.length > 0) { res.evidence = [...launchNotes, ...res.evidence].slice(0, 40); }
+				// A trial cut by the cancel is not a finished trial: not counted (kept apart for its evidence).
+				if (opts.signal?.aborted) { cut = res; stopped = true; break; }
+				if (!mpi) {
+					const ex = extractJsonDocument(r.stdout);
+					if ('json' in ex) { const d = validateIpcDocument(ex.json); if (typeof d !== 'string') { mpi = d.mpi; } }
+				}
+				results.push(res);
+				done++;
+				opts.onProgress?.(`trial ${trial} of ${trials}: ${config.label} / ${variant}: ${res.outcome} (${done} of ${launches} runs)`);
 			}
-			results.push(res);
-			opts.onProgress?.(`${config.label} / ${variant}: ${res.outcome}`);
+			if (stopped) { break; }
 		}
 	}
-	return { schema: REPRO_IPC_REPORT_SCHEMA, mpi, variants: results, verdict: ipcVerdict(results) };
-}
-
-function label(v: IpcVariantResult, multiConfig: boolean): string {
-	return multiConfig ? `${v.variant} (${v.config})` : v.variant;
-}
-
-/** The answer: does receiving into an IPC-imported pointer work here, why not, and what works instead. */
-export function ipcVerdict(variants: IpcVariantResult[]): IpcVerdict {
-	const real = variants.filter(v => v.variant !== 'crash-test');
-	const multi = new Set(real.map(v => v.config)).size > 1;
-	const gpu = real.some(v => v.memory === 'device');
-	const direct = real.filter(v => v.variant === 'direct');
-	const instead = real.filter(v => v.variant !== 'direct' && v.outcome === 'correct').map(v => label(v, multi));
-	const why: string[] = [];
-	if (direct.length === 0) {
-		return { directWorks: null, gpuVerdict: gpu, answer: 'The direct variant (receive into the imported pointer) was not run.', why, worksInstead: instead };
-	}
-	const ok = direct.filter(v => v.outcome === 'correct');
-	const bad = direct.filter(v => v.outcome !== 'correct');
-	for (const v of bad) {
-		why.push(`${label(v, multi)}: ${v.outcome}: ${v.detail}`);
-		const cudaIpc = v.evidence.filter(l => /cuIpc|cuda_ipc/i.test(l));
-		if (cudaIpc.length > 0) {
-			why.push('UCX\'s cuda_ipc transport tries to export the buffer again (cuIpcGetMemHandle on memory this process only imported) and has no fallback when that fails (openucx/ucx cuda_ipc_md.c, uct_cuda_ipc_mem_add_reg; open-mpi/ompi#14305).');
-		}
-		why.push(...v.evidence.slice(0, 6).map(l => `  ${l}`));
-	}
-	const hostNote = gpu ? '' : ` No GPU verdict: the runs used host memory (${real.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU'}); the same flow with POSIX shared memory in place of CUDA IPC was exercised.`;
-	let answer: string;
-	let works: boolean;
-	if (bad.length === 0) {
-		works = true;
-		answer = gpu
-			? `Yes: receiving into an IPC-imported GPU pointer works on this stack (${ok.map(v => v.config).join(', ')}).`
-			: `The flow works with this MPI on host memory.${hostNote}`;
-	} else if (ok.length === 0) {
-		works = false;
-		answer = gpu
-			? `No: receiving into an IPC-imported GPU pointer fails on this stack (${bad.map(v => `${label(v, multi)}: ${v.outcome}`).join('; ')}).`
-			: `The flow fails with this MPI even on host memory (${bad.map(v => v.outcome).join(', ')}).${hostNote}`;
-	} else {
-		works = false;
-		answer = `It depends on the transport: it works with ${ok.map(v => v.config).join(', ')} but not with ${bad.map(v => `${v.config} (${v.outcome})`).join(', ')}.${hostNote}`;
-	}
-	if (!works && instead.length > 0) { why.push(`Works instead: ${instead.join(', ')}.`); }
-	return { directWorks: works, gpuVerdict: gpu, answer, why, worksInstead: instead };
+	const variants = summarizeAll(results, trials);
+	return { schema: REPRO_IPC_REPORT_SCHEMA, mpi, trials, partial: done < launches, cut, variants, verdict: ipcVerdict(variants, { sizeBytes: opts.sizeBytes, partial: done < launches }) };
 }

@@ -6,6 +6,7 @@
  */
 import { IPC_VARIANTS } from '../../shared/reproSchema';
 import { checkSizeListText, checkSizeText, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../../shared/sizeText';
+import { DEFAULT_TRIALS, MAX_TRIALS } from '../../shared/trialStats';
 import { parsePreset, type LaunchConfig, type MpiFlavor } from '../launch/launchSpec';
 import { PML_UCX_MCA } from './evidence';
 
@@ -39,11 +40,13 @@ export interface ReproChoices {
 	loopback: boolean;
 	/** Also run the configuration without presets. */
 	baseline: boolean;
+	/** Trials per variant / mode; null: the gpumpiDoctor.repro.trials setting. */
+	trials: number | null;
 }
 
 /** Defaults for a first run. */
 export const DEFAULT_CHOICES: ReproChoices = {
-	mpirun: '', memory: 'device', size: '64M', sizes: '1M..256M', variants: [...IPC_VARIANTS], presets: [], loopback: true, baseline: true,
+	mpirun: '', memory: 'device', size: '64M', sizes: '1M..256M', variants: [...IPC_VARIANTS], presets: [], loopback: true, baseline: true, trials: null,
 };
 
 /** Validation message for an ipc size (what the engine accepts: shared/sizeText.ts), or null when fine. */
@@ -67,6 +70,13 @@ export function checkMpirun(s: string): string | null {
 export function checkCustomPreset(s: string): string | null {
 	if (s.length > 4096 || /[\u0000-\u001f]/.test(s)) { return 'no control characters, at most 4096 characters'; }
 	return parsePreset(s) ? null : 'NAME=VALUE with NAME a valid environment variable name';
+}
+
+/** A trial count from an untrusted value (setting, workspaceState, command argument): the number, or why not. */
+export function checkTrials(v: unknown): number | string {
+	if (v === undefined || v === null) { return DEFAULT_TRIALS; }
+	if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TRIALS) { return `trials must be a whole number from 1 to ${MAX_TRIALS}, got ${JSON.stringify(v)?.slice(0, 40)}`; }
+	return v;
 }
 
 /** Choices from an untrusted value (workspaceState, a command argument): a reason string when invalid. */
@@ -93,6 +103,7 @@ export function validateChoices(raw: unknown, base: ReproChoices = DEFAULT_CHOIC
 	}
 	if (o.loopback !== undefined) { if (typeof o.loopback !== 'boolean') { return 'loopback: true or false'; } c.loopback = o.loopback; }
 	if (o.baseline !== undefined) { if (typeof o.baseline !== 'boolean') { return 'baseline: true or false'; } c.baseline = o.baseline; }
+	if (o.trials !== undefined && o.trials !== null) { const t = checkTrials(o.trials); if (typeof t === 'string') { return t; } c.trials = t; }
 	if (!c.baseline && c.presets.length === 0) { return 'nothing to run: no baseline and no preset'; }
 	return c;
 }

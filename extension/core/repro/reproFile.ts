@@ -4,9 +4,14 @@
  * fallback-report object or an array of them). Pure (text in, reports out); throws Error with a clear message.
  */
 import {
-	REPRO_FALLBACK_REPORT_SCHEMA, REPRO_IPC_REPORT_SCHEMA, type ReproFallbackReport, type ReproIpcReport,
+	REPRO_FALLBACK_REPORT_SCHEMA, REPRO_FALLBACK_REPORT_SCHEMA_V1, REPRO_IPC_REPORT_SCHEMA, REPRO_IPC_REPORT_SCHEMA_V1,
+	type FallbackResult, type FallbackRun, type FallbackTrialResult, type IpcVariantResult, type ReproFallbackReport, type ReproIpcReport,
 } from '../../shared/reproSchema';
 import { runKey } from './bugReport';
+import { fallbackStats, fallbackVerdict } from './fallbackRunner';
+import { matchSignatures } from './failureSignatures';
+import { summarizeAll } from './ipcRunner';
+import { ipcVerdict } from './ipcVerdict';
 import { reportsFromDeviceJson } from './reproRender';
 
 /** Everything a saved result yields. */
@@ -22,13 +27,64 @@ function isObj(v: unknown): v is Record<string, unknown> {
 	return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function isIpcReport(v: unknown): v is ReproIpcReport {
-	return isObj(v) && v.schema === REPRO_IPC_REPORT_SCHEMA && Array.isArray(v.variants) && isObj(v.verdict) &&
+/**
+ * A report saved before trials (ipc-report/1: one run per variant): each run becomes trial 1 of its variant, the
+ * signatures are read from its kept evidence lines (the raw output was not saved), the verdict is made again — so
+ * it is inconclusive (one trial is never a verdict).
+ */
+export function upgradeIpcReportV1(v: Record<string, unknown>): ReproIpcReport {
+	const old = v.variants as Array<Record<string, unknown>>;
+	const runs: IpcVariantResult[] = old.map(x => {
+		const evidence = (x.evidence as unknown[]).map(String);
+		const r = { ...(x as unknown as IpcVariantResult), trial: 1, evidence, log: evidence.join('\n') };
+		return { ...r, signatures: matchSignatures(r.log, r.outcome, r.signal ?? null) };
+	});
+	const command = runs[0]?.command ?? [];
+	const at = command.indexOf('--size');
+	const size = at >= 0 && /^\d+$/.test(command[at + 1] ?? '') ? Number(command[at + 1]) : null;
+	const variants = summarizeAll(runs, 1);
+	return { schema: REPRO_IPC_REPORT_SCHEMA, mpi: (v.mpi ?? null) as ReproIpcReport['mpi'], trials: 1, partial: false, cut: null, variants, verdict: ipcVerdict(variants, { sizeBytes: size }) };
+}
+
+/** A fallback report saved before trials: its runs and results become trial 1, the verdict is made again. */
+export function upgradeFallbackReportV1(v: Record<string, unknown>): ReproFallbackReport {
+	const old = v as unknown as ReproFallbackReport;
+	const runs: FallbackRun[] = old.runs.map(r => ({ ...r, trial: 1 }));
+	const results: FallbackTrialResult[] = (old.results as FallbackResult[]).map(r => ({ ...r, trial: 1 }));
+	const stats = fallbackStats(results);
+	const modes = [...new Set(runs.flatMap(r => r.modes))].map(mode => {
+		const mine = runs.filter(r => r.modes.includes(mode));
+		const counts = { ok: 0, partial: 0, setup_error: 0, usage_error: 0, crashed: 0, timed_out: 0, no_output: 0, launch_error: 0 };
+		for (const r of mine) { counts[r.outcome]++; }
+		return { mode, trials: mine.length, requested: mine.length, counts };
+	});
+	return {
+		...old, schema: REPRO_FALLBACK_REPORT_SCHEMA, trials: 1, partial: false, modes, runs, results, stats,
+		verdict: fallbackVerdict(old.memory, old.gpuUnavailableReason, runs, results, old.transports, old.mpi?.cuda_aware.run_time ?? null, stats),
+	};
+}
+
+function isIpcReportV1(v: unknown): v is Record<string, unknown> {
+	return isObj(v) && v.schema === REPRO_IPC_REPORT_SCHEMA_V1 && Array.isArray(v.variants) &&
 		v.variants.every(x => isObj(x) && typeof x.variant === 'string' && typeof x.config === 'string' && typeof x.outcome === 'string' && Array.isArray(x.evidence) && Array.isArray(x.command));
+}
+
+function isFallbackReportV1(v: unknown): v is Record<string, unknown> {
+	return isObj(v) && v.schema === REPRO_FALLBACK_REPORT_SCHEMA_V1 && typeof v.config === 'string' && Array.isArray(v.results) && Array.isArray(v.runs) && isObj(v.transports) &&
+		v.results.every(r => isObj(r) && typeof r.mode === 'string' && typeof r.size_bytes === 'number' && Array.isArray(r.memory) && Array.isArray(r.seconds)) &&
+		v.runs.every(r => isObj(r) && Array.isArray(r.modes) && typeof r.outcome === 'string');
+}
+
+function isIpcReport(v: unknown): v is ReproIpcReport {
+	return isObj(v) && v.schema === REPRO_IPC_REPORT_SCHEMA && Array.isArray(v.variants) && isObj(v.verdict) && typeof v.trials === 'number' &&
+		v.variants.every(x => isObj(x) && typeof x.variant === 'string' && typeof x.config === 'string' && typeof x.trials === 'number' && isObj(x.counts) &&
+			Array.isArray(x.failureModes) && Array.isArray(x.runs) &&
+			x.runs.every(r => isObj(r) && typeof r.trial === 'number' && typeof r.outcome === 'string' && Array.isArray(r.evidence) && Array.isArray(r.command) && Array.isArray(r.signatures) && typeof r.log === 'string'));
 }
 
 function isFallbackReport(v: unknown): v is ReproFallbackReport {
 	return isObj(v) && v.schema === REPRO_FALLBACK_REPORT_SCHEMA && typeof v.config === 'string' && Array.isArray(v.results) && Array.isArray(v.runs) &&
+		typeof v.trials === 'number' && Array.isArray(v.stats) && Array.isArray(v.modes) &&
 		isObj(v.verdict) && Array.isArray((v.verdict as Record<string, unknown>).text) && isObj(v.transports) &&
 		v.results.every(r => isObj(r) && typeof r.mode === 'string' && typeof r.size_bytes === 'number' && Array.isArray(r.memory));
 }
@@ -38,8 +94,12 @@ export function loadReproText(text: string): LoadedRepro {
 	let data: unknown;
 	try { data = JSON.parse(text); } catch (e) { throw new Error(`not JSON: ${e instanceof Error ? e.message : String(e)}`); }
 	if (isIpcReport(data)) { return { ipc: data, fallback: [], outputs: {}, kind: 'report' }; }
+	if (isIpcReportV1(data)) { return { ipc: upgradeIpcReportV1(data), fallback: [], outputs: {}, kind: 'report' }; }
 	if (isFallbackReport(data)) { return { ipc: null, fallback: [data], outputs: {}, kind: 'report' }; }
-	if (Array.isArray(data) && data.length > 0 && data.every(isFallbackReport)) { return { ipc: null, fallback: data, outputs: {}, kind: 'report' }; }
+	if (isFallbackReportV1(data)) { return { ipc: null, fallback: [upgradeFallbackReportV1(data)], outputs: {}, kind: 'report' }; }
+	if (Array.isArray(data) && data.length > 0 && data.every(x => isFallbackReport(x) || isFallbackReportV1(x))) {
+		return { ipc: null, fallback: data.map(x => (isFallbackReport(x) ? x : upgradeFallbackReportV1(x as Record<string, unknown>))), outputs: {}, kind: 'report' };
+	}
 	if (Array.isArray(data)) {
 		const rep = reportsFromDeviceJson(data);
 		const outputs: Record<string, string> = {};

@@ -4,11 +4,13 @@
  */
 import {
 	JSON_BEGIN_MARKER, JSON_END_MARKER, REPRO_IPC_REPORT_SCHEMA,
-	type FallbackResult, type ReproFallbackReport, type ReproIpcReport, type ReproMpiInfo,
+	type FallbackResult, type IpcVariantResult, type IpcVariantSummary, type ReproFallbackReport, type ReproIpcReport, type ReproMpiInfo,
 } from '../../shared/reproSchema';
+import { spreadText } from '../../shared/trialStats';
 import type { ExecuteResult } from '../proc';
 import { classifyFallbackRun, combineFallback } from './fallbackRunner';
-import { classifyIpcRun, ipcVerdict } from './ipcRunner';
+import { classifyIpcRun, summarizeAll } from './ipcRunner';
+import { ipcVerdict } from './ipcVerdict';
 import { gatherTransportEvidence } from './reproParsers';
 
 function mpiLine(mpi: ReproMpiInfo | null): string {
@@ -21,31 +23,46 @@ function mpiLine(mpi: ReproMpiInfo | null): string {
 function pad(s: string, n: number): string { return s.length >= n ? s : s + ' '.repeat(n - s.length); }
 function lpad(s: string, n: number): string { return s.length >= n ? s : ' '.repeat(n - s.length) + s; }
 
+/** "correct 9 · crashed 2" for a summary's nonzero counts. */
+export function countsText(v: IpcVariantSummary): string {
+	const names: Record<string, string> = { timed_out: 'hung', wrong_data: 'wrong data', launch_error: 'launch error', no_output: 'no result' };
+	return Object.entries(v.counts).filter(([, n]) => n > 0).map(([o, n]) => `${names[o] ?? o.replace(/_/g, ' ')} ${n}`).join(' · ');
+}
+
+/** One mark per trial: "." correct, "C" crashed, "H" hung, "W" wrong data, "L" launch error, "E" other. */
+export function trialMarks(runs: IpcVariantResult[]): string {
+	return runs.map(r => r.outcome === 'correct' ? '.' : r.outcome === 'crashed' ? 'C' : r.outcome === 'timed_out' ? 'H' : r.outcome === 'wrong_data' ? 'W' : r.outcome === 'launch_error' ? 'L' : 'E').join('');
+}
+
 /** Text summary of an IPC report. */
 export function renderIpcReport(rep: ReproIpcReport): string {
 	const out: string[] = ['GPU-MPI Doctor: IPC-imported pointer reproducer', mpiLine(rep.mpi)];
-	const mem = rep.variants.find(v => v.memory)?.memory;
-	if (mem === 'host') { out.push(`Memory: host (no GPU verdict: ${rep.variants.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU'})`); }
+	const runs = rep.variants.flatMap(v => v.runs);
+	const mem = runs.find(v => v.memory)?.memory;
+	if (mem === 'host') { out.push(`Memory: host (no GPU verdict: ${runs.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU'})`); }
 	else if (mem === 'device') { out.push('Memory: device (CUDA IPC between the ranks)'); }
+	out.push(`Trials: ${rep.trials} per variant and configuration, each its own launch${rep.partial ? ' — PARTIAL: cancelled before every trial ran' : ''}`);
 	out.push('');
-	out.push(`  ${pad('config', 28)} ${pad('variant', 18)} ${pad('outcome', 16)} detail`);
+	out.push(`  ${pad('config', 28)} ${pad('variant', 18)} ${pad('class', 13)} ${pad('trials', 14)} counts`);
 	for (const v of rep.variants) {
-		out.push(`  ${pad(v.config, 28)} ${pad(v.variant, 18)} ${pad(v.outcome, 16)} ${v.detail}`);
+		out.push(`  ${pad(v.config, 28)} ${pad(v.variant, 18)} ${pad(v.class, 13)} ${pad(trialMarks(v.runs), 14)} ${countsText(v)}`);
+		out.push(`  ${pad('', 28)} ${pad('', 18)} ${v.sentence}`);
 	}
+	out.push('  (trials: . correct, C crashed, H hung, W wrong data, L launch error, E other)');
 	out.push('', `Verdict: ${rep.verdict.answer}`);
 	for (const w of rep.verdict.why) { out.push(`  ${w}`); }
-	if (rep.verdict.worksInstead.length > 0 && rep.verdict.directWorks !== true) { out.push(`  Use instead: ${rep.verdict.worksInstead.join(', ')}`); }
 	for (const v of rep.variants.filter(x => x.variant === 'direct')) {
-		const lanes = v.evidence.filter(l => /ep_cfg\[|mca: bml: Using/.test(l)).slice(0, 6);
+		const lanes = [...new Set(v.runs.flatMap(r => r.evidence.filter(l => /ep_cfg\[|mca: bml: Using/.test(l))))].slice(0, 6);
 		if (lanes.length > 0) {
 			out.push('', `Transports of direct (${v.config}):`);
 			for (const l of lanes) { out.push(`  | ${l}`); }
 		}
 	}
-	const crashed = rep.variants.filter(v => v.outcome === 'crashed' || v.outcome === 'timed_out');
-	for (const v of crashed) {
-		out.push('', `${v.variant} (${v.config}) ${v.outcome}:`);
-		for (const e of v.evidence.slice(0, 6)) { out.push(`  | ${e}`); }
+	for (const v of rep.variants) {
+		for (const m of v.failureModes) {
+			out.push('', `${v.variant} (${v.config}): ${m.label} — ${m.count} of ${v.trials}; sample: trial ${m.sampleTrial}:`);
+			for (const e of m.sampleEvidence.slice(0, 6)) { out.push(`  | ${e}`); }
+		}
 	}
 	return out.join('\n') + '\n';
 }
@@ -68,14 +85,22 @@ export function renderFallbackReport(rep: ReproFallbackReport): string {
 	const out: string[] = [`GPU-MPI Doctor: GPU-buffer fallback reproducer (${rep.config})`, mpiLine(rep.mpi)];
 	if (rep.memory === 'host') { out.push(`Memory: host (no GPU verdict: ${rep.gpuUnavailableReason ?? 'no GPU'})`); }
 	else if (rep.memory === 'device') { out.push('Memory: device buffers on both ranks'); }
+	out.push(`Trials: ${rep.trials} per mode, each its own launch${rep.partial ? ' — PARTIAL: cancelled before every trial ran' : ''}; ` +
+		rep.modes.map(m => `${m.mode} ${Object.entries(m.counts).filter(([, n]) => n > 0).map(([o, n]) => `${o} ${n}`).join(', ')}`).join('; '));
 	for (const r of rep.runs) {
-		if (r.outcome !== 'ok') { out.push(`Run ${r.modes.join(',')}: ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`); }
+		if (r.outcome !== 'ok') { out.push(`Run ${r.modes.join(',')} (trial ${r.trial}): ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`); }
 	}
-	out.push('', `  ${pad('mode', 7)} ${lpad('size', 8)} ${lpad('best GB/s', 10)} ${lpad('median', 8)} ${pad(' data', 12)} ${lpad('RSS+ MiB', 9)} ${lpad('pin+ MiB', 9)} ${lpad('dev+ MiB', 9)} ${lpad('own pin', 8)}`);
+	out.push('', `  ${pad('mode', 7)} ${lpad('size', 8)} ${lpad('ok', 6)}  ${pad('best GB/s: median (min–max)', 30)} RSS+ MiB: median (min–max)`);
+	for (const st of rep.stats) {
+		const rss = st.rssGrowth ? spreadText({ ...st.rssGrowth, median: st.rssGrowth.median / (1 << 20), min: st.rssGrowth.min / (1 << 20), max: st.rssGrowth.max / (1 << 20) }, 1) : '-';
+		out.push(`  ${pad(st.mode, 7)} ${lpad(sizeText(st.sizeBytes), 8)} ${lpad(`${st.ok}/${st.trials}`, 6)}  ${pad(st.bestGbps ? spreadText(st.bestGbps) : '-', 30)} ${rss}`);
+	}
+	out.push('', 'Every trial:');
+	out.push(`  ${pad('mode', 7)} ${lpad('trial', 5)} ${lpad('size', 8)} ${lpad('best GB/s', 10)} ${lpad('median', 8)} ${pad(' data', 12)} ${lpad('RSS+ MiB', 9)} ${lpad('pin+ MiB', 9)} ${lpad('dev+ MiB', 9)} ${lpad('own pin', 8)}`);
 	for (const r of rep.results) {
 		const data = r.status !== 'ok' ? ` ${r.status}` : r.verified.wrong === 0 ? ' verified' : ` ${r.verified.wrong} wrong`;
 		const pin = maxOf(r, m => Math.max(m.pinned_peak_growth_bytes ?? -1, m.locked_peak_growth_bytes ?? -1) >= 0 ? Math.max(m.pinned_peak_growth_bytes ?? 0, m.locked_peak_growth_bytes ?? 0) : null);
-		out.push(`  ${pad(r.mode, 7)} ${lpad(sizeText(r.size_bytes), 8)} ${lpad(r.best_gbps === null ? '-' : r.best_gbps.toFixed(2), 10)} ${lpad(r.median_gbps === null ? '-' : r.median_gbps.toFixed(2), 8)} ${pad(data, 12)} ${lpad(mib(maxOf(r, m => m.rss_peak_growth_bytes)), 9)} ${lpad(mib(pin), 9)} ${lpad(mib(maxOf(r, m => m.device_used_peak_growth_bytes)), 9)} ${lpad(mib(maxOf(r, m => m.library_pinned_bytes)), 8)}`);
+		out.push(`  ${pad(r.mode, 7)} ${lpad(String(r.trial), 5)} ${lpad(sizeText(r.size_bytes), 8)} ${lpad(r.best_gbps === null ? '-' : r.best_gbps.toFixed(2), 10)} ${lpad(r.median_gbps === null ? '-' : r.median_gbps.toFixed(2), 8)} ${pad(data, 12)} ${lpad(mib(maxOf(r, m => m.rss_peak_growth_bytes)), 9)} ${lpad(mib(pin), 9)} ${lpad(mib(maxOf(r, m => m.device_used_peak_growth_bytes)), 9)} ${lpad(mib(maxOf(r, m => m.library_pinned_bytes)), 8)}`);
 		if (r.error) { out.push(`          ${r.error}`); }
 	}
 	out.push('  (RSS+/pin+/dev+: largest peak growth of either rank during the transfers; own pin: the reproducer\'s staging buffers)');
@@ -122,18 +147,32 @@ export function reportsFromDeviceJson(data: unknown): { ipc: ReproIpcReport | nu
 	const ipcEntries = entries.filter(e => e.kind === 'ipc');
 	let ipc: ReproIpcReport | null = null;
 	if (ipcEntries.length > 0) {
-		const variants = ipcEntries.map(e => classifyIpcRun(e.variant ?? '?', e.config, e.command.split(' '), asExecResult(e), 0));
-		const mpiDoc = ipcEntries.map(e => e.document).find(d => typeof d === 'object' && d !== null) as { mpi?: ReproMpiInfo } | undefined;
-		ipc = { schema: REPRO_IPC_REPORT_SCHEMA, mpi: mpiDoc?.mpi ?? null, variants, verdict: ipcVerdict(variants) };
+		// Entries of the same configuration and variant are trials of it (older files hold one each: never a verdict).
+		const seen = new Map<string, number>();
+		const runs = ipcEntries.map(e => {
+			const k = `${e.config}\u0000${e.variant ?? '?'}`;
+			const trial = (seen.get(k) ?? 0) + 1;
+			seen.set(k, trial);
+			return classifyIpcRun(e.variant ?? '?', e.config, e.command.split(' '), asExecResult(e), 0, trial);
+		});
+		const mpiDoc = ipcEntries.map(e => e.document).find(d => typeof d === 'object' && d !== null) as { mpi?: ReproMpiInfo; size_bytes?: number } | undefined;
+		const variants = summarizeAll(runs, 1);
+		ipc = { schema: REPRO_IPC_REPORT_SCHEMA, mpi: mpiDoc?.mpi ?? null, trials: Math.max(...variants.map(v => v.trials)), partial: false, cut: null, variants,
+			verdict: ipcVerdict(variants, { sizeBytes: typeof mpiDoc?.size_bytes === 'number' ? mpiDoc.size_bytes : null }) };
 	}
 	const fallback: ReproFallbackReport[] = [];
 	const configs = [...new Set(entries.filter(e => e.kind === 'fallback').map(e => e.config))];
 	for (const config of configs) {
 		const es = entries.filter(e => e.kind === 'fallback' && e.config === config);
-		const classified = es.map(e => classifyFallbackRun((e.modes ?? '').split(','), config, e.command.split(' '), asExecResult(e), 0));
+		const seen = new Map<string, number>();
+		const classified = es.map(e => {
+			const trial = (seen.get(e.modes ?? '') ?? 0) + 1;
+			seen.set(e.modes ?? '', trial);
+			return { trial, ...classifyFallbackRun((e.modes ?? '').split(','), config, e.command.split(' '), asExecResult(e), 0, trial) };
+		});
 		const withMpi = es.find(e => (e.modes ?? '').split(',').includes('mpi'));
 		const transports = withMpi ? gatherTransportEvidence(withMpi.output, '') : { lanes: [], protocols: [], btls: [], lines: [] };
-		fallback.push(combineFallback(config, classified.map(c => c.run), classified.flatMap(c => (c.doc ? [c.doc] : [])), transports));
+		fallback.push(combineFallback(config, classified.map(c => c.run), classified.flatMap(c => (c.doc ? [{ trial: c.trial, doc: c.doc }] : [])), transports));
 	}
 	return { ipc, fallback };
 }

@@ -63,14 +63,15 @@ describe('reproducer commands', function () {
 		const { doctor } = await api();
 		const t0 = performance.now();
 		const data = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.reproIpc', {
-			mpirun: 'mpirun.openmpi', memory: 'host', size: '1M', variants: ['direct', 'bounce', 'host', 'send-from-import'], presets: [], loopback: true, baseline: true,
+			mpirun: 'mpirun.openmpi', memory: 'host', size: '1M', variants: ['direct', 'bounce', 'host', 'send-from-import'], presets: [], loopback: true, baseline: true, trials: 2,
 		});
 		recordMetric('reproIpcRunMs', performance.now() - t0);
 		assert.ok(data?.ipc, 'the command returned an ipc report (see the log on failure)');
-		const outcomes = data.ipc.variants.map(v => `${v.variant}:${v.outcome}`);
-		assert.deepEqual(outcomes, ['direct:correct', 'bounce:correct', 'host:correct', 'send-from-import:correct'], data.ipc.variants.map(v => v.detail).join(' | '));
-		assert.ok(data.ipc.variants.every(v => v.memory === 'host'));
-		assert.match(data.ipc.variants[0].command.join(' '), /mpirun\.openmpi .*-np 4 .*gpumpi repro ipc --variant direct --size 1048576 --memory host --json/);
+		const runs = data.ipc.variants.flatMap(v => v.runs);
+		const outcomes = data.ipc.variants.map(v => `${v.variant}:${v.class}:${v.counts.correct}/${v.trials}`);
+		assert.deepEqual(outcomes, ['direct:works:2/2', 'bounce:works:2/2', 'host:works:2/2', 'send-from-import:works:2/2'], runs.map(v => v.detail).join(' | '));
+		assert.ok(runs.every(v => v.memory === 'host'));
+		assert.match(runs[0].command.join(' '), /mpirun\.openmpi .*-np 4 .*gpumpi repro ipc --variant direct --size 1048576 --memory host --json/);
 		assert.equal(data.ipc.verdict.gpuVerdict, false);
 		assert.match(data.ipc.verdict.answer, /No GPU verdict/);
 		const s = await waitFor(doctor, x => x.ready && /^ipc run on this host/.test(x.delivered ?? ''));
@@ -83,7 +84,7 @@ describe('reproducer commands', function () {
 		const { doctor } = await api();
 		const t0 = performance.now();
 		const data = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.reproFallback', {
-			mpirun: 'mpirun.openmpi', memory: 'host', sizes: '1M,4M', presets: ['--mca pml ob1'], loopback: true, baseline: true,
+			mpirun: 'mpirun.openmpi', memory: 'host', sizes: '1M,4M', presets: ['--mca pml ob1'], loopback: true, baseline: true, trials: 1,
 		});
 		recordMetric('reproFallbackRunMs', performance.now() - t0);
 		assert.ok(data, 'the command returned results');
