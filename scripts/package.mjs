@@ -93,7 +93,7 @@ async function main() {
 		process.exit(2);
 	}
 	await ensure({ allMpis: true, log });
-	await run(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--production', '--only=extension,cli,panel,map,repro']);
+	await run(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--production', '--only=extension,core,cli,panel,map,repro']);
 	fs.mkdirSync(PREBUILD_DIR, { recursive: true });
 	fs.copyFileSync(ADDON_BUILT, path.join(PREBUILD_DIR, 'gpumpi_addon.node'));
 	fs.mkdirSync(OUT, { recursive: true });

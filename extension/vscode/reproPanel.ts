@@ -13,7 +13,7 @@ import {
 	asFromReproWebviewEnvelope, type CopyBugReportResponse, type FromReproWebviewMessage, type ReproPanelData,
 	type ReproReadyResponse, type ToReproWebviewMessage,
 } from '../shared/reproProtocol';
-import { bugReportMarkdown } from '../core/repro/bugReport';
+import { core } from './lazyCore';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
 
@@ -122,7 +122,7 @@ export class ReproPanel extends Disposable {
 	/** The Markdown bug report of the shown results. */
 	bugReport(): string {
 		if (!this._data) { throw new Error(vscode.l10n.t('No reproducer results to report yet.')); }
-		return bugReportMarkdown({ ipc: this._data.ipc, fallback: this._data.fallback, inspect: this._inspectReport() ?? null, outputs: this._outputs, source: this._data.source });
+		return core().bugReportMarkdown({ ipc: this._data.ipc, fallback: this._data.fallback, inspect: this._inspectReport() ?? null, outputs: this._outputs, source: this._data.source });
 	}
 
 	override dispose(): void {

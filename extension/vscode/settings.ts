@@ -3,7 +3,7 @@
  * Hostile values are data: they are reported and replaced by defaults, never executed or trusted.
  */
 import * as vscode from 'vscode';
-import { normalizeSettings, type InspectSettings } from '../core/inspect';
+import { normalizeSettings, type InspectSettings } from '../core/inspectSettings';
 import { validateHostSettings, type HostSetting } from '../core/hosts/hostSettings';
 
 /** Current validated settings plus a message per rejected value. */
