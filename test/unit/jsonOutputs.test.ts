@@ -59,6 +59,15 @@ describe('--json outputs parse, and inspect without MPI diagnoses', function () 
 		assert.ok(map && typeof map === 'object');
 	});
 
+	it('the build steps print nothing on stdout (their progress is on stderr): build.mjs, buildNative.mjs --addon-only', () => {
+		for (const args of [['scripts/build.mjs', '--only=panel'], ['scripts/buildNative.mjs', '--addon-only']]) {
+			const r = spawnSync(process.execPath, args, { cwd: repo, encoding: 'utf8', timeout: 300_000, maxBuffer: 64 << 20 });
+			assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr.slice(-2000)}`);
+			assert.equal(r.stdout, '', `${args.join(' ')} printed on stdout`);
+			assert.match(r.stderr, args[0].includes('Native') ? /\[buildNative\] addon:/ : /✔ panel/, `${args.join(' ')}: its progress is not on stderr`);
+		}
+	});
+
 	it('inspect --json with a PATH that has no MPI: the report comes out, says "No MPI found" with what to load, exit 0', () => {
 		const bin = noMpiBin(tmp);
 		assert.ok(!fs.existsSync(path.join(bin, 'mpirun')) && fs.existsSync(path.join(bin, 'sh')), 'the no-MPI bin folder is wrong');
