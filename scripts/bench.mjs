@@ -89,13 +89,25 @@ const t0=performance.now();a.probe().then(r=>{process.stdout.write(JSON.stringif
 }
 
 async function benchHost(runs, log) {
+	// What the .vsix ships: the production bundles (minified, no source maps), rebuilt for the development build after.
+	const build = (...args) => runCapture(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--only=extension,core', ...args]);
+	const prod = await build('--production');
+	if (prod.code !== 0) { throw new Error(`production build failed: ${prod.err.slice(-2000)}`); }
+	try {
+		return await benchHostRuns(runs, log);
+	} finally {
+		await build();
+	}
+}
+
+async function benchHostRuns(runs, log) {
 	const { launchBrowser, runInHost } = await import('../test/vscode/runCodeServer.mjs');
 	const tests = path.join(ROOT, 'dist', 'test', 'vscode', 'suite', 'index.js');
 	const server = await startCodeServer({ name: 'bench', log, env: {
 		GPUMPI_VSCODE_RESULT: path.join(WORK, 'results', `in-host-${process.pid}.json`),
 		TEST_FILTER: 'activates and returns its API|inspect\\(\\) on this host',
 	} });
-	const activation = []; const inspect = []; let vscodeVersion = '';
+	const activation = []; const moduleLoad = []; const activateBody = []; const inspect = []; let vscodeVersion = '';
 	let context = null;
 	const profile = path.join(WORK, 'chromium-profile', `bench-${process.pid}`);
 	try {
@@ -104,14 +116,15 @@ async function benchHost(runs, log) {
 			const r = await runInHost(context, server, { tests, extension: ROOT });
 			if (r.failures > 0) { throw new Error(`in-host run ${i + 1} failed: ${r.tests.filter((t) => !t.ok).map((t) => `${t.title}: ${t.error}`).join('; ')}`); }
 			activation.push(r.metrics.activationMs); inspect.push(r.metrics.inspectWallMs); vscodeVersion = r.vscodeVersion ?? '';
-			log(`  extension host run ${i + 1}: activate ${fmt(r.metrics.activationMs)} ms, api.inspect() ${fmt(r.metrics.inspectWallMs)} ms`);
+			moduleLoad.push(r.metrics.activationModuleLoadMs); activateBody.push(r.metrics.activationActivateMs);
+			log(`  extension host run ${i + 1}: activate ${fmt(r.metrics.activationMs)} ms (bundle load ${fmt(r.metrics.activationModuleLoadMs)}, activate() ${fmt(r.metrics.activationActivateMs)}), api.inspect() ${fmt(r.metrics.inspectWallMs)} ms`);
 		}
 	} finally {
 		await context?.close().catch(() => {});
 		fs.rmSync(profile, { recursive: true, force: true });
 		await server.stop();
 	}
-	return { activation, inspect, vscodeVersion };
+	return { activation, moduleLoad, activateBody, inspect, vscodeVersion };
 }
 
 function row(what, how, values, target) {
@@ -146,7 +159,9 @@ async function main() {
 		'|---|---|---:|---:|---|',
 	];
 	if (host) {
-		lines.push(row('Extension activation', 'first `await ext.activate()` in a fresh window\'s extension host (module load + `activate()`)', host.activation, TARGETS.activationMs));
+		lines.push(row('Extension activation', 'first `await ext.activate()` in a fresh window\'s extension host (module load + `activate()`), production bundle', host.activation, TARGETS.activationMs));
+		lines.push(row('… of which: bundle load', 'evaluating dist/extension.js (its banner mark → `activate()` called)', host.moduleLoad));
+		lines.push(row('… of which: `activate()`', 'the body of `activate()` (channel, services, command and view registration)', host.activateBody));
 		lines.push(row('Inspect this host (extension)', '`api.inspect()` in the extension host, wall', host.inspect, TARGETS.inspectMs));
 	}
 	lines.push(row('Inspect this host (CLI)', '`gpumpi-doctor inspect --json`, fresh process, wall', cli.wall));
@@ -165,7 +180,15 @@ async function main() {
 	lines.push('Notes:', '',
 		'- Activation is measured by the first in-host test after the extension host\'s event loop has gone quiet (the',
 		'  window\'s built-in extensions start at the same moment), so it is our module load + `activate()`, plus VS Code\'s',
-		'  own activation bookkeeping; nothing heavy runs on activation.',
+		'  own activation bookkeeping; nothing heavy runs on activation. The two "of which" rows are our share, measured',
+		'  by the extension itself (`activationTimings()` of its API): the banner of dist/extension.js marks when the bundle',
+		'  starts evaluating.',
+		'- Where activation time went (2026-12-03, this machine, load 5.3, 5 runs): with the whole extension in one',
+		'  development bundle (334 KB: collector, parsers, 32 rules, ssh deploy, runners) activation took 58 ms median',
+		'  (29 – 71), of which evaluating the bundle 28 ms and `activate()` 1.8 ms; the rest is VS Code\'s. The collector,',
+		'  parsers, rules and runners now live in dist/core.js, loaded on the first command (extension/vscode/lazyCore.ts),',
+		'  and the .vsix ships production bundles: dist/extension.js is 55 KB minified (217 KB before the split). The',
+		'  123 ms of 2026-12-02 was measured on another machine (other kernel build; every row there was ~2× slower).',
 		'- `api.inspect()` in the extension host also opens the diagnostics panel and runs in a fresh window; the CLI row is',
 		'  the same collection in a plain Node process.',
 		'- On a shared or loaded machine every number grows; compare the load average above before comparing runs.', '');

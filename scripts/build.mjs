@@ -3,8 +3,9 @@
 //   node scripts/build.mjs                 development build (sourcemaps)
 //   node scripts/build.mjs --production    minified, no sourcemaps
 //   node scripts/build.mjs --watch         rebuild on change; logs in a problem-matcher friendly format
-//   node scripts/build.mjs --only=cli,panel   build a subset (targets: extension, cli, panel, map, repro, tests)
-// Type-checking is separate: `npm run typecheck` (tsc --noEmit).
+//   node scripts/build.mjs --only=cli,panel   build a subset (targets: extension, core, cli, panel, map, repro, tests)
+// Type-checking is separate: `npm run typecheck` (tsc --noEmit). All its messages go to stderr (stdout stays free for
+// the command that `npm run inspect` runs after the build).
 // Each target is its own esbuild context, so a broken test file does not stop the extension from building
 // (the script still exits 1 when any target failed).
 import * as esbuild from 'esbuild';
@@ -43,7 +44,7 @@ const problemMatcherPlugin = name => ({
 		let started = 0;
 		build.onStart(() => {
 			started = Date.now();
-			if (watch) { console.log(`[watch] build started (${name})`); }
+			if (watch) { console.error(`[watch] build started (${name})`); }
 		});
 		build.onEnd(result => {
 			for (const [kind, list] of [['✘ [ERROR]', result.errors], ['▲ [WARNING]', result.warnings]]) {
@@ -52,7 +53,7 @@ const problemMatcherPlugin = name => ({
 					if (location) { console.error(`    ${location.file}:${location.line}:${location.column}:`); }
 				}
 			}
-			if (watch) { console.log(`[watch] build finished (${name}, ${Date.now() - started} ms, ${result.errors.length} error(s))`); }
+			if (watch) { console.error(`[watch] build finished (${name}, ${Date.now() - started} ms, ${result.errors.length} error(s))`); }
 		});
 	},
 });
@@ -74,7 +75,17 @@ const targets = [
 		name: 'extension',
 		options: {
 			...common, entryPoints: { extension: 'extension/vscode/extension.ts' }, outdir: 'dist',
-			platform: 'node', format: 'cjs', external: ['vscode', '*.node'],
+			// ./core.js is dist/core.js (the target below), loaded on the first command (extension/vscode/lazyCore.ts).
+			platform: 'node', format: 'cjs', external: ['vscode', '*.node', './core.js'],
+			// When the bundle starts evaluating: activate() reports its module-load time from it (activationTimings).
+			banner: { js: 'globalThis.__gpumpiDoctorLoadStart = performance.now();' },
+		},
+	},
+	{
+		name: 'core',
+		options: {
+			...common, entryPoints: { core: 'extension/core/coreApi.ts' }, outdir: 'dist',
+			platform: 'node', format: 'cjs', external: ['*.node'],
 		},
 	},
 	{
@@ -135,10 +146,10 @@ if (watch) {
 		const ctx = await esbuild.context({ ...t.options, plugins: [problemMatcherPlugin(t.name), ...after] });
 		await ctx.watch();
 	}
-	console.log('[watch] watching for changes (Ctrl-C to stop)');
+	console.error('[watch] watching for changes (Ctrl-C to stop)');
 } else {
 	fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
 	const results = await Promise.all(targets.map(buildOnce));
-	for (const r of results) { console.log(`${r.ok ? '✔' : '✘'} ${r.name} (${r.ms} ms)`); }
+	for (const r of results) { console.error(`${r.ok ? '✔' : '✘'} ${r.name} (${r.ms} ms)`); }
 	process.exitCode = results.every(r => r.ok) ? 0 : 1;
 }

@@ -3,7 +3,8 @@
 //   - the Node addon with cmake-js   -> native/build/addon/Release/gpumpi_addon.node (needs no MPI)
 //   - the `gpumpi` engine with cmake -> native/build/engine[-openmpi|-mpich]/gpumpi (needs an MPI compiler wrapper)
 // Incremental: build folders are reused (a folder configured with a different MPI wrapper is wiped first).
-// Every tool is spawned with an argv array (no shell); output is streamed line by line to `log`.
+// Every tool is spawned with an argv array (no shell); output is streamed line by line to `log` (default: stderr, so
+// that a command run after the build, such as `npm run -s inspect -- --json`, owns stdout alone).
 // CLI: node scripts/buildNative.mjs [--addon-only|--engine-only] [--all-mpis] [--mpicc PATH] [--force]
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync, rmSync } from 'node:fs';
@@ -111,7 +112,7 @@ async function buildEngine(flavor, { force, log, mpicc }) {
  * Build the addon and/or engines. `engines`: flavours from ENGINE_FLAVORS, or 'all' entries expanded by the caller.
  * Resolves to { addon: path | null, engines: { [flavor]: path } }; rejects with BuildError naming what is missing.
  */
-export async function buildNative({ addon = true, engines = ['default'], force = false, log = console.log, mpicc } = {}) {
+export async function buildNative({ addon = true, engines = ['default'], force = false, log = console.error, mpicc } = {}) {
 	if (!findExecutable('cmake')) throw new BuildError('cmake not found on PATH: install cmake >= 3.18 (apt-get install cmake)');
 	const result = { addon: null, engines: {} };
 	if (addon) result.addon = await buildAddon({ force, log });
@@ -120,7 +121,7 @@ export async function buildNative({ addon = true, engines = ['default'], force =
 }
 
 /** The engine flavours --all-mpis builds: the default plus each distro wrapper that exists here. */
-export function allMpiFlavors(log = console.log) {
+export function allMpiFlavors(log = console.error) {
 	const list = ['default'];
 	for (const f of ['openmpi', 'mpich']) {
 		if (findExecutable(ENGINE_FLAVORS[f].mpicc)) list.push(f);
@@ -149,10 +150,10 @@ function parseArgs(argv) {
 const USAGE = 'Usage: node scripts/buildNative.mjs [--addon-only|--engine-only] [--all-mpis] [--mpicc PATH] [--force]';
 
 async function main() {
-	const log = (line) => process.stdout.write(`${line}\n`);
+	const log = (line) => process.stderr.write(`${line}\n`);
 	const o = parseArgs(process.argv.slice(2));
 	if (o.help) {
-		log(USAGE);
+		process.stdout.write(`${USAGE}\n`);
 		return;
 	}
 	const engines = !o.engine ? [] : o.allMpis ? allMpiFlavors(log) : ['default'];

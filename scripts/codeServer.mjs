@@ -183,9 +183,10 @@ function writeUserSettings(userDataDir) {
 /**
  * Start code-server (auth none, 127.0.0.1, free port) in its own process group with its own user-data and
  * extensions dirs under .test-work. `env` is added to the server's environment, which the extension host inherits.
- * Returns { url, port, authority, stop() }; stop() ends the whole process group.
+ * `vsix`: a .vsix installed first into those fresh dirs with `code-server --install-extension` (as a user would).
+ * Returns { url, port, authority, extensionsDir, stop() }; stop() ends the whole process group.
  */
-export async function startCodeServer({ env = {}, log = console.log, name = 'run', timeoutMs = 90_000 } = {}) {
+export async function startCodeServer({ env = {}, log = console.log, name = 'run', timeoutMs = 90_000, vsix = null } = {}) {
 	const entry = await ensureCodeServer({ log });
 	const port = await freePort();
 	const base = path.join(WORK, 'sessions', `${name}-${process.pid}-${port}`);
@@ -196,6 +197,12 @@ export async function startCodeServer({ env = {}, log = console.log, name = 'run
 	// Its own config file: code-server otherwise creates ~/.config/code-server/config.yaml.
 	const configFile = path.join(base, 'config.yaml');
 	fs.writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+	if (vsix) {
+		const r = await runProgram(process.execPath, [entry, '--config', configFile, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
+			'--install-extension', vsix], { log, quiet: true });
+		if (r.code !== 0) { throw new Error(`code-server --install-extension ${vsix} failed (exit ${r.code}): ${r.tail}`); }
+		log(`[code-server] installed ${path.basename(vsix)} into ${path.relative(ROOT, extensionsDir)}`);
+	}
 	const logFile = path.join(base, 'code-server.log');
 	const out = fs.openSync(logFile, 'w');
 	const args = [
@@ -243,7 +250,7 @@ export async function startCodeServer({ env = {}, log = console.log, name = 'run
 		await new Promise((r) => setTimeout(r, 250));
 	}
 	log(`[code-server] ${CODE_SERVER_VERSION} up at ${url} in ${Date.now() - t0} ms (log: ${path.relative(ROOT, logFile)})`);
-	return { url, port, authority: `127.0.0.1:${port}`, logFile, stop };
+	return { url, port, authority: `127.0.0.1:${port}`, logFile, extensionsDir, stop };
 }
 
 // `node scripts/codeServer.mjs install` installs it ahead of time (CI warm-up, or to time the install).

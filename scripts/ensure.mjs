@@ -3,8 +3,10 @@
 //   1. node_modules missing or not matching package-lock.json  → `npm ci` (`npm install` when there is no lock)
 //   2. `node scripts/build.mjs` (always: esbuild is fast and incremental builds are not worth the risk)
 //   3. native parts (scripts/buildNative.mjs) when an output is missing or a native source is newer:
-//      the addon + the default engine; also the per-MPI engines with --all-mpis or GPUMPI_ALL_MPIS=1.
+//      the addon + the default engine (only when there is an mpicc: without MPI the addon alone, and the inspection
+//      reports "No MPI found"); also the per-MPI engines with --all-mpis or GPUMPI_ALL_MPIS=1.
 // A missing system prerequisite stops with the Debian packages to install. No shell anywhere: argv arrays only.
+// Everything it and its children print goes to stderr: stdout belongs to the command that runs after it.
 // Usage: node scripts/ensure.mjs [--all-mpis]   (exit 0 ready, 1 failed, 2 missing prerequisite)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,7 +32,7 @@ function which(name) {
 function run(cmd, args, log) {
 	log(`$ ${[cmd, ...args].join(' ')}`);
 	return new Promise((resolve, reject) => {
-		const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], env: process.env });
+		const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 2, 2], env: process.env });
 		child.on('error', (e) => reject(new Error(`cannot run ${cmd}: ${e.message}`)));
 		child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ? `signal ${signal}` : `exit ${code}`})`))));
 	});
@@ -60,14 +62,19 @@ export function nodeModulesStaleReason() {
 	return null;
 }
 
-/** System tools the build needs; throws PrerequisiteError naming the Debian packages. */
+/**
+ * System tools the build needs. Throws PrerequisiteError (naming the Debian packages) for what a build cannot do
+ * without: cmake, a C++ compiler, make, and with allMpis the distro MPI wrappers asked for. Without `mpicc` the
+ * default engine is optional: it returns `{ engine: false, why }` and the caller builds the addon only, so that
+ * `npm run inspect` still gives its report on a machine without MPI ("No MPI found" is then the diagnosis).
+ */
 export function checkPrerequisites({ allMpis }) {
 	const missing = []; // [what, Debian package]
 	if (!which('cmake')) { missing.push(['cmake', 'cmake']); }
 	if (!which('g++') && !which('c++')) { missing.push(['a C++ compiler (g++)', 'build-essential']); }
 	if (!which('make') && !which('ninja')) { missing.push(['make', 'build-essential']); }
-	if (!which('mpicc')) { missing.push(['mpicc', 'libopenmpi-dev']); }
 	if (allMpis) {
+		if (!which('mpicc')) { missing.push(['mpicc', 'libopenmpi-dev']); }
 		if (!which('mpicc.openmpi')) { missing.push(['mpicc.openmpi', 'libopenmpi-dev']); }
 		if (!which('mpicc.mpich')) { missing.push(['mpicc.mpich', 'libmpich-dev']); }
 	}
@@ -76,6 +83,14 @@ export function checkPrerequisites({ allMpis }) {
 		const pkgs = [...new Set(missing.map(([, p]) => p))].join(' ');
 		throw new PrerequisiteError(`missing ${what}. On Debian/Ubuntu: apt-get install -y ${pkgs}`);
 	}
+	if (!which('mpicc')) {
+		return {
+			engine: false,
+			why: 'no mpicc on PATH: the engine is not built (it needs an MPI); the inspection still runs and reports what it ' +
+				'found. Put an MPI on PATH (module load openmpi, spack load openmpi, or apt-get install -y libopenmpi-dev) to build it',
+		};
+	}
+	return { engine: true };
 }
 
 function newestMtime(dir, skip) {
@@ -119,7 +134,7 @@ function writeStamp(engines, sourcesMtimeMs) {
 }
 
 /** Run the whole bootstrap. Options: allMpis (also engine-openmpi / engine-mpich), log. */
-export async function ensure({ allMpis = process.env.GPUMPI_ALL_MPIS === '1', log = console.log } = {}) {
+export async function ensure({ allMpis = process.env.GPUMPI_ALL_MPIS === '1', log = console.error } = {}) {
 	const major = Number(process.versions.node.split('.')[0]);
 	if (major < 20) { throw new PrerequisiteError(`Node ${process.version} is too old: GPU-MPI Doctor needs Node >= 20`); }
 	const t0 = Date.now();
@@ -132,10 +147,11 @@ export async function ensure({ allMpis = process.env.GPUMPI_ALL_MPIS === '1', lo
 		if (still) { throw new Error(`after npm install, node_modules still does not match package-lock.json: ${still}`); }
 	}
 	await run(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], log);
-	checkPrerequisites({ allMpis });
+	const prereq = checkPrerequisites({ allMpis });
+	if (!prereq.engine) { log(`[ensure] ${prereq.why}`); }
 	const buildNativePath = path.join(ROOT, 'scripts', 'buildNative.mjs');
 	const { buildNative, allMpiFlavors } = await import(pathToFileURL(buildNativePath).href);
-	const engines = allMpis ? allMpiFlavors(log) : ['default'];
+	const engines = allMpis ? allMpiFlavors(log) : prereq.engine ? ['default'] : [];
 	const why = nativeStaleReason(engines);
 	if (why) {
 		log(`[ensure] ${why}: building native (${['addon', ...engines.map((e) => `engine:${e}`)].join(', ')})`);

@@ -3,7 +3,8 @@
 //   typecheck  tsc --noEmit and eslint (the import zones, eslint.config.mjs): counts as 2 tests
 //   unit       mocha dist/test/unit/**/*.test.js    (plain Node, no VS Code)
 //   engine     mocha dist/test/engine/**/*.test.js  (real mpirun of Open MPI / MPICH on this host)
-//   vscode     real VS Code (code-server) + Chromium: in-host mocha suite and the command-palette/webview UI test
+//   vscode     real VS Code (code-server) + Chromium: in-host mocha suite and the command-palette/webview UI test,
+//              then the packaged .vsix installed into a fresh code-server (test/vscode/runVsix.mjs)
 // Each suite runs in its own process with a time limit; a suite that crashes, hangs or finds no tests counts as
 // failed, never as zero. Env: GPUMPI_SKIP_VSCODE=1 skips the vscode suite (local quick runs; CI never sets it),
 // TEST_FILTER=regex is passed to mocha's grep in every mocha suite. Args: suite names to run a subset.
@@ -93,15 +94,25 @@ async function mochaSuite(name, dir, timeoutMs) {
 async function vscodeSuite() {
 	if (process.env.GPUMPI_SKIP_VSCODE === '1') { return { skipped: true, passes: 0, failures: 0, pending: 0, note: 'skipped (GPUMPI_SKIP_VSCODE=1)' }; }
 	fs.mkdirSync(RESULTS, { recursive: true });
-	const out = path.join(RESULTS, 'vscode.json');
-	fs.rmSync(out, { force: true });
-	const timeoutMs = 25 * 60_000; // includes the one-time code-server install (~2-5 min)
-	const r = await run(process.execPath, [path.join(ROOT, 'test', 'vscode', 'runCodeServer.mjs'), '--result', out], { timeoutMs });
-	let res = null;
-	try { res = JSON.parse(fs.readFileSync(out, 'utf8')); } catch { /* crashed */ }
-	if (!res) { return { passes: 0, failures: 1, pending: 0, note: r.timedOut ? 'killed after 25 min' : `runner exited ${r.code} without results` }; }
-	const s = { passes: res.passes, failures: res.failures, pending: res.pending ?? 0 };
-	if (r.code !== 0 && s.failures === 0) { s.failures = 1; s.note = `runner exited ${r.code} although no test failed`; }
+	// Two runners: the extension under development (in-host suite + UI checks), then the .vsix built by
+	// `npm run package` installed into a fresh code-server and driven through the same UI checks.
+	const runners = [
+		{ script: path.join(ROOT, 'test', 'vscode', 'runCodeServer.mjs'), out: path.join(RESULTS, 'vscode.json'), timeoutMs: 25 * 60_000 }, // includes the one-time code-server install (~2-5 min)
+		{ script: path.join(ROOT, 'test', 'vscode', 'runVsix.mjs'), out: path.join(RESULTS, 'vscode-vsix.json'), timeoutMs: 20 * 60_000 },
+	];
+	const s = { passes: 0, failures: 0, pending: 0 };
+	const notes = [];
+	for (const { script, out, timeoutMs } of runners) {
+		fs.rmSync(out, { force: true });
+		const r = await run(process.execPath, [script, '--result', out], { timeoutMs });
+		let res = null;
+		try { res = JSON.parse(fs.readFileSync(out, 'utf8')); } catch { /* crashed */ }
+		const name = path.basename(script);
+		if (!res) { s.failures += 1; notes.push(`${name}: ${r.timedOut ? `killed after ${timeoutMs / 60000} min` : `exited ${r.code} without results`}`); continue; }
+		s.passes += res.passes; s.failures += res.failures; s.pending += res.pending ?? 0;
+		if (r.code !== 0 && res.failures === 0) { s.failures += 1; notes.push(`${name} exited ${r.code} although no test failed`); }
+	}
+	if (notes.length > 0) { s.note = notes.join('; '); }
 	return s;
 }
 

@@ -12,7 +12,7 @@ import { createOutputLogger } from './outputLogger';
 import { registerTransportMap, TransportMapPanel, type TransportMapPanelState } from './transportMapPanel';
 import { ReproPanel, type ReproPanelState } from './reproPanel';
 import { registerReproCommands } from './reproCommands';
-import { reportFromBundle } from '../core/bundle';
+import { core } from './lazyCore';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -30,9 +30,16 @@ export interface GpumpiDoctorApi {
 	reproPanelState(): ReproPanelState | null;
 	/** The transport-map panel's state (ready, which map reached the webview), or null when it is closed. */
 	transportMapState(): TransportMapPanelState | null;
+	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
+	activationTimings(): ActivationTimings;
 }
 
+/** Milliseconds; `moduleLoadMs` is NaN when the bundle's load-start mark is missing (an unbundled run). */
+export interface ActivationTimings { moduleLoadMs: number; activateMs: number }
+
 export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
+	const activateStart = performance.now();
+	const loadStart = (globalThis as { __gpumpiDoctorLoadStart?: unknown }).__gpumpiDoctorLoadStart;
 	const { channel, logger } = createOutputLogger();
 	context.subscriptions.push(channel);
 	const log = logger.child('commands');
@@ -66,7 +73,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 			dir = picked?.[0]?.fsPath;
 			if (!dir) { return undefined; }
 		}
-		const report = await reportFromBundle(dir);
+		const report = await core().reportFromBundle(dir);
 		showPanel();
 		service.showReport(report);
 		return report;
@@ -84,7 +91,11 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
 		registerReproCommands(context, logger.child('repro'), () => service.lastReport, showLog),
 	);
-	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'})`);
+	const timings: ActivationTimings = {
+		moduleLoadMs: typeof loadStart === 'number' ? activateStart - loadStart : NaN,
+		activateMs: performance.now() - activateStart,
+	};
+	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): module load ${timings.moduleLoadMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms`);
 
 	return {
 		lastReport: () => service.lastReport,
@@ -98,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		}),
 		reproPanelState: () => ReproPanel.current?.state ?? null,
 		transportMapState: () => TransportMapPanel.current?.state ?? null,
+		activationTimings: () => ({ ...timings }),
 	};
 }
 

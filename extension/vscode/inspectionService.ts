@@ -7,9 +7,8 @@
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import type { HostSetting } from '../core/hosts/hostSettings';
-import { LocalHost } from '../core/hosts/localHost';
-import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget';
-import { inspectHost } from '../core/inspect';
+import type { RemoteTarget } from '../core/hosts/remoteTarget';
+import { core } from './lazyCore';
 import { errorText, type Logger } from '../core/logger';
 import { Disposable } from './dispose';
 import { findHost, readSettings, sshConfigFile } from './settings';
@@ -103,14 +102,14 @@ export class InspectionService extends Disposable {
 			try {
 				if (setting) {
 					onProgress(vscode.l10n.t('Connecting to {0} and preparing the engine there…', setting.name));
-					remote = await openRemoteTarget(setting, { onProgress, signal: abort.signal, configFile: sshConfigFile() });
+					remote = await core().openRemoteTarget(setting, { onProgress, signal: abort.signal, configFile: sshConfigFile() });
 					if (remote.deploy && !remote.deploy.ok) {
 						this._log.warn(`engine deploy on ${setting.name} failed: ${remote.deploy.error} ${remote.deploy.lines.slice(0, 10).join(' | ')}`);
 					}
 				}
 				// Cancelled while connecting/deploying (a build in progress was killed on the host): stop here.
 				if (abort.signal.aborted) { throw new Error(vscode.l10n.t('Inspection cancelled.')); }
-				const report = await inspectHost(remote?.host ?? new LocalHost(), {
+				const report = await core().inspectHost(remote?.host ?? new (core().LocalHost)(), {
 					...settings,
 					...(remote ? { enginePath: remote.enginePath, mpirunPath: remote.mpirunPath, locateEngine: remote.locateEngine, probe: remote.probe, srun: remote.srun } : {}),
 					signal: abort.signal,

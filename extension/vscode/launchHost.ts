@@ -5,7 +5,8 @@
  * host's launcher setting).
  */
 import * as vscode from 'vscode';
-import { resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
+import type { LaunchTarget } from '../core/hosts/launchTarget';
+import { core } from './lazyCore';
 import type { Logger } from '../core/logger';
 import { LOCAL_HOST_KEY } from './inspectionService';
 import { findHost, readSettings, sshConfigFile } from './settings';
@@ -43,7 +44,7 @@ export async function openLaunchTarget(hostKey: string, np: number, mpirun: stri
 		host = found;
 		onProgress(vscode.l10n.t('Connecting to {0} and preparing the engine there…', host.name));
 	}
-	const target = await resolveLaunchTarget({
+	const target = await core().resolveLaunchTarget({
 		host, mpirun: mpirun || (host ? '' : settings.mpirunPath), flavor: null,
 		engine: host ? (host.enginePath || null) : (settings.enginePath || null),
 		srun: null, hostList: null, np, remote: { onProgress, signal, configFile: sshConfigFile() },

@@ -9,13 +9,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
 import { registerCommand, type CommandId } from './commands';
-import { runFallbackRepro } from '../core/repro/fallbackRunner';
-import { runIpcVariants } from '../core/repro/ipcRunner';
 import {
 	checkCustomPreset, checkMpirun, checkSize, checkSizes, configsFromChoices, DEFAULT_CHOICES, REPRO_PRESETS, validateChoices,
 	type ReproChoices,
 } from '../core/repro/reproChoices';
-import { loadReproText } from '../core/repro/reproFile';
+import { core } from './lazyCore';
 import type { Report } from '../shared/report';
 import type { ReproPanelData } from '../shared/reproProtocol';
 import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
@@ -56,7 +54,7 @@ async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): P
 	if (bytes.byteLength > 256 * 1024 * 1024) { throw new Error(vscode.l10n.t('{0} is larger than 256 MiB', uri.fsPath)); }
 	let loaded;
 	try {
-		loaded = loadReproText(new TextDecoder('utf-8').decode(bytes));
+		loaded = core().loadReproText(new TextDecoder('utf-8').decode(bytes));
 	} catch (e) {
 		throw new Error(vscode.l10n.t('cannot read {0}: {1}', uri.fsPath, errorText(e)));
 	}
@@ -184,12 +182,12 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			log.info(`repro ${which} on ${target.label}: ${launcher} (${flavor}), engine ${engine}, memory ${choices!.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
 			const data: ReproPanelData = { ipc: null, fallback: [], source: '' };
 			if (which === 'ipc') {
-				data.ipc = await runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, memory: choices!.memory, timeoutMs, trials, onProgress, signal: abort.signal });
+				data.ipc = await core().runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, memory: choices!.memory, timeoutMs, trials, onProgress, signal: abort.signal });
 			} else {
 				for (const config of configs) {
 					if (abort.signal.aborted) { break; }
 					// Cancelled: the configurations not started are not shown as empty reports.
-					data.fallback.push(await runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, trials, protoInfo: false, onProgress, signal: abort.signal }));
+					data.fallback.push(await core().runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, trials, protoInfo: false, onProgress, signal: abort.signal }));
 				}
 			}
 			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;

@@ -7,7 +7,7 @@ import type { Report } from '../shared/report';
 import { escapeHtml } from '../shared/htmlEscape';
 import { toolbarAndContent } from '../shared/webviewHtml';
 import { REPRO_PROTOCOL, type ReproPanelData, type ReproRequests, type ReproStrings, type ToReproWebviewMessage } from '../shared/reproProtocol';
-import { bugReportMarkdown } from '../core/repro/bugReport';
+import { core } from './lazyCore';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
 import { WebviewPanelHost } from './webviewPanelHost';
@@ -120,7 +120,7 @@ export class ReproPanel extends Disposable {
 	/** The Markdown bug report of the shown results. */
 	bugReport(): string {
 		if (!this._data) { throw new Error(vscode.l10n.t('No reproducer results to report yet.')); }
-		return bugReportMarkdown({ ipc: this._data.ipc, fallback: this._data.fallback, inspect: this._inspectReport() ?? null, outputs: this._outputs, source: this._data.source });
+		return core().bugReportMarkdown({ ipc: this._data.ipc, fallback: this._data.fallback, inspect: this._inspectReport() ?? null, outputs: this._outputs, source: this._data.source });
 	}
 
 	override dispose(): void {

@@ -3,7 +3,7 @@
  * Hostile values are data: they are reported and replaced by defaults, never executed or trusted.
  */
 import * as vscode from 'vscode';
-import { normalizeSettings, type InspectSettings } from '../core/inspect';
+import { normalizeSettings, type InspectSettings } from '../core/inspectSettings';
 import { validateHostSettings, type HostSetting } from '../core/hosts/hostSettings';
 import { checkTrials } from '../core/repro/reproChoices';
 import { DEFAULT_TRIALS } from '../shared/trialStats';

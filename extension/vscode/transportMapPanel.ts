@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
 import { errorText, type Logger } from '../core/logger';
-import { runMap, DEFAULT_MAP_OPTIONS } from '../core/map/mapRunner';
+import { core } from './lazyCore';
 import { escapeHtml } from '../shared/htmlEscape';
 import { MAP_PROTOCOL, type MapExportFormat, type MapRequests, type MapStrings, type ToMapWebviewMessage } from '../shared/mapProtocol';
 import type { MapDocument } from '../shared/mapSchema';
@@ -137,9 +137,9 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 		try {
 			target = await openLaunchTarget(hostKey, Number(npText), '', log, onProgress, abort.signal);
 			if (abort.signal.aborted) { return undefined; }
-			const r = await runMap({
+			const r = await core().runMap({
 				engine: target.engine, host: target.host, spec: target.spec, config: { label: 'map', env: [], mca: [], extraArgs: [] },
-				map: { ...DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal, onProgress,
+				map: { ...core().DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal, onProgress,
 			});
 			if (!r.ok) {
 				if (abort.signal.aborted) { return undefined; }

@@ -41,10 +41,16 @@ describe('extension', () => {
 		const t0 = performance.now();
 		const api: unknown = await ext.activate();
 		const ms = performance.now() - t0;
-		if (!wasActive) { recordMetric('activationMs', ms); }
 		assert.equal(ext.isActive, true);
 		assert.ok(typeof api === 'object' && api !== null, 'activate() must return an API object');
 		const a = api as Record<string, unknown>;
+		if (!wasActive) {
+			recordMetric('activationMs', ms);
+			// Our share of it: evaluating the bundle and the body of activate(); the rest is VS Code's bookkeeping.
+			const t = (a.activationTimings as () => { moduleLoadMs: number; activateMs: number })();
+			recordMetric('activationModuleLoadMs', t.moduleLoadMs);
+			recordMetric('activationActivateMs', t.activateMs);
+		}
 		assert.equal(typeof a.inspect, 'function', 'API has inspect()');
 		assert.equal(typeof a.lastReport, 'function', 'API has lastReport()');
 	});
