@@ -9,7 +9,9 @@ let loaded: typeof CoreApi | undefined;
 
 /** The core module; loads it on the first call. */
 export function core(): typeof CoreApi {
-	// A plain require of a path the bundler leaves alone ('./core.js' is external in the extension build).
+	// A plain require of a path the bundler leaves alone ('./core.js' is external in the extension build): loaded on
+	// the first command, not at activation, so an ES import would defeat it.
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	loaded ??= require('./core.js') as typeof CoreApi;
 	return loaded;
 }
