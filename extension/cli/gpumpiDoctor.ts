@@ -4,12 +4,12 @@
  * io.ts (0 ran: the findings are the output, 2 usage error, 3 failure, 130 interrupted: Ctrl-C; running tools are
  * killed with their process groups).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import panelCss from '../../media/panel/panel.css';
 import { version as toolVersion } from '../../package.json';
 import { renderStandaloneReport } from '../shared/render';
+import { writeFileWhole } from '../core/fileWrite';
 import { resolveHost } from '../core/hosts/hostSettings';
 import { LocalHost } from '../core/hosts/localHost';
 import { openRemoteTarget, type RemoteTarget } from '../core/hosts/remoteTarget';
@@ -218,7 +218,7 @@ const inspectCommand: ParsedSubcommand = {
 		if (values.json) { io.stdout(JSON.stringify(report, null, 2) + '\n'); } else { io.stdout(renderReportText(report)); }
 		if (htmlFile) {
 			try {
-				fs.writeFileSync(htmlFile, renderStandaloneReport(report, panelCss));
+				writeFileWhole(htmlFile, renderStandaloneReport(report, panelCss));
 			} catch (e) {
 				io.stderr(`gpumpi-doctor: cannot write the HTML report to ${htmlFile}: ${errorText(e)}\n`);
 				return EXIT.failed;

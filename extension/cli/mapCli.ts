@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { writeFileWhole } from '../core/fileWrite';
 import { loadMapText } from '../core/map/mapFile';
 import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions } from '../core/map/mapRunner';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
@@ -121,7 +122,7 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		const o = parseMapArgs(argv);
 		const emit = (doc: MapDocument): number => {
 			if (o.out) {
-				try { fs.writeFileSync(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
+				try { writeFileWhole(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
 					io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}\n`);
 					return EXIT.failed;
 				}

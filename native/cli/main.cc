@@ -1,5 +1,6 @@
 // gpumpi: the engine CLI. Dispatches to the registered subcommands (see command.hh).
 #include <unistd.h>
+#include <csignal>
 
 #include <chrono>
 #include <cstdio>
@@ -56,6 +57,9 @@ int main(int argc, char** argv) {
 	// FILE*, and with a pipe it would be block-buffered and lost when a rank is killed (e.g. MPICH hanging in
 	// MPI_Finalize over tcp, seen 2026-12-02: the map was complete but no ep_cfg line had reached the runner).
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	// A reader that went away (stdout a closed pipe) is a write error to report on stderr with an exit status, not a
+	// silent death by SIGPIPE (exit 141 with no word, seen in test/engine/faultsOutput.test.ts before this line).
+	std::signal(SIGPIPE, SIG_IGN);
 	startTestNoise();
 	if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);

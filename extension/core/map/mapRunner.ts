@@ -66,7 +66,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
-	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the process group was killed (a pair may hang: try fewer ranks or --pairs sampled)`); }
+	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session (a pair may hang: try fewer ranks or --pairs sampled)`); }
 	if (opts.signal?.aborted) { return fail('cancelled'); }
 	const single = singletonStart(r.stdout, opts.spec.np);
 	if (single) { return fail(single); }

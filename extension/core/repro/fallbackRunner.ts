@@ -47,7 +47,7 @@ export interface FallbackRunOptions {
 /** Classify one run; returns the run record and the document when there is one. */
 export function classifyFallbackRun(modes: string[], config: string, command: string[], r: ExecuteResult, timeoutMs: number, trial = 1): { run: FallbackRun; doc: ReproFallbackDocument | null } {
 	const run: FallbackRun = { trial, modes, config, outcome: 'no_output', detail: '', command, exitCode: r.exitCode, durationMs: r.durationMs };
-	if (r.timedOut) { return { run: { ...run, outcome: 'timed_out', detail: `no result within ${formatSeconds(timeoutMs)}; the process group was killed` }, doc: null }; }
+	if (r.timedOut) { return { run: { ...run, outcome: 'timed_out', detail: `no result within ${formatSeconds(timeoutMs)}; the run was stopped, every process of its session` }, doc: null }; }
 	const ex = extractJsonDocument(r.stdout);
 	if ('json' in ex) {
 		const doc = validateFallbackDocument(ex.json);

@@ -73,7 +73,7 @@ function classifyOutput(variant: string, config: string, command: string[], r: E
 	if (r.timedOut) {
 		return {
 			...base, outcome: 'timed_out',
-			detail: `no result${timeoutMs > 0 ? ` within ${formatSeconds(timeoutMs)}` : ''}; the whole process group was killed (a rank hung, e.g. waiting for a message that never completes)`,
+			detail: `no result${timeoutMs > 0 ? ` within ${formatSeconds(timeoutMs)}` : ''}; the run was stopped, every process of its session (a rank hung, e.g. waiting for a message that never completes)`,
 			evidence: [...interesting, ...transport.lines].slice(0, 40),
 		};
 	}
