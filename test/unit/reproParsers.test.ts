@@ -147,3 +147,15 @@ describe('repro parsers: crashes', () => {
 		assert.equal(detectCrash('', '', null, 'SIGSEGV').crashed, true);
 	});
 });
+
+describe('repro parsers: UCX prefixes with short pids (real capture)', () => {
+	it('maps every rank\'s lanes when UCX pads a four-digit pid ("[host-a:2603 :0]")', () => {
+		const text = fx('mpich-netns-short-pids.txt');
+		const lanes = parseUcxLanes(text);
+		assert.equal(lanes.length, 6);
+		assert.ok(lanes.every(l => l.pid > 0 && /^host-[ab]$/.test(l.host)), JSON.stringify(lanes.map(l => [l.host, l.pid])));
+		const ranks = parseRankLines(text);
+		const mapped = new Set(lanes.map(l => ranks.get(l.pid)?.rank));
+		assert.deepEqual([...mapped].sort(), [0, 1, 3], 'the capture holds lane lines of ranks 0, 1 and 3');
+	});
+});

@@ -143,9 +143,12 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 
 /**
  * UCX prefix: "[1796203351.358063] [vm:20857:0]      ucp_worker.c:1763 UCX  INFO  " — the last one on the line: a
- * launcher may have put a label or the unterminated tail of another rank's line before it.
+ * launcher may have put a label or the unterminated tail of another rank's line before it. UCX pads the pid to five
+ * columns ("[host-a:2603 :0]"): on a freshly booted machine, where pids have four digits, a parser that wanted
+ * digits right before the colon lost every lane line (the intermittent CI failure of mapMpich.test.ts, captured
+ * 2026-12-03 in test-fixtures/repro/mpich-netns-short-pids.txt).
  */
-const UCX_PREFIX = /\[[\d.]+\]\s+\[([^\]:\s]+):(\d+):\d+\]\s+(?!.*\[[\d.]+\]\s+\[[^\]:\s]+:\d+:\d+\])/;
+const UCX_PREFIX = /\[[\d.]+\]\s+\[([^\]:\s]+):(\d+)\s*:\d+\]\s+(?!.*\[[\d.]+\]\s+\[[^\]:\s]+:\d+\s*:\d+\])/;
 
 /** `UCX_LOG_LEVEL=info` lane lines: "ep_cfg[0]: tag(self/memory0 cma/memory) rma(...) am(...)". */
 export function parseUcxLanes(text: string): UcxLaneLine[] {
