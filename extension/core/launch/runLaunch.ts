@@ -8,6 +8,7 @@ import type { Host } from '../hosts/host';
 import { LocalHost } from '../hosts/localHost';
 import { buildLaunchArgv } from './launchArgv';
 import { withJobName, type LaunchSpec, type MpiFlavor } from './launchSpec';
+import { extractJsonDocuments } from '../parsers/framedDocument';
 
 /** Options of `runLaunch`. */
 export interface RunLaunchOptions {
@@ -68,8 +69,12 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
  */
 export function singletonStart(stdout: string, np: number): string | null {
 	if (np < 2) { return null; }
-	const docs = stdout.match(/"schema":\s*"gpumpi\.[a-z-]+\/\d+"/g)?.length ?? 0;
-	const ones = stdout.match(/"(world_size|np)":\s*1[,}\s]/g)?.length ?? 0;
+	// Framed documents (every chunk is written 3 times: count documents, not text matches); plain ones of older engines
+	// and of `gpumpi inspect` without --framed by their text.
+	const framed = extractJsonDocuments(stdout);
+	const sizeOf = (d: unknown): unknown => (typeof d === 'object' && d !== null ? (d as Record<string, unknown>).world_size ?? (d as Record<string, unknown>).np : undefined);
+	const docs = framed.length > 0 ? framed.length : stdout.match(/"schema":\s*"gpumpi\.[a-z-]+\/\d+"/g)?.length ?? 0;
+	const ones = framed.length > 0 ? framed.filter(d => sizeOf(d) === 1).length : stdout.match(/"(world_size|np)":\s*1[,}\s]/g)?.length ?? 0;
 	if (docs < 2 || ones < 2) { return null; }
 	return `${ones} separate MPI jobs of world size 1 started instead of one job of ${np} ranks: the launcher's process-management interface does not match this MPI (under srun give --mpi=pmix for Open MPI, --mpi=pmi2 for MPICH)`;
 }

@@ -167,3 +167,13 @@ export function extractJsonDocument(stdout: string): ExtractedDocument {
 	if (last) { return assemble(last[0], last[1]); }
 	return legacyDocument(all) ?? { error: 'no JSON document in the output' };
 }
+
+/**
+ * Every intact framed document of the output, in the order they started (several when a launcher started separate
+ * one-rank jobs: see singletonStart in extension/core/launch/runLaunch.ts). Damaged ones are left out.
+ */
+export function extractJsonDocuments(stdout: string): unknown[] {
+	const all = splitLines(stdout.includes('\0') ? stdout.replace(/\0/g, '') : stdout);
+	return [...collectFrames(all).entries()].sort((a, b) => a[1].firstLine - b[1].firstLine)
+		.map(([id, f]) => assemble(id, f)).filter((r): r is { json: unknown } => 'json' in r).map(r => r.json);
+}
