@@ -23,6 +23,8 @@ try {
 	});
 	const { RULES } = createRequire(import.meta.url)(bundle);
 	const esc = (s) => String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+	const NAMES = { openmpi: 'Open MPI', mpich: 'MPICH', vendorMpi: 'Cray MPICH / Intel MPI / MVAPICH2-GDR', ucx: 'UCX', cuda: 'CUDA', slurm: 'Slurm', any: 'any stack' };
+	const appliesTo = (a) => Object.entries(a).map(([k, v]) => `${NAMES[k] ?? k} ${v === 'all' ? 'all versions' : v}`).join(', ');
 	const lines = [
 		'# Diagnostic rules',
 		'',
@@ -30,7 +32,8 @@ try {
 		'',
 		`GPU-MPI Doctor runs ${RULES.length} rules over the facts parsed from a host's tool outputs`,
 		'(extension/core/facts.ts). Each finding quotes the lines it rests on (evidence) and gives a concrete fix.',
-		'Sources refer to shared/knowledge (observed.md, gpu-mpi-sources.md): U#n = openucx/ucx, O#n = open-mpi/ompi.',
+		'Under every rule: the releases it applies to, and the public sources it was verified against (source files at',
+		'tagged releases, documentation, issue threads, and the sections of docs/ pages that record what we measured).',
 		'',
 		'| Id | Severity | Title |',
 		'|---|---|---|',
@@ -41,7 +44,8 @@ try {
 		lines.push(`## ${r.id}`, '', `**${esc(r.title)}** — default severity: ${r.severity}`, '',
 			`- Reads: ${r.reads.map((x) => `\`${x}\``).join(', ')}`,
 			`- Fix: ${esc(r.fixSummary)}`,
-			`- Source: ${esc(r.source)}`, '');
+			`- Applies to: ${appliesTo(r.appliesTo)}`,
+			`- Verified against: ${r.verifiedAgainst.map((s) => `[${esc(s.url.startsWith('docs/') ? s.url.slice(5) : s.url.replace(/^https:\/\//, ''))}](${s.url.startsWith('docs/') ? s.url.slice(5) : s.url}) (${esc(s.shows)})`).join('; ')}`, '');
 	}
 	const text = lines.join('\n');
 	if (process.argv.includes('--check')) {

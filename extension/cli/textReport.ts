@@ -29,7 +29,10 @@ function finding(f: Finding): string {
 		lines.push(`      fix: ${terminalSafe(f.fix.text)}`);
 		if (f.fix.command) { lines.push(indent(f.fix.command, '        $ ')); }
 	}
-	if (f.source) { lines.push(`      source: ${terminalSafe(f.source)}`); }
+	if (Array.isArray(f.sources) && f.sources.length > 0) {
+		lines.push('      sources:');
+		for (const r of f.sources) { lines.push(`        ${terminalSafe(r.url)}${r.shows ? ` — ${terminalSafe(r.shows)}` : ''}`); }
+	} else if (f.source) { lines.push(`      source: ${terminalSafe(f.source)}`); }
 	return lines.join('\n');
 }
 

@@ -129,6 +129,12 @@ function renderEvidence(ev: readonly Evidence[], s: RenderStrings): string {
 	return `<div class="evidence"><h5 class="evidence-heading">${e(s.evidence)}</h5><ul class="evidence-list">${items}</ul></div>`;
 }
 
+/** A source as a link when it is an http(s) URL; a page of the project's docs/ (not in the .vsix) as its path. */
+function sourceLink(url: string): string {
+	const href = safeHref(url);
+	return href ? `<a class="source-link" href="${e(href)}">${e(url)}</a>` : `<code class="source-doc">${e(url)}</code>`;
+}
+
 function renderFinding(f: Finding, s: RenderStrings, interactive: boolean): string {
 	const sev = SEVERITIES.includes(f.severity) ? f.severity : 'info';
 	let fix = '';
@@ -140,7 +146,10 @@ function renderFinding(f: Finding, s: RenderStrings, interactive: boolean): stri
 		fix = `<div class="fix"><h5 class="fix-heading">${e(s.fix)}</h5><p class="fix-text">${e(f.fix.text)}</p>${cmd}</div>`;
 	}
 	let source = '';
-	if (typeof f.source === 'string' && f.source.length > 0) {
+	const refs = Array.isArray(f.sources) ? f.sources.filter((r) => typeof r?.url === 'string' && r.url.length > 0) : [];
+	if (refs.length > 0) {
+		source = `<div class="finding-sources"><h5 class="sources-heading">${e(s.source)}</h5><ul class="source-list">${refs.map((r) => `<li class="source-item">${sourceLink(r.url)}${typeof r.shows === 'string' && r.shows.length > 0 ? ` <span class="source-shows">— ${e(r.shows)}</span>` : ''}</li>`).join('')}</ul></div>`;
+	} else if (typeof f.source === 'string' && f.source.length > 0) {
 		const href = safeHref(f.source);
 		source = `<p class="finding-source">${e(s.source)}: ${href ? `<a href="${e(href)}">${e(f.source)}</a>` : e(f.source)}</p>`;
 	}

@@ -44,6 +44,13 @@ export interface Fix {
 	command?: string;
 }
 
+/** A public source a finding rests on: an https URL or a section of a page shipped in docs/ (`docs/x.md#anchor`). */
+export interface SourceRef {
+	url: string;
+	/** What the source shows, in a few words. */
+	shows: string;
+}
+
 /** One diagnostic conclusion. */
 export interface Finding {
 	/** Rule id, e.g. "ompi-not-cuda-aware". */
@@ -53,8 +60,10 @@ export interface Finding {
 	message: string;
 	evidence: Evidence[];
 	fix?: Fix;
-	/** Where the knowledge comes from: a URL/issue reference or "observed: ..." (shared/knowledge). */
+	/** Where the knowledge comes from, as text (the URLs of `sources`, space-separated, for rule findings). */
 	source?: string;
+	/** The public sources, each with what it shows (rule findings; rendered as links). */
+	sources?: SourceRef[];
 }
 
 /** Tri-state answer with the reason. */

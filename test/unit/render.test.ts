@@ -83,6 +83,19 @@ describe('renderReportHtml', () => {
 		assert.match(html, /<a href="https:\/\/www\.open-mpi\.org\/faq\/\?category=runcuda">/);
 	});
 
+	it('renders a finding\'s sources: https as links, docs/ pages as their path, anything else never as a link', () => {
+		const f = finding('src-one', 'info', { sources: [
+			{ url: 'https://github.com/openucx/ucx/pull/11062', shows: `a cap ${EVIL}` },
+			{ url: 'docs/device-results.md#inspect', shows: 'measured' },
+			{ url: `javascript:alert(1)${EVIL}`, shows: 'x' },
+		] });
+		const out = renderReportHtml({ ...hostileReport(), findings: [f] }, { interactive: false });
+		assert.match(out, /<a class="source-link" href="https:\/\/github\.com\/openucx\/ucx\/pull\/11062">https:\/\/github\.com\/openucx\/ucx\/pull\/11062<\/a> <span class="source-shows">— a cap &lt;script&gt;/);
+		assert.match(out, /<code class="source-doc">docs\/device-results\.md#inspect<\/code>/);
+		assert.ok(!/href="javascript/i.test(out));
+		assert.equal((out.match(/class="source-item"/g) ?? []).length, 3);
+	});
+
 	it('groups findings by severity: errors, then warnings, then info', () => {
 		const order = [...html.matchAll(/class="finding severity-(\w+)" data-rule-id="([^"]+)"/g)].map(m => `${m[1]}:${m[2]}`);
 		assert.deepEqual(order, ['error:err-one', 'error:err-two', 'warning:warn-one', 'info:info-one']);

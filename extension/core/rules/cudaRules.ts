@@ -1,17 +1,22 @@
 /**
- * Rules about the GPU side: is there a GPU and driver, is the MPI CUDA-aware for it, is CUDA initialised before
- * MPI_Init, is GPUDirect RDMA possible, and what harmless-looking CUDA messages from Open MPI mean.
+ * Rules about the GPU side: is there a GPU and driver, is the MPI CUDA-aware for it, had the ranks a CUDA context at
+ * MPI_Init (observed, not a known cause), is GPUDirect RDMA possible, and what harmless-looking CUDA messages from Open MPI mean.
  */
 import type { Evidence, Finding } from '../../shared/report';
 import { componentsOf } from '../parsers/ompiInfo';
 import { isOpenMpi, visibleGpus } from './helpers';
 import { cudaAwareness } from './mpiRules';
-import { ev, finding, Rule } from './rule';
+import { ALL_VERSIONS, ev, finding, Rule } from './rule';
+import { src, URLS as U } from './sources';
 
 const noGpu: Rule = {
 	id: 'no-gpu-visible', severity: 'info', title: 'No GPU visible on this host',
 	reads: ['gpu.gpus', 'gpu.topology', 'engine.ranks[].driverLoaded', 'engine.ranks[].deviceCount', 'which.nvidia-smi', 'probe.libraries'],
-	source: 'observed.md A (no GPU: dlopen("libcuda.so.1") fails cleanly)',
+	appliesTo: { cuda: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.nvidiaSmi, 'nvidia-smi lists the GPUs the driver sees'),
+		src(U.obsDebian, 'on a host without a GPU, dlopen("libcuda.so.1") fails cleanly and the engine reports 0 devices'),
+	],
 	fixSummary: 'Run the inspection on a GPU node (e.g. inside srun/salloc), or install the NVIDIA driver.',
 	evaluate(facts) {
 		if (visibleGpus(facts).count > 0) { return []; }
@@ -31,7 +36,12 @@ const noGpu: Rule = {
 const gpuButNotAware: Rule = {
 	id: 'gpu-visible-mpi-not-cuda-aware', severity: 'error', title: 'GPUs are present but the MPI is not CUDA-aware',
 	reads: ['gpu.gpus', 'engine.ranks[].deviceCount', 'engine.ranks[].runTime', 'mpi.openmpi.builtWithCuda'],
-	source: 'observed.md A/B; gpu-mpi-sources.md §3',
+	appliesTo: { openmpi: '>=4.0', mpich: '>=4.0' },
+	verifiedAgainst: [
+		src(U.ompiCudaDocs, 'Open MPI: how to check CUDA support (ompi_info, MPIX_Query_cuda_support)'),
+		src(U.mpichGpuQuery, 'MPICH: MPIX_GPU_query_support'),
+		src(U.devInspect, 'H200 testbed: a GPU visible and MPIX_Query_cuda_support() = 0 when the CUDA component was not found'),
+	],
 	fixSummary: 'Load the CUDA-aware MPI of the site (module avail openmpi / spack find openmpi +cuda), or copy device buffers to host before MPI calls.',
 	evaluate(facts) {
 		const gpus = visibleGpus(facts);
@@ -44,19 +54,25 @@ const gpuButNotAware: Rule = {
 };
 
 const cudaInitOrder: Rule = {
-	id: 'cuda-not-initialised-before-mpi-init', severity: 'warning', title: 'CUDA was not initialised before MPI_Init',
+	id: 'cuda-not-initialised-before-mpi-init', severity: 'info', title: 'No CUDA context was current at MPI_Init (observed; not a known cause)',
 	reads: ['engine.ranks[].initialisedBeforeMpiInit', 'engine.ranks[].deviceCount', 'engine.ranks[].runTime'],
-	source: 'observed.md B (accelerator component: "CUDA: cuCtxGetCurrent failed" → null accelerator)',
-	fixSummary: 'Call cudaSetDevice(local_rank); cudaFree(0) before MPI_Init (local rank from OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID).',
+	appliesTo: { openmpi: '>=4.0' },
+	verifiedAgainst: [
+		src(U.ompiCudaDocs, '"When do I need to select a CUDA device?": Open MPI allocates its CUDA resources lazily; the device must be selected before the first MPI call that needs them'),
+		src(U.ompiAcceleratorCuda5, 'Open MPI 5.0.7: the CUDA accelerator component returns its module and retries a delayed initialisation'),
+		src(U.ompiCommonCuda41, 'Open MPI 4.1.4: common_cuda initialises CUDA lazily'),
+		src(U.obsH200, 'H200 testbed: "cuCtxGetCurrent failed" seen only in runs that also had the component-path override; not settled'),
+	],
+	fixSummary: 'Select the rank\'s device (cudaSetDevice(local rank)) before its first MPI call on GPU buffers; if device pointers fail, check the component-path finding first.',
 	evaluate(facts) {
 		const out: Finding[] = [];
 		const bad = (facts.engine?.ranks ?? []).filter((r) => r.deviceCount.value > 0 && !r.initialisedBeforeMpiInit.value);
 		const sig = facts.messages.find((m) => m.kind === 'cuCtxGetCurrent-failed');
 		if (bad.length === 0 && !sig) { return out; }
 		const r = bad[0];
-		out.push(finding(this, `${bad.length > 0 ? `${bad.length} rank(s) had no current CUDA context when MPI_Init ran` : 'Open MPI reported that no CUDA context was current'}: Open MPI's CUDA accelerator component then fails (cuCtxGetCurrent failed) and falls back to the null accelerator, so device pointers are treated as host memory.`,
+		out.push(finding(this, `${bad.length > 0 ? `${bad.length} rank(s) had no current CUDA context when MPI_Init ran` : 'Open MPI printed "cuCtxGetCurrent failed" (no CUDA context was current)'}. Open MPI's documentation and sources say it initialises CUDA lazily, so this alone is not known to break GPU transfers: on the H200 testbed the "cuCtxGetCurrent failed" line appeared only in runs that also had the component-path override, and what happens when CUDA is first touched after MPI_Init is not yet measured. Open MPI's docs ask that each rank select its device before the first MPI call that moves GPU data.`,
 			ev(r?.initialisedBeforeMpiInit.evidence, r?.deviceCount.evidence, sig?.evidence),
-			{ text: 'Select and initialise the device before MPI_Init.', command: 'cudaSetDevice(atoi(getenv("OMPI_COMM_WORLD_LOCAL_RANK"))); cudaFree(0); MPI_Init(&argc, &argv);' }));
+			{ text: 'Select the device before the first transfer of GPU data (after MPI_Init is fine per Open MPI\'s docs); if device pointers still fail, look at the component-path finding.', command: 'cudaSetDevice(atoi(getenv("OMPI_COMM_WORLD_LOCAL_RANK")));  /* before the first MPI call on GPU buffers */' }));
 		return out;
 	},
 };
@@ -64,7 +80,13 @@ const cudaInitOrder: Rule = {
 const noGdr: Rule = {
 	id: 'no-gpudirect-rdma', severity: 'info', title: 'No GPUDirect RDMA: inter-node GPU traffic is staged through host memory',
 	reads: ['gpu.peermemLoaded', 'sys.modules', 'sys.peermemVersion', 'sys.ibPorts', 'gpu.gpus', 'ucx.version'],
-	source: 'gpu-mpi-sources.md §3 (UCX checks /sys/module/nvidia_peermem/version, nv_peer_mem or dmabuf; ib_md.c, UCX FAQ)',
+	appliesTo: { ucx: ALL_VERSIONS, cuda: '>=11.7' },
+	verifiedAgainst: [
+		src(U.ucxIbMd, 'UCX checks /sys/module/nvidia_peermem/version, nv_peer_mem or /sys/kernel/mm/memory_peers/nv_mem, and dmabuf, before registering GPU memory with the NIC'),
+		src(U.gpudirectRdma, 'GPUDirect RDMA: the nvidia-peermem kernel module lets RDMA NICs access GPU memory'),
+		src(U.ucxFaq, 'UCX FAQ: GPUDirect RDMA (UCX_IB_GPU_DIRECT_RDMA) and the peer-memory module'),
+		src(U.nccl897, 'users seeing no GPUDirect RDMA when /sys/kernel/mm/memory_peers/nv_mem is missing'),
+	],
 	fixSummary: 'modprobe nvidia_peermem (with MLNX_OFED / inbox RDMA) or use UCX ≥ 1.14 with dmabuf (kernel ≥ 5.12, open GPU kernel module).',
 	evaluate(facts) {
 		const pm = facts.gpu.peermemLoaded;
@@ -82,13 +104,16 @@ const noGdr: Rule = {
 const smcudaHostRegister: Rule = {
 	id: 'smcuda-cumemhostregister-warning', severity: 'info', title: 'smcuda "cuMemHostRegister … failed" warning',
 	reads: ['messages[cuMemHostRegister-failed]', 'mpi.openmpi.components'],
-	source: 'observed.md B (transfers were correct with this warning on the H200 testbed)',
+	appliesTo: { openmpi: '>=4.0' },
+	verifiedAgainst: [
+		src(U.obsH200, 'H200 testbed, Open MPI 5.0.7: the message for the 128 MiB segment, with correct data in those runs'),
+	],
 	fixSummary: 'Harmless for correctness; to silence it, exclude smcuda (--mca btl ^smcuda) at the cost of CUDA IPC within a node.',
 	evaluate(facts) {
 		const hits = facts.messages.filter((m) => m.kind === 'cuMemHostRegister-failed');
 		if (hits.length === 0 || !isOpenMpi(facts)) { return []; }
 		const smcuda = componentsOf(facts.mpi.openmpi, 'btl').find((c) => c.name === 'smcuda');
-		return [finding(this, 'Open MPI\'s smcuda btl tried to page-lock (cuMemHostRegister) its shared-memory segment and the CUDA driver refused. smcuda then uses the segment unpinned: host-staged copies are somewhat slower, but data stays correct (measured on the H200 testbed). It is a warning to understand, not an error.',
+		return [finding(this, 'Open MPI\'s smcuda btl tried to page-lock (cuMemHostRegister) its shared-memory segment and the CUDA driver refused. Data stayed correct with this message on the H200 testbed (every word checked); its cost for host-staged copies was not measured. It is a warning to understand, not an error.',
 			ev(hits[0].evidence, smcuda?.evidence), { text: 'Ignore, or exclude smcuda if the message is unwanted (loses CUDA IPC inside a node with ob1).', command: '--mca btl ^smcuda' })];
 	},
 };
@@ -96,7 +121,12 @@ const smcudaHostRegister: Rule = {
 const peerPath: Rule = {
 	id: 'gpu-peer-access-missing', severity: 'info', title: 'GPU pairs without peer-to-peer access: their traffic is staged',
 	reads: ['engine.document.ranks[].cuda.p2p', 'gpu.topology'],
-	source: 'observed.md B (smcuda with CUDA IPC 1995 GB/s vs staged through host 4.26 GB/s); seed B (GPUs "indirectly connected through a CPU interconnect")',
+	appliesTo: { cuda: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.cudaProgrammingGuide, 'peer-to-peer memory access between devices (cudaDeviceCanAccessPeer) and CUDA IPC'),
+		src(U.nvidiaSmi, 'nvidia-smi topo -m: SYS means the path crosses the CPU interconnect'),
+		src(U.devFallback, 'H200 testbed: with CUDA IPC ob1 moved 1 GiB at ~2000 GB/s, staged through host memory at ~4 GB/s'),
+	],
 	fixSummary: 'Place ranks that exchange most on GPUs with NVLink / a common PCIe switch (CUDA_VISIBLE_DEVICES, rank mapping), or expect host-staged bandwidth between them.',
 	evaluate(facts) {
 		const pairs: string[] = [];

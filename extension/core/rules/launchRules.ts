@@ -6,7 +6,8 @@ import type { Finding } from '../../shared/report';
 import type { Facts, McaSetting } from '../facts';
 import { mcaParam } from '../parsers/ompiInfo';
 import { isOpenMpi, mcaSettings } from './helpers';
-import { ev, finding, Rule } from './rule';
+import { ALL_VERSIONS, ev, finding, Rule } from './rule';
+import { src, URLS as U } from './sources';
 
 function componentPathSettings(facts: Facts): McaSetting[] {
 	return mcaSettings(facts).filter((s) => s.name === 'mca_base_component_path' || s.name === 'mca_component_path');
@@ -15,7 +16,13 @@ function componentPathSettings(facts: Facts): McaSetting[] {
 const componentPath: Rule = {
 	id: 'ompi-component-path-overridden', severity: 'error', title: 'MCA component path overridden by the environment',
 	reads: ['env.OMPI_MCA_mca_base_component_path', 'engine.ranks[].env.OMPI_MCA_mca_base_component_path', 'mpi.openmpi.prefix', 'mpi.openmpi.pkglibdir'],
-	source: 'observed.md B (ranks received OMPI_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix → null accelerator, segfault)',
+	appliesTo: { openmpi: '>=4.0' },
+	verifiedAgainst: [
+		src(U.ompiMcaBaseOpen5, 'mca_base_component_path (synonym mca_component_path): the directories Open MPI loads its components from'),
+		src(U.ompiMcaDocs, 'MCA parameters from the environment (OMPI_MCA_<name>) and the command line, and which wins'),
+		src(U.devInspect, 'H200 testbed, Open MPI 5.0.7: with the PMIx path in the ranks\' environment MPIX_Query_cuda_support() returned 0; with --mca mca_base_component_path <prefix>/lib/openmpi it returned 1'),
+		src(U.obsH200, 'where the setting came from (the image\'s MPI/PMIx configuration, not the login environment)'),
+	],
 	fixSummary: '--mca mca_base_component_path <prefix>/lib/openmpi (or unset OMPI_MCA_mca_base_component_path in the job environment).',
 	evaluate(facts) {
 		if (facts.mpi.implementation && facts.mpi.implementation.value !== 'openmpi') { return []; }
@@ -37,7 +44,7 @@ const componentPath: Rule = {
 			const outside = prefix === null ? dirs : dirs.filter((d) => !d.startsWith(`${prefix}/`));
 			if (outside.length === 0 && prefix !== null) { continue; }
 			out.push(finding(this,
-				`OMPI_MCA_mca_base_component_path=${s.value} (${s.origin === 'env' ? 'collector environment' : s.origin}) replaces Open MPI's own component directory${pkglib ? ` (${pkglib})` : ''}. Components that are loaded as plugins (the CUDA accelerator, smcuda, pml ucx in many builds) are then never found: Open MPI selects the null accelerator, treats device pointers as host memory and crashes.${confirmed ? ` The engine confirms it: rank ${confirmed.rank} was built with CUDA (compile time) but MPIX_Query_cuda_support returned false.` : ''}${prefix === null ? ' (The Open MPI prefix is unknown here, so the path could not be compared with it.)' : ''}`,
+				`OMPI_MCA_mca_base_component_path=${s.value} (${s.origin === 'env' ? 'collector environment' : s.origin}) replaces Open MPI's own component directory${pkglib ? ` (${pkglib})` : ''}. Components that are loaded as plugins (the CUDA accelerator, smcuda, pml ucx in many builds) are then never found; on the H200 testbed (Open MPI 5.0.7) the ranks then reported no CUDA support at run time and crashed on device pointers.${confirmed ? ` The engine confirms it: rank ${confirmed.rank} was built with CUDA (compile time) but MPIX_Query_cuda_support returned false.` : ''}${prefix === null ? ' (The Open MPI prefix is unknown here, so the path could not be compared with it.)' : ''}`,
 				ev(s.evidence, confirmed?.runTime.evidence, o?.pkglibdir?.evidence ?? o?.prefix?.evidence, mcaParam(o, 'mca_base_component_path')?.evidence),
 				{ text: 'Point the component path back at this Open MPI (command-line MCA settings beat the environment), or find and remove the setting from the job environment.', command: `mpirun --mca mca_base_component_path ${pkglib ?? '<prefix>/lib/openmpi'} ...` },
 				prefix === null && !confirmed ? 'warning' : 'error'));
@@ -49,7 +56,11 @@ const componentPath: Rule = {
 const runAsRoot: Rule = {
 	id: 'running-as-root', severity: 'info', title: 'Running as root: Open MPI\'s mpirun needs --allow-run-as-root',
 	reads: ['identity.uid', 'env.OMPI_ALLOW_RUN_AS_ROOT', 'messages[run-as-root-refused]'],
-	source: 'observed.md A',
+	appliesTo: { openmpi: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.ompiMpirun41, 'mpirun man page (4.1): --allow-run-as-root, OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM'),
+		src(U.obsDebian, 'Open MPI 4.1.4\'s mpirun refused to start as root without them'),
+	],
 	fixSummary: 'mpirun --allow-run-as-root ... (or OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1); better: run as a normal user.',
 	evaluate(facts) {
 		const uid = facts.identity.uid;
@@ -66,17 +77,18 @@ const runAsRoot: Rule = {
 const harmlessNoise: Rule = {
 	id: 'known-harmless-messages', severity: 'info', title: 'Known harmless messages in the output',
 	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]'],
-	source: 'shared/testbed/README.md "Pitfalls seen there" (H200 testbed)',
+	appliesTo: { openmpi: '>=5.0', ucx: ALL_VERSIONS },
+	verifiedAgainst: [src(U.obsH200, 'both lines printed on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) in runs whose data was correct')],
 	fixSummary: 'Nothing to fix; listed so they are not mistaken for the cause of a failure.',
 	evaluate(facts) {
 		const out: Finding[] = [];
 		const prefix = facts.messages.find((m) => m.kind === 'pmix-bad-prefix');
 		if (prefix) {
-			out.push(finding(this, 'PMIx prints "process_repository_item … has bad prefix" while scanning Open MPI\'s component folder when mca_base_component_path points there; it is harmless.', [prefix.evidence]));
+			out.push(finding(this, 'PMIx prints "process_repository_item … has bad prefix" while scanning Open MPI\'s component folder when mca_base_component_path points there; runs with this line were correct on the H200 testbed.', [prefix.evidence]));
 		}
 		const ucm = facts.messages.find((m) => m.kind === 'ucm-memtype-handler');
 		if (ucm) {
-			out.push(finding(this, 'UCX prints "failed to set UCM memtype event handler: Unsupported operation" when it cannot hook CUDA allocation calls; transfers still work (UCX then detects memory types per call, slightly slower).', [ucm.evidence]));
+			out.push(finding(this, 'UCX prints "failed to set UCM memtype event handler: Unsupported operation" when it cannot hook CUDA allocation calls; transfers still completed on the H200 testbed. Without the hooks UCX cannot learn memory types from allocations: memory it did not see allocated (imported IPC pointers, pools) may be taken for host memory — see the IPC reproducer results.', [ucm.evidence]));
 		}
 		return out;
 	},
@@ -99,7 +111,11 @@ function commandLineNames(argv: readonly string[]): Set<string> {
 const launcherEnv: Rule = {
 	id: 'launcher-env-differs', severity: 'info', title: 'The launcher hands ranks GPU-relevant settings the login shell does not have',
 	reads: ['engine.ranks[].env', 'env', 'engine.command'],
-	source: 'observed.md B (OMPI_MCA_mca_base_component_path reached the ranks from the image\'s MPI/PMIx configuration, not from the login environment)',
+	appliesTo: { any: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.obsH200, 'OMPI_MCA_mca_base_component_path reached the ranks from the image\'s MPI/PMIx configuration, not from the login environment'),
+		src(U.ompiMcaDocs, 'command-line MCA settings beat the environment and parameter files'),
+	],
 	fixSummary: 'Find where the launcher or job environment sets them (site MCA/PMIx files, module files, Slurm --export) and pass the intended values explicitly with mpirun -x / --mca.',
 	evaluate(facts) {
 		const ranks = facts.engine?.ranks ?? [];
@@ -117,7 +133,11 @@ const launcherEnv: Rule = {
 const pmiMismatch: Rule = {
 	id: 'launcher-pmi-mismatch', severity: 'error', title: 'The launcher did not start one MPI job: its PMI does not match this MPI',
 	reads: ['messages[direct-launch-without-pmi]', 'messages[singleton-start]', 'engine.command'],
-	source: 'Slurm MPI guide (https://slurm.schedmd.com/mpi_guide.html); test/engine/slurmLab.test.ts on Debian Slurm 22.05: Open MPI 4.1.4 aborts in MPI_Init under srun --mpi=pmi2/none, MPICH 4.0.2 under --mpi=none starts N singletons that exit 0',
+	appliesTo: { slurm: '>=22.05', openmpi: '>=4.1', mpich: '>=4.0' },
+	verifiedAgainst: [
+		src(U.slurmMpiGuide, 'Slurm MPI guide: srun --mpi=<plugin> must match the PMI the MPI was built with (pmix for Open MPI, pmi2 for MPICH); srun --mpi=list'),
+		src(U.obsSlurm, 'Slurm 22.05: Open MPI 4.1.4 aborts in MPI_Init under --mpi=pmi2 / none; MPICH 4.0.2 under --mpi=none starts one-rank jobs that exit 0'),
+	],
 	fixSummary: 'srun --mpi=pmix for Open MPI (built with PMIx), srun --mpi=pmi2 for MPICH; or mpirun inside the allocation.',
 	evaluate(facts) {
 		const direct = facts.messages.find((m) => m.kind === 'direct-launch-without-pmi');

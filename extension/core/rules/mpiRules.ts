@@ -6,7 +6,8 @@ import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
 import { componentsOf, mcaParam } from '../parsers/ompiInfo';
 import { dirOf, envSettings, isOpenMpi, ucxTransports, visibleGpus } from './helpers';
-import { ev, finding, Rule } from './rule';
+import { ALL_VERSIONS, ev, finding, Rule } from './rule';
+import { src, URLS as U } from './sources';
 
 /** The MPI's CUDA-awareness as far as the facts tell, with the lines that show it. */
 export interface CudaAwareness {
@@ -40,7 +41,8 @@ export function cudaAwareness(facts: Facts): CudaAwareness {
 const notFound: Rule = {
 	id: 'mpi-not-found', severity: 'error', title: 'No MPI found',
 	reads: ['mpi.implementation', 'mpi.openmpi', 'mpi.mpich', 'which', 'raw'],
-	source: 'GPU-MPI Doctor (collector contract)',
+	appliesTo: { any: ALL_VERSIONS },
+	verifiedAgainst: [src(U.obsDebian, 'what ompi_info, mpirun --version and mpichversion print on a host with Open MPI and MPICH; the collector reads those')],
 	fixSummary: 'Load or install an MPI (module load openmpi / spack load openmpi / apt-get install openmpi-bin) so mpirun is on PATH.',
 	evaluate(facts) {
 		if (facts.mpi.implementation || facts.mpi.openmpi || facts.mpi.mpich) { return []; }
@@ -55,8 +57,15 @@ const notFound: Rule = {
 const notCudaAware: Rule = {
 	id: 'mpi-not-cuda-aware', severity: 'warning', title: 'MPI is not CUDA-aware',
 	reads: ['engine.ranks[].compileTime', 'engine.ranks[].runTime', 'mpi.openmpi.builtWithCuda', 'mpi.mpich.configure'],
-	source: 'observed.md A; gpu-mpi-sources.md §3 (Open MPI cuda.rst, MPIX_Query_cuda_support, MPIX_GPU_query_support)',
-	fixSummary: 'Use an MPI built with CUDA (Open MPI --with-cuda [--with-ucx on a UCX --with-cuda]; MPICH --with-cuda and MPIR_CVAR_ENABLE_GPU=1) or stage GPU buffers through host memory.',
+	appliesTo: { openmpi: '>=4.0', mpich: '>=4.0' },
+	verifiedAgainst: [
+		src(U.ompiCudaDocs, 'Open MPI: --with-cuda, ompi_info mpi_built_with_cuda_support, MPIX_CUDA_AWARE_SUPPORT and MPIX_Query_cuda_support()'),
+		src(U.mpichGpuQuery, 'MPICH: MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &ok)'),
+		src(U.mpichReadme402, 'MPICH 4.0.2 README, "GPU support": enabled at configure time when CUDA is found (--with-cuda=<path>)'),
+		src(U.obsDebian, 'Debian Open MPI 4.1.4 and MPICH 4.0.2: not CUDA-aware at compile and run time'),
+		src(U.devInspect, 'H200 testbed: built with CUDA, MPIX_Query_cuda_support() = 0 when the CUDA component is not found'),
+	],
+	fixSummary: 'Use an MPI built with CUDA (Open MPI --with-cuda [--with-ucx on a UCX --with-cuda]; MPICH --with-cuda) or stage GPU buffers through host memory.',
 	evaluate(facts) {
 		const out: Finding[] = [];
 		const a = cudaAwareness(facts);
@@ -69,10 +78,10 @@ const notCudaAware: Rule = {
 			const ctTrue = facts.engine?.ranks[0]?.compileTime.value === true;
 			if (impl === 'openmpi' && a.stage === 'run time' && (ompiBuilt === true || ctTrue)) {
 				const basis = [ompiBuilt === true ? 'ompi_info says so' : '', ctTrue ? 'MPIX_CUDA_AWARE_SUPPORT = 1 at compile time' : ''].filter((x) => x !== '').join('; ');
-				message = `${name} is built with CUDA but not CUDA-aware at run time (${basis}): ${a.detail}. The CUDA accelerator component was not loaded or CUDA was not usable in the rank, so device pointers are treated as host memory (segmentation faults).`;
-				fix = { text: 'Make sure the ranks find Open MPI\'s own components and initialise CUDA before MPI_Init; see the component-path and CUDA-init findings.', command: `--mca accelerator_base_verbose 100` };
+				message = `${name} is built with CUDA but not CUDA-aware at run time (${basis}): ${a.detail}. The CUDA component was not loaded or CUDA was not usable in the rank, so device pointers are treated as host memory (segmentation faults).`;
+				fix = { text: 'Make sure the ranks find Open MPI\'s own components (see the component-path finding) and look at what the CUDA component reports.', command: `--mca accelerator_base_verbose 100` };
 			} else if (impl === 'mpich') {
-				fix = { text: 'Use an MPICH built with CUDA (--with-cuda, yaksa enabled) and enable GPU support at run time.', command: 'export MPIR_CVAR_ENABLE_GPU=1' };
+				fix = { text: 'Use an MPICH built with CUDA (--with-cuda); GPU support is then on by default unless MPIR_CVAR_ENABLE_GPU=0 switches it off.', command: 'mpichversion | grep -i cuda' };
 			}
 			const o = facts.mpi.openmpi;
 			const extra = impl === 'openmpi' && o ? ev(a.stage !== 'build' && o.builtWithCuda ? o.builtWithCuda.evidence : undefined, o.configuredWithCuda ? undefined : o.configureLine?.evidence) : [];
@@ -85,7 +94,11 @@ const notCudaAware: Rule = {
 const pmlUcxDisabledByFile: Rule = {
 	id: 'ompi-pml-ucx-disabled-by-param-file', severity: 'warning', title: 'pml ucx is disabled by a site MCA parameter file',
 	reads: ['mpi.paramFiles[].settings', 'mpi.openmpi.params.pml', 'mpi.openmpi.components'],
-	source: 'observed.md A (Debian /etc/openmpi/openmpi-mca-params.conf: pml = ^ucx)',
+	appliesTo: { openmpi: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.ompiMcaDocs, 'MCA parameter files and their precedence: command line and environment beat the files'),
+		src(U.obsDebian, 'Debian\'s /etc/openmpi/openmpi-mca-params.conf has pml = ^ucx'),
+	],
 	fixSummary: 'Override on the command line (--mca pml ucx) or environment (OMPI_MCA_pml=ucx), or remove the line from the file.',
 	evaluate(facts) {
 		if (!isOpenMpi(facts)) { return []; }
@@ -115,7 +128,8 @@ const pmlUcxDisabledByFile: Rule = {
 const prefixMismatch: Rule = {
 	id: 'mpi-tool-prefix-mismatch', severity: 'warning', title: 'mpicc, mpirun and ompi_info come from different installations',
 	reads: ['which.mpicc', 'which.mpirun', 'which.ompi_info', 'mpi.openmpi.prefix'],
-	source: 'seed ompi-users IPC-pointer thread (H. Pritchard: "double check that the ompi_info you are running is in the same folder as the mpicc")',
+	appliesTo: { any: ALL_VERSIONS },
+	verifiedAgainst: [src(U.ompiCudaDocs, 'checking CUDA support means running the ompi_info of the installation you compile with (ompi_info --parsable --all)')],
 	fixSummary: 'Put one MPI installation first on PATH (module purge; module load ...), so mpicc, mpirun and ompi_info share a bin directory.',
 	evaluate(facts) {
 		const w = facts.which;
@@ -138,7 +152,7 @@ const prefixMismatch: Rule = {
 	},
 };
 
-/** Run-time switches that turn GPU support on, per implementation (gpu-mpi-sources.md §3). */
+/** Run-time switches that turn GPU support on, per implementation (sources: the rule's verifiedAgainst). */
 const GPU_SWITCHES: Record<string, { name: string; on: RegExp; label: string }> = {
 	cray: { name: 'MPICH_GPU_SUPPORT_ENABLED', on: /^1$/, label: 'Cray MPICH' },
 	intel: { name: 'I_MPI_OFFLOAD', on: /^[1-9]/, label: 'Intel MPI' },
@@ -149,8 +163,14 @@ const GPU_SWITCHES: Record<string, { name: string; on: RegExp; label: string }> 
 const gpuSwitchOff: Rule = {
 	id: 'mpi-gpu-support-switched-off', severity: 'warning', title: 'The MPI\'s GPU support is switched off at run time',
 	reads: ['mpi.implementation', 'env.MPICH_GPU_SUPPORT_ENABLED', 'env.I_MPI_OFFLOAD', 'env.MV2_USE_CUDA', 'env.MPIR_CVAR_ENABLE_GPU', 'engine.ranks[].env', 'gpu.gpus'],
-	source: 'gpu-mpi-sources.md §3 (Cray MPICH: MPICH_GPU_SUPPORT_ENABLED=1 + GTL, NERSC/CSCS docs; Intel MPI: I_MPI_OFFLOAD=1; MVAPICH2-GDR: MV2_USE_CUDA=1; MPICH: MPIR_CVAR_ENABLE_GPU)',
-	fixSummary: 'Set the implementation\'s switch: MPICH_GPU_SUPPORT_ENABLED=1 (Cray), I_MPI_OFFLOAD=1 I_MPI_OFFLOAD_MODE=cuda (Intel), MV2_USE_CUDA=1 (MVAPICH2-GDR), MPIR_CVAR_ENABLE_GPU=1 (MPICH).',
+	appliesTo: { vendorMpi: ALL_VERSIONS, mpich: '>=4.0' },
+	verifiedAgainst: [
+		src(U.nerscCrayMpich, 'Cray MPICH: MPICH_GPU_SUPPORT_ENABLED=1 and the GTL library for GPU buffers'),
+		src(U.intelMpiDocs, 'Intel MPI documentation: I_MPI_OFFLOAD (GPU support, off by default) and I_MPI_OFFLOAD_MODE (Developer Reference)'),
+		src(U.mvapichGdrGuide, 'MVAPICH2-GDR user guide: MV2_USE_CUDA=1'),
+		src(U.mpichReadme402, 'MPICH: GPU support can be switched off at run time with MPIR_CVAR_ENABLE_GPU=0'),
+	],
+	fixSummary: 'Set the implementation\'s switch: MPICH_GPU_SUPPORT_ENABLED=1 (Cray), I_MPI_OFFLOAD=1 I_MPI_OFFLOAD_MODE=cuda (Intel), MV2_USE_CUDA=1 (MVAPICH2-GDR); for MPICH remove MPIR_CVAR_ENABLE_GPU=0 (on by default).',
 	evaluate(facts) {
 		const impl = facts.mpi.implementation;
 		const sw = impl ? GPU_SWITCHES[impl.value] : undefined;

@@ -5,7 +5,8 @@
 import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
 import { envSettings } from './helpers';
-import { ev, finding, Rule } from './rule';
+import { ALL_VERSIONS, ev, finding, Rule } from './rule';
+import { src, URLS as U } from './sources';
 
 /** GPUs whose NUMA node / PCIe path has no active RDMA port nearby, from every source that tells. */
 function numaMismatches(facts: Facts): { text: string; evidence: Evidence[] }[] {
@@ -32,14 +33,20 @@ function numaMismatches(facts: Facts): { text: string; evidence: Evidence[] }[] 
 const gpuNicNuma: Rule = {
 	id: 'gpu-nic-numa-mismatch', severity: 'warning', title: 'GPU and network card on different NUMA nodes',
 	reads: ['sys.gpuNuma', 'sys.ibPorts', 'gpu.topology', 'messages[gpu-ib-different-socket]'],
-	source: 'U#11121 (GPU and NIC on different NUMA nodes force staging: 65 vs 85 Gb/s); MVAPICH2-GDR warning "The GPU and IB selected are not on the same socket" (reframe-hpc/reframe#265); kernel Documentation/ABI sysfs-class-infiniband',
+	appliesTo: { any: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.ucxIssue11121, 'GPU and NIC on different NUMA nodes: 65 Gb/s staged instead of 85 Gb/s with GPUDirect RDMA'),
+		src(U.reframe265, 'MVAPICH2-GDR\'s warning "The GPU and IB selected are not on the same socket"'),
+		src(U.sysfsPci, 'sysfs numa_node of a PCI device (GPU, NIC)'),
+		src(U.nvidiaSmi, 'nvidia-smi topo -m: SYS between a GPU and a NIC'),
+	],
 	fixSummary: 'Give each rank a GPU and a NIC on the same NUMA node (UCX_NET_DEVICES=<mlx5_N>:1 per local rank, CUDA_VISIBLE_DEVICES, mpirun --map-by numa / --bind-to numa); check with nvidia-smi topo -m.',
 	evaluate(facts) {
 		const mism = numaMismatches(facts);
 		const sig = facts.messages.find((m) => m.kind === 'gpu-ib-different-socket');
 		if (mism.length === 0 && !sig) { return []; }
 		const what = mism.length > 0 ? `${mism.slice(0, 4).map((m) => m.text).join('; ')}${mism.length > 4 ? '; …' : ''}` : 'the MPI library reported that the GPU and InfiniBand card it selected are not on the same socket';
-		return [finding(this, `${what}. GPUDirect RDMA between a GPU and a NIC across the CPU interconnect is slow or refused, so UCX may stage through host memory instead (U#11121 measured 65 instead of 85 Gb/s).`,
+		return [finding(this, `${what}. GPUDirect RDMA between a GPU and a NIC across the CPU interconnect is slow or refused, so UCX may stage through host memory instead (openucx/ucx#11121 measured 65 instead of 85 Gb/s).`,
 			ev(...mism.flatMap((m) => m.evidence).slice(0, 6), sig?.evidence),
 			{ text: 'Pair each local rank with the GPU and NIC of one NUMA node.', command: 'nvidia-smi topo -m   # then e.g. UCX_NET_DEVICES=mlx5_0:1 for ranks on GPU0\'s node' })];
 	},
@@ -50,7 +57,8 @@ const HIDDEN = /^\s*$|^-1$|^NoDevFiles$|^none$/i;
 const cvdHides: Rule = {
 	id: 'cuda-visible-devices-hides-gpus', severity: 'error', title: 'CUDA_VISIBLE_DEVICES hides the GPUs from CUDA',
 	reads: ['env.CUDA_VISIBLE_DEVICES', 'engine.ranks[].env.CUDA_VISIBLE_DEVICES', 'engine.ranks[].deviceCount', 'gpu.gpus'],
-	source: 'CUDA C Programming Guide, CUDA_VISIBLE_DEVICES (an empty or invalid list leaves no device visible; nvidia-smi ignores it)',
+	appliesTo: { cuda: ALL_VERSIONS },
+	verifiedAgainst: [src(U.cudaProgrammingGuide, 'CUDA environment variables: CUDA_VISIBLE_DEVICES lists the devices CUDA applications see; an invalid entry hides it and the devices after it')],
 	fixSummary: 'Unset CUDA_VISIBLE_DEVICES or list real device indices/UUIDs (Slurm sets it per job step with --gpus / --gres=gpu).',
 	evaluate(facts) {
 		const out: Finding[] = [];
@@ -89,7 +97,11 @@ function ranksPerGpu(facts: Facts): { count: number; evidence: Evidence[] } {
 const exclusiveMode: Rule = {
 	id: 'gpu-compute-mode-exclusive', severity: 'error', title: 'GPU compute mode allows one process, several ranks share the GPU',
 	reads: ['gpu.gpus[].computeMode', 'engine.ranks[].selectedDevice', 'engine.ranks[].host'],
-	source: 'nvidia-smi documentation (-c / --compute-mode: EXCLUSIVE_PROCESS allows one context per device; PROHIBITED none); CUDA MPS documentation (one MPS server context per GPU)',
+	appliesTo: { cuda: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.nvidiaSmi, '-c / --compute-mode: EXCLUSIVE_PROCESS allows one process per device, PROHIBITED none'),
+		src(U.cudaMps, 'CUDA MPS: client processes share a GPU through one MPS server, also in exclusive mode'),
+	],
 	fixSummary: 'Run one rank per GPU, start the CUDA MPS daemon (nvidia-cuda-mps-control -d), or ask the admin for compute mode Default (nvidia-smi -c DEFAULT).',
 	evaluate(facts) {
 		const gpus = facts.gpu.gpus.filter((g) => g.computeMode && /exclusive|prohibited/i.test(g.computeMode.value));
@@ -112,7 +124,8 @@ const exclusiveMode: Rule = {
 const migEnabled: Rule = {
 	id: 'gpu-mig-enabled', severity: 'warning', title: 'MIG is enabled: no CUDA IPC or peer access between instances',
 	reads: ['gpu.gpus[].migMode'],
-	source: 'RAPIDS deployment docs, "Multi-Instance GPU (MIG)" (no CUDA IPC with MIG; NVLink/NVSwitch unavailable, traffic goes through system memory); NVIDIA MIG User Guide',
+	appliesTo: { cuda: '>=11.0' },
+	verifiedAgainst: [src(U.migUserGuide, 'MIG user guide: CUDA IPC and peer-to-peer between GPU instances are not supported; each process sees its instance')],
 	fixSummary: 'Use whole GPUs for communication-heavy MPI jobs, or expect host-staged transfers between MIG instances (cuda_ipc / smcuda IPC unavailable).',
 	evaluate(facts) {
 		const migs = facts.gpu.gpus.filter((g) => g.migMode && /^enabled$/i.test(g.migMode.value));

@@ -7,7 +7,8 @@ import type { Facts } from '../facts';
 import { componentsOf, mcaParam } from '../parsers/ompiInfo';
 import { versionParts } from '../parsers/text';
 import { compareVersions, CUDA_TRANSPORTS, envSettings, isIbTransport, isOpenMpi, ucxTransports, visibleGpus } from './helpers';
-import { ev, finding, Rule } from './rule';
+import { ALL_VERSIONS, ev, finding, Rule } from './rule';
+import { src, URLS as U } from './sources';
 
 /** Does the MPI use UCX at all (Open MPI with pml ucx built, or MPICH ch4:ucx)? */
 function mpiUsesUcx(facts: Facts): boolean {
@@ -18,7 +19,11 @@ function mpiUsesUcx(facts: Facts): boolean {
 const ucxNoCuda: Rule = {
 	id: 'ucx-without-cuda', severity: 'warning', title: 'UCX has no CUDA transports',
 	reads: ['ucx.builtWithCuda', 'ucx.transports', 'ucx.configureFlags', 'ucx.version'],
-	source: 'observed.md A; gpu-mpi-sources.md §3 (UCX FAQ: ucx_info -d | grep cuda; ucx_info -b/-v --with-cuda)',
+	appliesTo: { ucx: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.ucxFaq, 'UCX FAQ: a CUDA-capable UCX is configured --with-cuda and ucx_info -d lists cuda_copy / cuda_ipc'),
+		src(U.obsDebian, 'Debian UCX 1.13.1 (no CUDA): no cuda transport in ucx_info -d; UCX_TLS=cuda_copy,cuda_ipc fails with "transports … are not available"'),
+	],
 	fixSummary: 'Use a UCX configured --with-cuda (and --with-gdrcopy where GDRCopy is installed); ucx_info -d must list cuda_copy and cuda_ipc.',
 	evaluate(facts) {
 		const u = facts.ucx;
@@ -42,7 +47,11 @@ const ucxNoCuda: Rule = {
 const pmlUcxTls: Rule = {
 	id: 'ompi-pml-ucx-transport-defaults', severity: 'warning', title: 'pml ucx defaults refuse the transports UCX has here',
 	reads: ['mpi.openmpi.params.pml_ucx_tls', 'mpi.openmpi.params.pml_ucx_devices', 'ucx.transports'],
-	source: 'observed.md A (pml_ucx_tls=rc_verbs,…,cuda_ipc and pml_ucx_devices=mlx* → "did not match transport list")',
+	appliesTo: { openmpi: '>=4.1' },
+	verifiedAgainst: [
+		src(U.ompiCommonUcx41, 'Open MPI 4.1.4 registers pml_ucx_tls (default rc_verbs,ud_verbs,rc_mlx5,dc_mlx5,ud_mlx5,cuda_ipc,rocm_ipc) and pml_ucx_devices (default mlx*) and checks UCX\'s transports against them'),
+		src(U.obsDebian, 'Open MPI 4.1.4 + UCX 1.13.1 without InfiniBand: "did not match transport list", and pml_ucx_tls any / pml_ucx_devices any works'),
+	],
 	fixSummary: '--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any',
 	evaluate(facts) {
 		const o = facts.mpi.openmpi;
@@ -73,7 +82,11 @@ const pmlUcxTls: Rule = {
 const tlsExcludesCuda: Rule = {
 	id: 'ucx-tls-excludes-cuda', severity: 'warning', title: 'UCX_TLS is set and leaves out the CUDA transports',
 	reads: ['env.UCX_TLS', 'engine.ranks[].env.UCX_TLS', 'ucx.transports'],
-	source: 'gpu-mpi-sources.md §3 ("An explicit UCX_TLS must include cuda"); observed.md A',
+	appliesTo: { ucx: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.ucxFaq, 'UCX FAQ: UCX_TLS selects the transports; GPU memory needs the cuda transports in it'),
+		src(U.devIpc, 'H200 testbed: UCX_TLS=^cuda_ipc and tcp,cuda_copy,self on imported GPU pointers (crashes, a hang)'),
+	],
 	fixSummary: 'Add cuda_copy (and cuda_ipc, gdr_copy) to UCX_TLS, e.g. UCX_TLS=rc,sm,cuda_copy,cuda_ipc,gdr_copy, or unset it.',
 	evaluate(facts) {
 		const out: Finding[] = [];
@@ -85,7 +98,7 @@ const tlsExcludesCuda: Rule = {
 			const copyOk = neg ? !(list.includes('cuda_copy') || list.includes('cuda')) : names('cuda_copy');
 			if (copyOk) {
 				if (neg && list.includes('cuda_ipc')) {
-					out.push(finding(this, `UCX_TLS=${v} (${s.origin}) turns off cuda_ipc: GPU-to-GPU traffic inside a node is staged through cuda_copy and host memory. This is the documented workaround for IPC-imported pointers (O#14305); elsewhere it costs intra-node bandwidth.`, [s.evidence], undefined, 'info'));
+					out.push(finding(this, `UCX_TLS=${v} (${s.origin}) turns off cuda_ipc: GPU-to-GPU traffic inside a node is staged through cuda_copy and host memory. It is often suggested as a workaround for IPC-imported pointers, but on the H200 testbed sends from imported memory crashed without cuda_ipc (docs/device-results.md); elsewhere it costs intra-node bandwidth.`, [s.evidence], undefined, 'info'));
 				}
 				continue;
 			}
@@ -99,7 +112,14 @@ const tlsExcludesCuda: Rule = {
 const ipcImported: Rule = {
 	id: 'ucx-cuda-ipc-imported-pointers', severity: 'warning', title: 'cudaIpcOpenMemHandle pointers with pml ucx and cuda_ipc',
 	reads: ['mpi.openmpi.components', 'mpi.openmpi.configuredWithUcx', 'ucx.transports'],
-	source: 'seed A (ompi-users "GPU-aware MPI"); O#14305; U#4707; U#3192; src@v1.20.0 uct/cuda/cuda_ipc/cuda_ipc_md.c; U#11754; measured: gpumpi repro ipc on the H200 testbed, 2026-12-02 (test-fixtures/repro/h200-testbed)',
+	appliesTo: { openmpi: '>=4.1', ucx: '>=1.13' },
+	verifiedAgainst: [
+		src(U.ucxCudaIpcMd, 'UCX 1.20.0 uct_cuda_ipc_mem_add_reg: cuIpcGetMemHandle on the buffer; if it fails, registration fails with no fallback'),
+		src(U.ucxIssue4707, 'the log signature: "cuIpcGetMemHandle(...) is failed", then "failed to register address … on md[…]=cuda_ipc"'),
+		src(U.ucxIssue3192, 'UCX and memory the application already opened with cudaIpcOpenMemHandle ("Element already exists")'),
+		src(U.ucxPr11754, 'after UCX 1.22: skip cuda_ipc for memory that cannot be exported, on inter-node endpoints only'),
+		src(U.devIpc, 'H200 testbed, Open MPI 5.0.7 + UCX 1.13.1: every configuration and variant, and the bounce buffer correct everywhere'),
+	],
 	fixSummary: 'Receive into a buffer the rank allocated itself and copy into the imported pointer (bounce buffer: correct on every configuration measured); do not rely on UCX_TLS=^cuda_ipc (sends from imported memory crashed or hung without cuda_ipc on UCX 1.13.1).',
 	evaluate(facts) {
 		if (!isOpenMpi(facts)) { return []; }
@@ -109,7 +129,7 @@ const ipcImported: Rule = {
 		const inferred = !facts.ucx?.devicesListed && facts.mpi.openmpi?.configuredWithUcx && facts.mpi.openmpi.builtWithCuda?.value === true;
 		if (!ipc && !inferred) { return []; }
 		return [finding(this,
-			'Open MPI here can run over pml ucx with UCX\'s cuda_ipc transport. If a rank passes MPI a device pointer it obtained from cudaIpcOpenMemHandle (memory another process allocated), UCX tries to export that pointer again with cuIpcGetMemHandle when registering it (cuda_ipc_md.c, uct_cuda_ipc_mem_add_reg); if that call fails for the imported mapping, registration fails hard with no fallback to staging, so the transfer fails — the maintainers\' explanation in the thread, not yet confirmed by a reproducer here (log: "cuIpcGetMemHandle(...) is failed", "failed to register address … on md[…]=cuda_ipc"). This is the open question of O#14305; UCX after 1.22 (U#11754) skips cuda_ipc for unexportable memory on inter-node endpoints only. Measured on one node (H200 testbed, Open MPI 5.0.7 + UCX 1.13.1, 4 ranks, 64 MiB, two runs): receiving into imported pointers was correct in every configuration, and with cuda_ipc enabled sending from them was too. Without cuda_ipc, sending FROM an imported pointer failed: with the often-suggested UCX_TLS=^cuda_ipc it crashed the importing rank in one run of two (SIGSEGV in ucp_dt_pack: UCX read the device memory as host memory), and over UCX_TLS=tcp,cuda_copy,self (the transports of the report\'s inter-node path) the tcp send() of the imported memory failed ("send(60) failed: Input/output error", then "Endpoint timeout") and the job hung. The inter-node case of the report needs two nodes: run gpumpi-doctor repro ipc on your own layout.' +
+			'Open MPI here can run over pml ucx with UCX\'s cuda_ipc transport. If a rank passes MPI a device pointer it obtained from cudaIpcOpenMemHandle (memory another process allocated), UCX tries to export that pointer again with cuIpcGetMemHandle when registering it (cuda_ipc_md.c, uct_cuda_ipc_mem_add_reg); if that call fails for the imported mapping, registration fails hard with no fallback to staging, so the transfer fails — the maintainers\' explanation in the thread, not yet confirmed by a reproducer here (log: "cuIpcGetMemHandle(...) is failed", "failed to register address … on md[…]=cuda_ipc"). UCX after 1.22 (openucx/ucx pull request 11754) skips cuda_ipc for unexportable memory on inter-node endpoints only. Measured on one node (H200 testbed, Open MPI 5.0.7 + UCX 1.13.1, 4 ranks, 64 MiB, two runs): receiving into imported pointers was correct in every configuration, and with cuda_ipc enabled sending from them was too. Without cuda_ipc, sending FROM an imported pointer failed: with the often-suggested UCX_TLS=^cuda_ipc it crashed the importing rank in one run of two (SIGSEGV in ucp_dt_pack: UCX read the device memory as host memory), and over UCX_TLS=tcp,cuda_copy,self (the transports of the report\'s inter-node path) the tcp send() of the imported memory failed ("send(60) failed: Input/output error", then "Endpoint timeout") and the job hung. The inter-node case of the report needs two nodes: run gpumpi-doctor repro ipc on your own layout.' +
 			(inferred ? ' (ucx_info -d was not available: inferred from Open MPI being built --with-ucx and with CUDA.)' : ''),
 			ev(pmlUcx.evidence, ipc?.evidence, inferred ? facts.mpi.openmpi?.configuredWithUcx?.evidence : undefined, facts.mpi.openmpi?.builtWithCuda?.evidence),
 			{ text: 'Receive into (and send from) a buffer the rank allocated itself and cudaMemcpy to/from the imported pointer (bounce buffer: correct with ob1, pml ucx and UCX_TLS=^cuda_ipc in the testbed run), or use libgpumpi\'s IPC helpers which do that for you; with Open MPI, pml ob1 (smcuda) was also correct. Check your own stack and layout with the reproducer before and after a change.', command: 'gpumpi-doctor repro ipc --memory device' })];
@@ -118,28 +138,45 @@ const ipcImported: Rule = {
 
 const stagingPool: Rule = {
 	id: 'ucx-staging-pool-growth', severity: 'info', title: 'Large GPU messages are staged through a UCX pool that grows without limit',
-	reads: ['ucx.transports', 'ucx.builtWithGdrcopy'],
-	source: 'gpu-mpi-sources.md §2 (rndv_ppln.c; U#11062; nv-legate/legate#999; rapidsai/rapidsmpf#244); seed B (UCX discussion, persistent fallback buffer); defaults as ucx_info -c prints them for UCX 1.13.1 (h200 testbed); measured: gpumpi repro fallback on the H200 testbed, 2026-12-02',
-	fixSummary: 'Bound the pool growth with UCX_RNDV_FRAG_ALLOC_COUNT / UCX_RNDV_FRAG_SIZE, split very large messages, or stage manually into persistent pinned buffers.',
+	reads: ['ucx.transports', 'ucx.version', 'gpu.peermemLoaded'],
+	appliesTo: { ucx: '>=1.13' },
+	verifiedAgainst: [
+		src(U.ucxContext, 'UCX_RNDV_FRAG_SIZE (host:512K,cuda:4M) and UCX_RNDV_FRAG_ALLOC_COUNT (host:128,cuda:128): the size of a fragment and how many fragments one pool chunk holds'),
+		src(U.ucxRndvPpln, 'the pipeline posts every fragment of a message at once; the ucp_rndv_frags pool has no upper limit'),
+		src(U.ucxPr11062, 'UCX_RNDV_FRAG_WORKER_MAX_MEM, a cap on staging memory per worker (open, not in a release)'),
+		src(U.legate999, '"failed to allocate 536870912 bytes … for ucp_rndv_frags"'),
+		src(U.rapidsmpf244, 'the same out-of-memory in the staging pool'),
+		src(U.devFallback, 'H200 testbed, UCX 1.13.1: a rank\'s resident memory grew by 775 MiB for one 1 GiB device message, 194 MiB for 256 MiB'),
+	],
+	fixSummary: 'Nothing in a released UCX caps the pool (UCX_RNDV_FRAG_* only size its chunks): split very large messages, or stage manually into persistent pinned buffers (libgpumpi). GPUDirect RDMA (nvidia_peermem or dmabuf) avoids host staging between nodes.',
 	evaluate(facts) {
 		const u = facts.ucx;
 		if (!u || !u.devicesListed) { return []; }
 		const copy = u.transports.find((t) => t.name === 'cuda_copy');
 		if (!copy) { return []; }
-		const gdr = u.transports.some((t) => t.name === 'gdr_copy');
 		const ib = u.transports.some((t) => isIbTransport(t.name));
-		if (gdr && ib) { return []; }
+		const pm = facts.gpu.peermemLoaded;
+		// Between nodes, an RDMA transport with GPUDirect RDMA (peer-memory module; dmabuf needs UCX >= 1.14) moves GPU memory without host staging.
+		const vp = versionParts(u.version?.value ?? '');
+		const gdrRdma = ib && (pm?.value === true || (pm === null && vp.length > 0 && compareVersions(vp, [1, 14]) >= 0));
+		if (gdrRdma) { return []; }
+		const why = ib ? 'GPUDirect RDMA is not available (no nvidia_peermem module seen)' : 'no InfiniBand/RoCE transport';
 		return [finding(this,
-			`UCX has cuda_copy but ${ib ? '' : 'no InfiniBand/RoCE transport'}${!ib && !gdr ? ' and ' : ''}${gdr ? '' : 'no gdr_copy'}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). All fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound, so a multi-GiB message grows it by 64 MiB host / 512 MiB GPU chunks ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). U#11062 (open) adds UCX_RNDV_FRAG_WORKER_MAX_MEM. Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by 775 MiB, a 256 MiB one by 194 MiB.`,
-			ev(copy.evidence, u.version?.evidence),
-			{ text: 'Smaller pool chunks (untested here), or split messages to a few hundred MiB; for full control stage manually into persistent pinned buffers (seed B measured ~1.5–1.8× over MPI staging).', command: 'export UCX_RNDV_FRAG_ALLOC_COUNT=host:16,cuda:16' })];
+			`UCX has cuda_copy but ${why}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). UCX_RNDV_FRAG_SIZE and UCX_RNDV_FRAG_ALLOC_COUNT set the size of the pool's chunks (64 MiB host / 512 MiB GPU by default), not a limit: all fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). A per-worker cap, UCX_RNDV_FRAG_WORKER_MAX_MEM, is proposed in openucx/ucx pull request 11062 (not in a release). Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by 775 MiB, a 256 MiB one by 194 MiB. What each UCX_RNDV_* setting does to that memory has not been measured yet.`,
+			ev(copy.evidence, u.version?.evidence, pm?.evidence),
+			{ text: 'Split very large messages into pieces of a few hundred MiB, or stage through persistent pinned buffers you own (libgpumpi; 0 MiB extra host memory on the H200 testbed where UCX took 1 GiB for 1 GiB). No released UCX setting caps the pool.', command: 'gpumpi-doctor repro fallback --memory device' })];
 	},
 };
 
 const oldUcx: Rule = {
 	id: 'ucx-version-known-issues', severity: 'info', title: 'UCX version with known GPU limitations or regressions',
 	reads: ['ucx.version'],
-	source: 'U#9287 (1.15.0rc inter-node osu_bw D D 24.7 → 3.8 GB/s); gpu-mpi-sources.md §3 (dmabuf GPUDirect RDMA needs UCX ≥ 1.14)',
+	appliesTo: { ucx: '<1.14 || =1.15.0-rc', cuda: '>=11.7' },
+	verifiedAgainst: [
+		src(U.ucxIssue9287, 'UCX 1.15.0rc3: inter-node osu_bw D D fell from 24.7 GB/s (1.13.1) to about 3.8 GB/s'),
+		src(U.ucxIbMd, 'UCX\'s dmabuf registration path for GPU memory (UCX >= 1.14), besides the peer-memory module'),
+		src(U.gpudirectRdma, 'GPUDirect RDMA through nvidia-peermem or dmabuf'),
+	],
 	fixSummary: 'Use a released UCX ≥ 1.14 (and not 1.15.0 release candidates).',
 	evaluate(facts) {
 		const v = facts.ucx?.version;
@@ -147,7 +184,7 @@ const oldUcx: Rule = {
 		const parts = versionParts(v.value);
 		if (parts.length === 0) { return []; }
 		if (/^1\.15\.0-?rc/i.test(v.value)) {
-			return [finding(this, `UCX ${v.value} is a 1.15.0 release candidate: inter-node device-to-device bandwidth fell from 24.7 GB/s (1.13.1) to about 3.8 GB/s in 1.15.0rc3 (U#9287).`, [v.evidence],
+			return [finding(this, `UCX ${v.value} is a 1.15.0 release candidate: inter-node device-to-device bandwidth fell from 24.7 GB/s (1.13.1) to about 3.8 GB/s in 1.15.0rc3 (openucx/ucx issue 9287).`, [v.evidence],
 				{ text: 'Use a released UCX (1.15.0 final or newer).', command: 'ucx_info -v' }, 'warning')];
 		}
 		if (compareVersions(parts, [1, 14]) < 0) {

@@ -33,7 +33,7 @@ describe('sysfs rules', () => {
 		const f = find([synthGpuNuma(1), SYNTH_IB_NODE0], 'gpu-nic-numa-mismatch');
 		assert.equal(f.length, 1);
 		assert.match(f[0].message, /GPU 0000:19:00\.0 is on NUMA node 1, the active RDMA ports on node\(s\) 0/);
-		assert.match(f[0].message, /U#11121/);
+		assert.match(f[0].message, /openucx\/ucx#11121 measured 65 instead of 85 Gb\/s/);
 		assert.equal(find([synthGpuNuma(0), SYNTH_IB_NODE0], 'gpu-nic-numa-mismatch').length, 0);
 		assert.equal(find([...h200Raw(), ...debianSys()], 'gpu-nic-numa-mismatch').length, 0);
 	});
@@ -122,10 +122,19 @@ describe('GPU platform rules', () => {
 });
 
 describe('tuning rules', () => {
-	it('ompi-smcuda-cuda-ipc-disabled: the observed.md B setting, from env or the engine\'s mpirun line; the default is quiet', () => {
+	it('ompi-smcuda-cuda-ipc-disabled: the setting measured on the H200, from env or the engine\'s mpirun line; the default is quiet', () => {
 		const f = find(h200WithEnv('OMPI_MCA_btl_smcuda_use_cuda_ipc=0\n'), 'ompi-smcuda-cuda-ipc-disabled');
 		assert.equal(f.length, 1);
-		assert.match(f[0].message, /1995 GB\/s to 4\.26 GB\/s/);
+		assert.equal(f[0].severity, 'warning');
+		assert.match(f[0].message, /^btl_smcuda_use_cuda_ipc is 0 \(env\): GPU-to-GPU messages between ranks on this node no longer use CUDA IPC, whichever GPUs they use/);
+		assert.match(f[0].message, /~2030 GB\/s to 4\.0–4\.6 GB\/s/);
+		assert.equal(f[0].fix?.command, 'mpirun --mca btl_smcuda_use_cuda_ipc 1 ...');
+		// The same-GPU switch concerns only ranks that share a GPU: named as such, info.
+		const same = find(h200WithEnv('OMPI_MCA_btl_smcuda_use_cuda_ipc_same_gpu=0\n'), 'ompi-smcuda-cuda-ipc-disabled');
+		assert.equal(same.length, 1);
+		assert.equal(same[0].severity, 'info');
+		assert.match(same[0].message, /^btl_smcuda_use_cuda_ipc_same_gpu is 0 \(env\): ranks that share one GPU no longer use CUDA IPC between them \(ranks on different GPUs still do\)/);
+		assert.equal(same[0].fix?.command, 'mpirun --mca btl_smcuda_use_cuda_ipc_same_gpu 1 ...');
 		assert.equal(f[0].evidence[0].line, 'OMPI_MCA_btl_smcuda_use_cuda_ipc=0');
 		const eng = h200Engine('inspect-np1.json');
 		const cmd = { ...eng, command: [...eng.command.slice(0, 4), '--mca', 'btl_smcuda_use_cuda_ipc', '0', ...eng.command.slice(4)] };
@@ -135,11 +144,11 @@ describe('tuning rules', () => {
 	});
 
 	it('ompi-cuda-support-param-off: a parameter file with opal_cuda_support = 0 on the CUDA build; env true overrides; Debian is quiet', () => {
-		// The setting conda-forge's Open MPI ships (O#12831), as a line of an MCA parameter file.
+		// opal_cuda_support switched off in an MCA parameter file (as a packaged build could ship it).
 		const file = rawText('mca_params:/opt/conda/etc/openmpi-mca-params.conf', '# conda-forge\nopal_cuda_support = 0\n', { command: ['read', '/opt/conda/etc/openmpi-mca-params.conf'] });
 		const f = find([...h200Raw(), file], 'ompi-cuda-support-param-off');
 		assert.equal(f.length, 1);
-		assert.match(f[0].message, /O#12831/);
+		assert.match(f[0].message, /opal_cuda_support is off \(\/opt\/conda\/etc\/openmpi-mca-params\.conf sets it to 0\)/);
 		assert.equal(f[0].fix?.command, 'export OMPI_MCA_opal_cuda_support=true');
 		assert.equal(find([...h200WithEnv('OMPI_MCA_opal_cuda_support=true\n'), file], 'ompi-cuda-support-param-off').length, 0);
 		assert.equal(find(h200Raw(), 'ompi-cuda-support-param-off').length, 0);
@@ -158,7 +167,7 @@ describe('tuning rules', () => {
 		const n = find(h200WithEnv('UCX_MEMTYPE_CACHE=n\nUCX_CUDA_IPC_CACHE=n\n'), 'ucx-cache-settings');
 		assert.equal(n.length, 2);
 		assert.match(n[0].message, /^UCX_MEMTYPE_CACHE=n \(collector environment; default try\)/);
-		assert.match(n[1].message, /O#9051/);
+		assert.match(n[1].message, /suggested in open-mpi\/ompi#9051/);
 		assert.equal(find(h200WithEnv('UCX_MEMTYPE_CACHE=y\n'), 'ucx-cache-settings')[0].severity, 'warning');
 		assert.equal(find(h200Raw(), 'ucx-cache-settings').length, 0);
 	});

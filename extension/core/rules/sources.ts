@@ -1,0 +1,78 @@
+/**
+ * The public sources the rules cite, in one place: source files at tagged releases, documentation pages, issue
+ * threads, and the sections of docs/ pages we ship that record what was measured. Each rule pairs a URL with what
+ * it shows there (`src`). test/unit/rules/ruleSources.test.ts fails on anything that is not an https URL or a
+ * docs/…md#anchor that exists in this repository.
+ */
+import type { SourceRef } from '../../shared/report';
+
+/** A source and what it shows for the rule citing it. */
+export function src(url: string, shows: string): SourceRef {
+	return { url, shows };
+}
+
+const GH = 'https://github.com';
+const OMPI5 = `${GH}/open-mpi/ompi/blob/v5.0.7`;
+const OMPI4 = `${GH}/open-mpi/ompi/blob/v4.1.4`;
+const UCX = `${GH}/openucx/ucx/blob/v1.20.0`;
+
+export const URLS = {
+	// Open MPI
+	ompiCudaDocs: 'https://docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/cuda.html',
+	ompiCudaFaq41: 'https://www.open-mpi.org/faq/?category=runcuda',
+	ompiMcaDocs: 'https://docs.open-mpi.org/en/v5.0.x/mca.html',
+	ompiMpirun41: 'https://www.open-mpi.org/doc/v4.1/man1/mpirun.1.php',
+	ompiAcceleratorCuda5: `${OMPI5}/opal/mca/accelerator/cuda/accelerator_cuda_component.c`,
+	ompiCommonCuda41: `${OMPI4}/opal/mca/common/cuda/common_cuda.c`,
+	ompiSmcuda5: `${OMPI5}/opal/mca/btl/smcuda/btl_smcuda_component.c`,
+	ompiSmcuda41: `${OMPI4}/opal/mca/btl/smcuda/btl_smcuda_component.c`,
+	ompiCommonUcx41: `${OMPI4}/opal/mca/common/ucx/common_ucx.c`,
+	ompiMcaBaseOpen5: `${OMPI5}/opal/mca/base/mca_base_open.c`,
+	ompiIssue6001: `${GH}/open-mpi/ompi/issues/6001`,
+	ompiIssue9051: `${GH}/open-mpi/ompi/issues/9051`,
+	ompiIssue12849: `${GH}/open-mpi/ompi/issues/12849`,
+	// UCX
+	ucxFaq: 'https://openucx.readthedocs.io/en/master/faq.html',
+	ucxContext: `${UCX}/src/ucp/core/ucp_context.c`,
+	ucxRndvPpln: `${UCX}/src/ucp/rndv/rndv_ppln.c`,
+	ucxCudaIpcMd: `${UCX}/src/uct/cuda/cuda_ipc/cuda_ipc_md.c`,
+	ucxIbMd: `${UCX}/src/uct/ib/base/ib_md.c`,
+	ucxCudaCopyIface118: `${GH}/openucx/ucx/blob/v1.18.0/src/uct/cuda/cuda_copy/cuda_copy_iface.c`,
+	ucxCudaCopyIface119: `${GH}/openucx/ucx/blob/v1.19.0/src/uct/cuda/cuda_copy/cuda_copy_iface.c`,
+	ucxIssue3192: `${GH}/openucx/ucx/issues/3192`,
+	ucxIssue4707: `${GH}/openucx/ucx/issues/4707`,
+	ucxIssue9287: `${GH}/openucx/ucx/issues/9287`,
+	ucxIssue10104: `${GH}/openucx/ucx/issues/10104`,
+	ucxPr11062: `${GH}/openucx/ucx/pull/11062`,
+	ucxIssue11121: `${GH}/openucx/ucx/issues/11121`,
+	ucxIssue11605: `${GH}/openucx/ucx/issues/11605`,
+	ucxPr11754: `${GH}/openucx/ucx/pull/11754`,
+	legate999: `${GH}/nv-legate/legate/issues/999`,
+	rapidsmpf244: `${GH}/rapidsai/rapidsmpf/issues/244`,
+	// MPICH and vendor MPIs
+	mpichReadme402: `${GH}/pmodels/mpich/blob/v4.0.2/README.vin`,
+	mpichConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/configure.ac`,
+	mpichGpuQuery: 'https://www.mpich.org/static/docs/latest/www3/MPIX_GPU_query_support.html',
+	nerscCrayMpich: 'https://docs.nersc.gov/development/programming-models/mpi/cray-mpich/',
+	mvapichGdrGuide: 'https://mvapich.cse.ohio-state.edu/userguide/gdr/',
+	intelMpiDocs: 'https://www.intel.com/content/www/us/en/developer/tools/oneapi/mpi-library.html',
+	reframe265: `${GH}/reframe-hpc/reframe/issues/265`,
+	// Platform
+	slurmMpiGuide: 'https://slurm.schedmd.com/mpi_guide.html',
+	cudaProgrammingGuide: 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html',
+	gpudirectRdma: 'https://docs.nvidia.com/cuda/gpudirect-rdma/index.html',
+	nvidiaSmi: 'https://docs.nvidia.com/deploy/nvidia-smi/index.html',
+	cudaMps: 'https://docs.nvidia.com/deploy/mps/index.html',
+	migUserGuide: 'https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html',
+	sysfsPci: 'https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci',
+	nccl897: `${GH}/NVIDIA/nccl/issues/897`,
+	// Pages we ship (what was measured, on what, how to reproduce it)
+	devInspect: 'docs/device-results.md#inspect',
+	devIpc: 'docs/device-results.md#ipc-pointer-reproducer-the-global-arrays-report-4-ranks-on-the-one-gpu-64-mib-device-memory',
+	devFallback: 'docs/device-results.md#fallback-reproducer-the-quest-report-2-ranks-1-gib-device-buffers-best-of-3-run-1--run-2',
+	devLib: 'docs/device-results.md#libgpumpi-gpumpi-bench-2-ranks',
+	devCli: 'docs/device-results.md#the-headless-cli-itself-on-the-h200-second-session-2026-12-02-1234-utc',
+	obsDebian: 'docs/observations.md#debian-12-ci-machine-open-mpi-414-ucx-1131-mpich-402',
+	obsSlurm: 'docs/observations.md#slurm-2205-on-the-ci-machine',
+	obsH200: 'docs/observations.md#h200-testbed-open-mpi-507--ucx-1131',
+} as const;
