@@ -52,7 +52,7 @@ export const URLS = {
 	// MPICH and vendor MPIs
 	mpichReadme402: `${GH}/pmodels/mpich/blob/v4.0.2/README.vin`,
 	mpichConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/configure.ac`,
-	mpichGpuQuery: 'https://www.mpich.org/static/docs/latest/www3/MPIX_GPU_query_support.html',
+	mpichGpuQuery: 'https://manpages.ubuntu.com/manpages/kinetic/man3/MPIX_GPU_query_support.3.html',
 	nerscCrayMpich: 'https://docs.nersc.gov/development/programming-models/mpi/cray-mpich/',
 	mvapichGdrGuide: 'https://mvapich.cse.ohio-state.edu/userguide/gdr/',
 	intelMpiDocs: 'https://www.intel.com/content/www/us/en/developer/tools/oneapi/mpi-library.html',
