@@ -7,17 +7,8 @@ import * as fs from 'node:fs';
 import type { CliIo } from '../../extension/cli/io';
 import { main } from '../../extension/cli/gpumpiDoctor';
 
-/** mulberry32: a small seeded generator, so a failing case can be replayed with its seed. */
-export function seeded(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
+/** The fuzz tests' seeded generator (mulberry32), so a failing case can be replayed with its seed. */
+export { prng as seeded } from '../unit/prng';
 
 export const sleep = (ms: number): Promise<void> => new Promise(r => setTimeout(r, ms));
 
