@@ -24,9 +24,20 @@ export function connectOutput(c: Extract<HostConnectResult, { ok: false }>): Raw
 	};
 }
 
-/** The failed connection of a report's raw outputs, if it has one. */
+/**
+ * The failed connection of a report's raw outputs, if it has one, with its fields made safe to read (a bundle's
+ * raw outputs are untyped data: analyze must stay total).
+ */
 export function failedConnection(raw: readonly RawOutput[]): RawOutput | undefined {
-	return raw.find(r => r.id === CONNECT_ID && r.exitCode !== 0);
+	if (!Array.isArray(raw)) { return undefined; }
+	const r = raw.find((x: unknown) => typeof x === 'object' && x !== null && (x as RawOutput).id === CONNECT_ID && (x as RawOutput).exitCode !== 0);
+	if (!r) { return undefined; }
+	const strings = (v: unknown): string[] => Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+	return {
+		id: CONNECT_ID, command: strings(r.command), exitCode: null, stdout: '', stderr: typeof r.stderr === 'string' ? r.stderr : '',
+		durationMs: typeof r.durationMs === 'number' ? r.durationMs : 0, error: typeof r.error === 'string' ? r.error : 'the connection failed',
+		notes: strings(r.notes),
+	};
 }
 
 /** The failure class of a failed connection ("refused", …) and its label, from its note. */

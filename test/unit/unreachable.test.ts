@@ -53,6 +53,12 @@ describe('unreachable hosts', () => {
 		assert.doesNotMatch(JSON.stringify({ findings, summary }), /not found|No MPI|missing/i);
 	});
 
+	it('analyze() stays total for a bundle\'s malformed connect record', () => {
+		const garbage = [{ id: 'connect', exitCode: null, stderr: 5, notes: 'x', command: null, error: {} }] as unknown as Parameters<typeof analyze>[0];
+		const { findings } = analyze(garbage, 'odd');
+		assert.deepEqual(findings.map(f => [f.id, f.title, f.evidence.length]), [[UNREACHABLE_ID, 'Cannot reach odd (ssh failed)', 1]]);
+	});
+
 	it('classifies each reason ssh gives into its kind', () => {
 		const cases: [string, string][] = [
 			['ssh: connect to host 10.0.0.4 port 22: Connection refused', 'refused'],
