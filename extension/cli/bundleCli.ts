@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { BundleError, reportFromBundle, writeBundle } from '../core/bundle';
 import { resolveHost } from '../core/hosts/hostSettings';
 import type { Report } from '../shared/report';
+import { UNREACHABLE_ID } from '../core/unreachable';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
 import { renderReportText, terminalSafe } from './textReport';
 
@@ -84,6 +85,12 @@ export function collectMain(argv: readonly string[], deps: CollectDeps): Promise
 		} catch (e) {
 			if (e instanceof UsageError) { throw e; }
 			io.stderr(`gpumpi-doctor collect: the inspection failed: ${errorText(e)}\n`);
+			return EXIT.failed;
+		}
+		const unreached = report.findings.find(f => f.id === UNREACHABLE_ID);
+		if (unreached) {
+			// A bundle of a host nobody looked at would hold nothing to analyse: say why, write none.
+			io.stderr(`gpumpi-doctor collect: ${terminalSafe(unreached.message)}\n${unreached.evidence.map(e => `  ${terminalSafe(e.line)}\n`).join('')}no bundle written\n`);
 			return EXIT.failed;
 		}
 		const dir = out !== undefined ? path.resolve(io.cwd, out) : defaultDir(report, io.cwd);

@@ -72,6 +72,8 @@ export interface InspectWhere {
 	host?: string;
 	setup?: string;
 	sshConfig?: string;
+	/** ssh ConnectTimeout in seconds (default 10). */
+	connectTimeoutSeconds?: number;
 	/** Launch the engine with srun (options as argv items). */
 	srun?: Omit<SrunSpec, 'jobName'> | null;
 }
@@ -81,8 +83,17 @@ function whereOf(values: Values, cwd: string): InspectWhere {
 		host: typeof values.host === 'string' ? values.host : undefined,
 		setup: typeof values.setup === 'string' ? values.setup : undefined,
 		sshConfig: typeof values['ssh-config'] === 'string' ? path.resolve(cwd, values['ssh-config']) : undefined,
+		connectTimeoutSeconds: connectTimeoutOf(values['connect-timeout']),
 		srun: srunOf(values),
 	};
+}
+
+function connectTimeoutOf(v: Values[string]): number | undefined {
+	if (v === undefined) { return undefined; }
+	if (typeof v !== 'string' || !/^\d{1,3}$/.test(v.trim()) || Number(v) < 1 || Number(v) > 300) {
+		throw new UsageError(`--connect-timeout needs whole seconds from 1 to 300, got ${shown(String(v))}`);
+	}
+	return Number(v);
 }
 
 function srunOf(values: Values): Omit<SrunSpec, 'jobName'> | null {
@@ -96,15 +107,15 @@ function srunOf(values: Values): Omit<SrunSpec, 'jobName'> | null {
 
 /** Inspect this machine or the ssh host `where.host` (engine deployed and built there unless settings name one). */
 async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof normalizeSettings>['settings'], io: CliIo, logger: Logger): Promise<Report> {
-	if (where.host === undefined && (where.setup !== undefined || where.sshConfig !== undefined)) {
-		throw new UsageError('--setup and --ssh-config need --host');
-	}
+	if (where.host === undefined && (where.setup !== undefined || where.sshConfig !== undefined)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	if (where.host === undefined && where.connectTimeoutSeconds !== undefined) { throw new UsageError('--connect-timeout needs --host'); }
 	let remote: RemoteTarget | undefined;
 	if (where.host !== undefined) {
 		const target = resolveHost([], where.host, where.setup);
 		if ('error' in target) { throw new UsageError(`--host: ${target.error}`); }
 		remote = await openRemoteTarget({ ...target, enginePath: settings.enginePath, mpirun: settings.mpirunPath }, {
 			configFile: where.sshConfig,
+			connectTimeoutSeconds: where.connectTimeoutSeconds,
 			onProgress: m => logger.info(m),
 		});
 		if (remote.deploy && !remote.deploy.ok) {
@@ -155,6 +166,7 @@ function checkInspectArgs(values: Values, positionals: string[], cwd: string): {
 	if (values['ssh-config'] === '') { throw new UsageError('--ssh-config needs a file name'); }
 	const where = whereOf(values, cwd);
 	if (where.host === undefined && (where.setup !== undefined || where.sshConfig !== undefined)) { throw new UsageError('--setup and --ssh-config need --host'); }
+	if (where.host === undefined && where.connectTimeoutSeconds !== undefined) { throw new UsageError('--connect-timeout needs --host'); }
 	if (where.host !== undefined) {
 		const target = resolveHost([], where.host, where.setup);
 		if ('error' in target) { throw new UsageError(`--host: ${target.error}`); }
@@ -178,7 +190,7 @@ const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',
 	summary: 'Inspect this host\'s MPI / UCX / CUDA stack and explain what GPU buffers will do.',
 	usage: `gpumpi-doctor inspect [--json] [--html FILE] [--ranks N] [--engine PATH] [--mpirun PATH] [--timeout S] [--verbose]
-                      [--host SSH-HOST [--setup LINE] [--ssh-config FILE]] [--srun [--srun-mpi P] [--srun-arg X]…]
+                      [--host SSH-HOST [--setup LINE] [--ssh-config FILE] [--connect-timeout S]] [--srun [--srun-mpi P] [--srun-arg X]…]
 
   --json          print the report as JSON on stdout (nothing else; no HTML unless --html)
   --html FILE     write the standalone HTML report to FILE (default without --json: gpumpi-report.html)
@@ -192,6 +204,9 @@ const inspectCommand: ParsedSubcommand = {
                   copied to and built on H (cached in ~/.cache/gpumpi-doctor/ there)
   --setup LINE    shell code run on H before every command, e.g. "module load openmpi" (executed as shell there)
   --ssh-config F  ssh_config file to use instead of ~/.ssh/config
+  --connect-timeout S  seconds ssh waits for H to answer (1..300, default 10). H is connected to before anything
+                  else; when it cannot be reached the report has one finding, host-unreachable, with ssh's reason
+                  (name not resolved, refused, host key, login refused, timeout), and nothing is checked there
   --srun          launch the engine with Slurm's srun (its ranks run on the allocation's compute nodes, not on the
                   login node); --srun-mpi P gives srun --mpi=P, --srun-arg X (repeatable) an srun/allocation option`,
 	options: {
@@ -205,6 +220,7 @@ const inspectCommand: ParsedSubcommand = {
 		host: { type: 'string' },
 		setup: { type: 'string' },
 		'ssh-config': { type: 'string' },
+		'connect-timeout': { type: 'string' },
 		srun: { type: 'boolean' },
 		'srun-mpi': { type: 'string' },
 		'srun-arg': { type: 'string', multiple: true },

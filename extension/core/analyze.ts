@@ -10,6 +10,7 @@ import { RULES, runRules } from './rules/index';
 import { visibleGpus } from './rules/helpers';
 import { cudaAwareness } from './rules/mpiRules';
 import { transportNames } from './parsers/ucxInfo';
+import { connectKind, failedConnection, unreachableFinding, unreachableSummary } from './unreachable';
 
 /** Result of analysing one host. */
 export interface Analysis { facts: Facts; findings: Finding[]; summary: HostSummary }
@@ -70,6 +71,13 @@ function fallbackSummary(hostLabel: string): HostSummary {
 
 /** Analyse one host's raw outputs. Never throws. */
 export function analyze(raw: readonly RawOutput[], hostLabel: string): Analysis {
+	const unreached = failedConnection(raw);
+	if (unreached) {
+		// Nothing was looked at: one finding says why, and no rule may report the absence of anything.
+		const facts = emptyFacts(hostLabel);
+		facts.raw = raw.map(r => ({ id: r.id, ok: false, exitCode: r.exitCode, error: r.error ?? '' }));
+		return { facts, findings: [unreachableFinding(unreached, hostLabel)], summary: unreachableSummary(hostLabel, connectKind(unreached).label) };
+	}
 	let facts: Facts;
 	try {
 		facts = buildFacts(raw, hostLabel);

@@ -1,7 +1,9 @@
 /**
  * The collector: runs the tools of one host (at most 4 at once), reads the MCA parameter files, records the
  * environment, then launches the engine under mpirun. Everything comes back as RawOutput (verbatim, with ids that
- * analyze.ts parses); a missing or hung tool is a RawOutput with an error, never an exception.
+ * analyze.ts parses); a missing or hung tool is a RawOutput with an error, never an exception. A host that has to be
+ * reached first (ssh) is connected to before anything else; when that fails, the failed attempt is the only
+ * RawOutput (unreachable.ts): nothing is run or read there, so nothing can be reported missing.
  */
 import { collectSystemFacts } from './sysCollect';
 import * as path from 'node:path';
@@ -12,6 +14,7 @@ import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
 import { defaultSpec, type LaunchSpec, type SrunSpec } from './launch/launchSpec';
 import { runLaunch } from './launch/runLaunch';
+import { connectOutput } from './unreachable';
 
 /** Which MPI a `mpirun` belongs to. */
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
@@ -70,6 +73,14 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 		{ id: 'nvidia_smi_xml', argv: ['nvidia-smi', '-q', '-x'] },
 	];
 
+	if (host.connect) {
+		progress(`Connecting to ${host.ref.label}`);
+		const c = await host.connect();
+		if (!c.ok) {
+			log.info(`cannot reach ${host.ref.label} (${c.kind}): ${c.error}; nothing else is run there`);
+			return [connectOutput(c)];
+		}
+	}
 	const env = await host.env();
 	const identity = await host.identity();
 	const byId = new Map<string, RawOutput>();

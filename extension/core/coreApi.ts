@@ -6,7 +6,7 @@
  */
 export { reportFromBundle } from './bundle';
 export { LocalHost } from './hosts/localHost';
-export { openRemoteTarget } from './hosts/remoteTarget';
+export { openRemoteTarget, testConnection } from './hosts/remoteTarget';
 export { resolveLaunchTarget } from './hosts/launchTarget';
 export { inspectHost } from './inspect';
 export { runMap, DEFAULT_MAP_OPTIONS } from './map/mapRunner';

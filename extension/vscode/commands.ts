@@ -7,7 +7,7 @@ import { errorText, type Logger } from '../core/logger';
 
 /** Every command id this extension contributes (package.json `contributes.commands`). */
 export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle'
-	| 'gpumpiDoctor.addHost' | 'gpumpiDoctor.editHost' | 'gpumpiDoctor.removeHost' | 'gpumpiDoctor.refreshHosts'
+	| 'gpumpiDoctor.addHost' | 'gpumpiDoctor.editHost' | 'gpumpiDoctor.removeHost' | 'gpumpiDoctor.refreshHosts' | 'gpumpiDoctor.testConnection'
 	| 'gpumpiDoctor.reproIpc' | 'gpumpiDoctor.reproFallback' | 'gpumpiDoctor.openReproResult' | 'gpumpiDoctor.showTransportMap';
 
 let invocation = 0;

@@ -6,7 +6,9 @@ import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { lastCommandError, registerCommand } from './commands';
 import { DiagnosticsPanel } from './diagnosticsPanel';
-import { HOSTS_VIEW_ID, HostsTreeProvider, hostCommands, hostKeyOf, pickHost } from './hostsView';
+import { HOSTS_VIEW_ID, HostsTreeProvider, hostKeyOf, pickHost } from './hostsView';
+import { hostCommandsFor, offerUnreachable } from './hostCommands';
+import { UNREACHABLE_ID } from '../core/unreachable';
 import { InspectionService, LOCAL_HOST_KEY } from './inspectionService';
 import { createOutputLogger } from './outputLogger';
 import { registerTransportMap, TransportMapPanel, type TransportMapPanelState } from './transportMapPanel';
@@ -46,13 +48,18 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	const service = new InspectionService(logger.child('service'));
 	context.subscriptions.push(service);
 
+	const showLog = (): void => channel.show(true);
+	const hostCommands = hostCommandsFor(service, showLog);
 	const showPanel = (): DiagnosticsPanel => DiagnosticsPanel.show(context.extensionUri, service, logger.child('panel'));
 	const inspect = async (host?: string): Promise<Report> => {
 		if (!vscode.workspace.isTrusted) {
 			throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.'));
 		}
 		showPanel();
-		return service.inspect(host ?? LOCAL_HOST_KEY);
+		const key = host ?? LOCAL_HOST_KEY;
+		const report = await service.inspect(key);
+		offerUnreachable(key, report.findings.find(f => f.id === UNREACHABLE_ID), showLog);
+		return report;
 	};
 	/** The command: a host name / tree node argument, else a QuickPick when hosts are configured. */
 	const inspectCommand = async (arg?: unknown): Promise<Report | undefined> => {
@@ -61,7 +68,6 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	};
 	const hostsTree = new HostsTreeProvider(service);
 	context.subscriptions.push(hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree));
-	const showLog = (): void => channel.show(true);
 	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
 	const analyzeBundle = async (target?: vscode.Uri | string): Promise<Report | undefined> => {
 		let dir = typeof target === 'string' ? target : target?.fsPath;
@@ -84,6 +90,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerCommand('gpumpiDoctor.addHost', hostCommands.add, log, showLog),
 		registerCommand('gpumpiDoctor.editHost', hostCommands.edit, log, showLog),
 		registerCommand('gpumpiDoctor.removeHost', hostCommands.remove, log, showLog),
+		registerCommand('gpumpiDoctor.testConnection', hostCommands.testConnection, log, showLog),
 		registerCommand('gpumpiDoctor.refreshHosts', () => hostsTree.refresh(), log, showLog),
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),

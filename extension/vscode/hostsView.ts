@@ -1,14 +1,14 @@
 /**
  * The hosts UI: the "GPU-MPI Hosts" tree view (this machine + the `gpumpiDoctor.hosts` entries, each with its
  * status and, once inspected, its summary as children), the host QuickPick of "Inspect Host", and the commands
- * that add / edit / remove entries of the `gpumpiDoctor.hosts` setting. Every value typed in is checked with
- * hostSettings' validator before it is stored; invalid settings entries are shown as problems and never run.
+ * the commands use (hostCommands.ts). A host that could not be reached (its last connection test or inspection) is
+ * marked: icon, "unreachable: <reason>" and the reason in the tooltip. Invalid settings entries are problem rows.
  */
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
-import { validateHostSettings, type HostSetting } from '../core/hosts/hostSettings';
+import type { HostSetting } from '../core/hosts/hostSettings';
 import { LOCAL_HOST_KEY, type InspectionService } from './inspectionService';
-import { rawHosts, readHosts, writeHosts } from './settings';
+import { readHosts } from './settings';
 
 /** One row of the tree: a host, a summary line under it, or an invalid settings entry. */
 export type HostTreeNode =
@@ -31,9 +31,14 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 			_service.onDidChange(() => this.refresh()),
 			vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('gpumpiDoctor.hosts')) { this.refresh(); } }),
 		);
+		void vscode.commands.executeCommand('setContext', 'gpumpiDoctor.hasHosts', readHosts().hosts.length > 0);
 	}
 
-	refresh(): void { this._onDidChangeTreeData.fire(undefined); }
+	refresh(): void {
+		// Edit / Remove / Test Connection are offered only when there is a host to act on (package.json `when`).
+		void vscode.commands.executeCommand('setContext', 'gpumpiDoctor.hasHosts', readHosts().hosts.length > 0);
+		this._onDidChangeTreeData.fire(undefined);
+	}
 
 	getChildren(node?: HostTreeNode): HostTreeNode[] {
 		if (!node) {
@@ -65,14 +70,21 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 			return item;
 		}
 		const report = this._service.reportFor(node.key);
-		const item = new vscode.TreeItem(node.label, report ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+		const reach = this._service.reachFor(node.key);
+		const unreachable = reach && !reach.ok && this._service.runningHost !== node.key ? reach : undefined;
+		// An unreachable host's last report has nothing under it worth listing ("not checked" everywhere).
+		const expandable = report && !unreachable;
+		const item = new vscode.TreeItem(node.label, expandable ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
 		item.id = `host:${node.key}`;
 		item.description = this.status(node.key);
 		const st = node.setting;
-		item.tooltip = st
+		const about = st
 			? [st.sshHost, st.setup ? `setup: ${st.setup}` : '', st.launcher === 'srun' ? `launcher: srun${st.srunMpi ? ` --mpi=${st.srunMpi}` : ''} ${st.srunArgs.join(' ')}`.trimEnd() : `launcher: ${st.mpirun || 'mpirun'}`].filter(Boolean).join('\n')
 			: vscode.l10n.t('The machine VS Code runs on');
-		item.iconPath = new vscode.ThemeIcon(node.setting ? 'remote' : 'vm');
+		item.tooltip = unreachable
+			? `${vscode.l10n.t('Unreachable ({0}, {1}): {2}', unreachable.label, new Date(unreachable.at).toLocaleTimeString(), unreachable.error)}\n\n${about}`
+			: about;
+		item.iconPath = unreachable ? new vscode.ThemeIcon('debug-disconnect', new vscode.ThemeColor('errorForeground')) : new vscode.ThemeIcon(node.setting ? 'remote' : 'vm');
 		item.contextValue = node.setting ? 'gpumpiHost.ssh' : 'gpumpiHost.local';
 		return item;
 	}
@@ -80,6 +92,8 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 	/** The status text of a host row ("inspecting…", "inspected 10:42", "not inspected"). */
 	status(key: string): string {
 		if (this._service.runningHost === key) { return vscode.l10n.t('inspecting…'); }
+		const reach = this._service.reachFor(key);
+		if (reach && !reach.ok) { return vscode.l10n.t('unreachable: {0}', reach.label); }
 		const report = this._service.reportFor(key);
 		if (!report) { return vscode.l10n.t('not inspected'); }
 		const at = new Date(report.createdAt);
@@ -127,106 +141,9 @@ export async function pickHost(title = vscode.l10n.t('GPU-MPI: Inspect Host')): 
 	return picked.key;
 }
 
-/** Values for add/edit, given as an argument (tests, scripts) or typed into input boxes. */
-export interface HostInput {
-	name: string; sshHost: string; setup?: string; mpirun?: string; enginePath?: string;
-	launcher?: 'mpirun' | 'srun'; srunArgs?: string[]; srunMpi?: string;
-}
-
-function isHostInput(v: unknown): v is HostInput {
-	return typeof v === 'object' && v !== null && typeof (v as HostInput).name === 'string' && typeof (v as HostInput).sshHost === 'string';
-}
-
-async function askHost(current?: HostSetting): Promise<HostInput | undefined> {
-	const name = await vscode.window.showInputBox({ title: vscode.l10n.t('Host name'), value: current?.name, prompt: vscode.l10n.t('Shown in reports; letters, digits, ".", "_" or "-"') });
-	if (name === undefined) { return undefined; }
-	const sshHost = await vscode.window.showInputBox({ title: vscode.l10n.t('ssh destination'), value: current?.sshHost, prompt: vscode.l10n.t('An alias from ~/.ssh/config or user@host (key login; host key already in known_hosts)') });
-	if (sshHost === undefined) { return undefined; }
-	const setup = await vscode.window.showInputBox({ title: vscode.l10n.t('Setup line (optional)'), value: current?.setup, prompt: vscode.l10n.t('Shell code run on that host before every command, e.g. module load openmpi') });
-	if (setup === undefined) { return undefined; }
-	const launcher = await vscode.window.showQuickPick([
-		{ label: 'mpirun', description: vscode.l10n.t('mpirun on that host (Open MPI or MPICH, detected there)'), picked: current?.launcher !== 'srun' },
-		{ label: 'srun', description: vscode.l10n.t('Slurm: srun inside an allocation, or with allocation options'), picked: current?.launcher === 'srun' },
-	], { title: vscode.l10n.t('How are ranks launched on that host?') });
-	if (!launcher) { return undefined; }
-	const out: HostInput = { name: name.trim(), sshHost: sshHost.trim(), setup: setup.trim(), launcher: launcher.label === 'srun' ? 'srun' : 'mpirun' };
-	if (out.launcher === 'srun') {
-		const args = await vscode.window.showInputBox({
-			title: vscode.l10n.t('srun options (optional)'), value: current?.srunArgs.join(' '),
-			prompt: vscode.l10n.t('Allocation options, split at spaces into separate arguments (never run through a shell), e.g. -p gpu -N 2 -t 10'),
-		});
-		if (args === undefined) { return undefined; }
-		out.srunArgs = args.split(/\s+/).filter(a => a.length > 0);
-	}
-	return out;
-}
-
-/** Store `entry` (replacing the entry named `replacing`), after validating the whole resulting list. */
-async function storeHost(entry: HostInput, replacing?: string): Promise<HostSetting> {
-	const raw = rawHosts();
-	const index = replacing === undefined ? -1 : raw.findIndex(e => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === replacing);
-	if (replacing !== undefined && index < 0) { throw new Error(vscode.l10n.t('No host named {0} to edit.', JSON.stringify(replacing))); }
-	// Editing keeps the keys the input does not set (mpirun, enginePath, … typed into settings.json).
-	const clean: Record<string, unknown> = index >= 0 ? { ...(raw[index] as Record<string, unknown>) } : {};
-	clean.name = entry.name;
-	clean.sshHost = entry.sshHost;
-	for (const k of ['setup', 'mpirun', 'enginePath', 'launcher', 'srunMpi'] as const) {
-		const v = entry[k];
-		if (v === undefined) { continue; }
-		if (typeof v === 'string' && v.length > 0 && !(k === 'launcher' && v === 'mpirun')) { clean[k] = v; } else { delete clean[k]; }
-	}
-	if (entry.srunArgs !== undefined) { if (entry.srunArgs.length > 0) { clean.srunArgs = entry.srunArgs; } else { delete clean.srunArgs; } }
-	const single = validateHostSettings([clean]);
-	if (single.problems.length > 0) { throw new Error(vscode.l10n.t('Host not saved: {0}', single.problems[0].replace(/^gpumpiDoctor\.hosts\[0\]( \([^)]*\))?: /, ''))); }
-	const others = raw.filter((_, i) => i !== index);
-	if (others.some(e => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === clean.name)) {
-		throw new Error(vscode.l10n.t('Host not saved: the name {0} is already used.', JSON.stringify(clean.name)));
-	}
-	if (index >= 0) { raw[index] = clean; } else { raw.push(clean); }
-	await writeHosts(raw);
-	return single.hosts[0];
-}
-
-function hostName(arg: unknown): string | undefined {
+/** The host key a command argument names (a tree node or a name), or undefined. */
+export function hostKeyOf(arg: unknown): string | undefined {
 	if (typeof arg === 'string') { return arg; }
 	if (typeof arg === 'object' && arg !== null && (arg as HostTreeNode).kind === 'host') { return (arg as { key: string }).key; }
 	return undefined;
 }
-
-/** Handlers of the host commands (registered by extension.ts through commands.ts' wrapper). */
-export const hostCommands = {
-	/** Add a host: `arg` is a HostInput (tests) or undefined (input boxes). */
-	async add(arg?: unknown): Promise<HostSetting | undefined> {
-		const input = isHostInput(arg) ? arg : await askHost();
-		return input ? storeHost(input) : undefined;
-	},
-	/** Edit a host: `arg` is a tree node or a name, optionally `(name, HostInput)`. */
-	async edit(arg?: unknown, values?: unknown): Promise<HostSetting | undefined> {
-		const name = hostName(arg) ?? await pickConfiguredHost();
-		if (!name) { return undefined; }
-		if (name === LOCAL_HOST_KEY) { throw new Error(vscode.l10n.t('This machine is not a hosts entry and cannot be edited.')); }
-		const current = readHosts().hosts.find(h => h.name === name);
-		const input = isHostInput(values) ? values : await askHost(current);
-		return input ? storeHost(input, name) : undefined;
-	},
-	/** Remove a host: `arg` is a tree node or a name. */
-	async remove(arg?: unknown): Promise<boolean> {
-		const name = hostName(arg) ?? await pickConfiguredHost();
-		if (!name || name === LOCAL_HOST_KEY) { return false; }
-		const raw = rawHosts();
-		const kept = raw.filter(e => !(typeof e === 'object' && e !== null && (e as { name?: unknown }).name === name));
-		if (kept.length === raw.length) { throw new Error(vscode.l10n.t('No host named {0} in the gpumpiDoctor.hosts setting.', JSON.stringify(name.slice(0, 80)))); }
-		await writeHosts(kept);
-		return true;
-	},
-};
-
-async function pickConfiguredHost(): Promise<string | undefined> {
-	const { hosts } = readHosts();
-	if (hosts.length === 0) { throw new Error(vscode.l10n.t('No hosts in the gpumpiDoctor.hosts setting.')); }
-	const picked = await vscode.window.showQuickPick(hosts.map(h => ({ label: h.name, description: h.sshHost })), { placeHolder: vscode.l10n.t('Which host?') });
-	return picked?.label;
-}
-
-/** The host key a command argument names (a tree node or a name), or undefined. */
-export function hostKeyOf(arg: unknown): string | undefined { return hostName(arg); }

@@ -11,10 +11,14 @@ import type { RemoteTarget } from '../core/hosts/remoteTarget';
 import { core } from './lazyCore';
 import { errorText, type Logger } from '../core/logger';
 import { Disposable } from './dispose';
+import { connectKind, failedConnection } from '../core/unreachable';
 import { findHost, readSettings, sshConfigFile } from './settings';
 
 /** The key of this machine among hosts (not a valid `gpumpiDoctor.hosts` name, so it never collides). */
 export const LOCAL_HOST_KEY = '$local';
+
+/** The last known reachability of a host: from "Test Connection" or from its last inspection. */
+export type HostReach = { ok: true; at: number } | { ok: false; at: number; label: string; error: string };
 
 /** What changed, for listeners such as the diagnostics panel. */
 export type InspectionChange = { kind: 'report'; report: Report } | { kind: 'busy'; busy: boolean; message: string };
@@ -23,6 +27,7 @@ export type InspectionChange = { kind: 'report'; report: Report } | { kind: 'bus
 export class InspectionService extends Disposable {
 	private _lastReport: Report | undefined;
 	private readonly _byHost = new Map<string, Report>();
+	private readonly _reach = new Map<string, HostReach>();
 	private _running: { key: string; promise: Promise<Report> } | undefined;
 	private _busyMessage = '';
 	private readonly _onDidChange = this._register(new vscode.EventEmitter<InspectionChange>());
@@ -38,6 +43,21 @@ export class InspectionService extends Disposable {
 	/** The last report of one host (LOCAL_HOST_KEY or a `gpumpiDoctor.hosts` name). */
 	reportFor(key: string): Report | undefined { return this._byHost.get(key); }
 	get busyMessage(): string { return this._busyMessage; }
+	/** Whether the host could be reached the last time it was tried (undefined: not tried in this window). */
+	reachFor(key: string): HostReach | undefined { return this._reach.get(key); }
+
+	/** Record a connection test's outcome (the hosts view marks an unreachable row). */
+	noteReach(key: string, reach: HostReach): void {
+		this._reach.set(key, reach);
+		this._setBusy(this.busy, this._busyMessage);
+	}
+
+	/** Forget what is known about a host (renamed or removed). */
+	forget(key: string): void {
+		this._reach.delete(key);
+		this._byHost.delete(key);
+		this._setBusy(this.busy, this._busyMessage);
+	}
 
 	/** Show a report made elsewhere (an offline bundle) as this window's current report. */
 	showReport(report: Report): void {
@@ -120,6 +140,16 @@ export class InspectionService extends Disposable {
 					void vscode.window.showInformationMessage(vscode.l10n.t('Inspection cancelled; the report shows what was collected before.'));
 				}
 				this._byHost.set(hostKey, report);
+				const unreached = failedConnection(report.raw);
+				if (setting) {
+					this._reach.set(hostKey, unreached
+						? { ok: false, at: Date.now(), label: connectKind(unreached).label, error: unreached.error ?? '' }
+						: { ok: true, at: Date.now() });
+				}
+				if (unreached) {
+					this._log.warn(`cannot reach ${setting?.name ?? hostKey} (${connectKind(unreached).label}): ${unreached.error ?? ''}; nothing was checked there`);
+					this._log.warn(`ssh said: ${unreached.stderr.trim() || '(nothing)'} [${unreached.command.join(' ')}]`);
+				}
 				this._lastReport = report;
 				this._onDidChange.fire({ kind: 'report', report });
 				this._log.info(`report ready: ${report.findings.length} finding(s) in ${report.elapsedMs} ms`);

@@ -29,9 +29,23 @@ export interface HostIdentity {
 	hostname: string;
 }
 
+/**
+ * Whether a host can be reached at all, tested before anything is run there. A failure names its class (`kind`,
+ * e.g. "name-not-resolved", with a short `label`), one clear sentence (`error`), and what the connecting program
+ * itself said (`stderr`, the argv it ran, how long it took): the evidence of a "cannot reach" finding.
+ */
+export type HostConnectResult =
+	| { ok: true }
+	| { ok: false; kind: string; label: string; error: string; stderr: string; command: string[]; durationMs: number };
+
 /** A machine the doctor can inspect. Every method resolves (never rejects) for ordinary failures. */
 export interface Host {
 	readonly ref: HostRef;
+	/**
+	 * Test that the host can be reached (once; later calls get the same outcome). Absent for this machine. Callers
+	 * that look at a host (collect.ts) call it first and, when it fails, look at nothing else.
+	 */
+	connect?(): Promise<HostConnectResult>;
 	/** Run argv (no shell). A program not on PATH gives exitCode null and error "not found on PATH". */
 	run(argv: readonly string[], opts: HostRunOptions): Promise<ExecuteResult>;
 	/** Read a text file (capped). */

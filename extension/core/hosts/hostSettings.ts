@@ -33,6 +33,20 @@ const MAX_SETUP = 4096;
 const MAX_SRUN_ARGS = 32;
 const HOST_KEYS = ['name', 'sshHost', 'setup', 'mpirun', 'enginePath', 'launcher', 'srunArgs', 'srunMpi'];
 
+/** Why `name` cannot name a host (as typed into an input box), or null. `taken`: names other entries use. */
+export function hostNameProblem(name: string, taken: readonly string[] = []): string | null {
+	if (!NAME_RE.test(name)) { return 'a name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit'; }
+	if (taken.includes(name)) { return `the name ${JSON.stringify(name)} is already used`; }
+	return null;
+}
+
+/** Why `setup` cannot be a setup line, or null (it is the user's own shell code: only NUL bytes and size are checked). */
+export function setupProblem(setup: string): string | null {
+	if (setup.includes('\0')) { return 'the setup line contains a NUL byte'; }
+	if (setup.length > MAX_SETUP) { return `the setup line is longer than ${MAX_SETUP} characters`; }
+	return null;
+}
+
 /** Validate the raw setting value. */
 export function validateHostSettings(raw: unknown): { hosts: HostSetting[]; problems: string[] } {
 	const hosts: HostSetting[] = [];

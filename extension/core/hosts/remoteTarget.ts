@@ -3,11 +3,13 @@
  * deployed and built there by deployEngine) and a probe that says the in-process addon cannot probe a remote host.
  * Shared by the CLI (`--host`) and VS Code (inspectionService.ts), and under every launch on a host (launchTarget.ts).
  */
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { EngineLocator, ProbeOutcome } from '../collect';
 import { repoRoot } from '../native';
 import { deployEngine, type DeployResult } from './deployEngine';
 import type { SrunSpec } from '../launch/launchSpec';
+import type { HostConnectResult } from './host';
 import type { HostSetting } from './hostSettings';
 import { SshHost } from './sshHost';
 
@@ -67,4 +69,17 @@ export async function openRemoteTarget(setting: HostSetting, opts: RemoteTargetO
 	}
 	const why = `(deploy failed: ${deploy.error}${deploy.lines.length ? `: ${deploy.lines.slice(0, 5).join(' | ')}` : ''})`;
 	return { ...base, enginePath: '', deploy, locateEngine: () => ({ path: null, tried: [why] }) };
+}
+
+/**
+ * "Test Connection": connect to `setting`'s host the way every inspection does (BatchMode, strict host keys) and
+ * disconnect. Its own socket directory, so it never reuses, nor closes, the shared connection of a running inspection.
+ */
+export async function testConnection(setting: HostSetting, opts: Pick<RemoteTargetOptions, 'configFile' | 'connectTimeoutSeconds'> & { controlDir?: string } = {}): Promise<HostConnectResult> {
+	const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+	const host = new SshHost({
+		name: setting.name, destination: setting.sshHost, configFile: opts.configFile, connectTimeoutSeconds: opts.connectTimeoutSeconds,
+		controlDir: opts.controlDir ?? path.join(os.tmpdir(), `gpumpi-ssh-${uid}-test`),
+	});
+	try { return await host.connect(); } finally { await host.close(); }
 }

@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HostRef } from '../../shared/report';
 import { execute, formatSeconds, type ExecuteResult } from '../proc';
-import { posixQuote, posixQuoteArgv, type Host, type HostIdentity, type HostRunOptions, type ReadFileResult } from './host';
+import { posixQuote, posixQuoteArgv, type Host, type HostConnectResult, type HostIdentity, type HostRunOptions, type ReadFileResult } from './host';
 
 /** How to reach one SSH host. */
 export interface SshHostOptions {
@@ -39,7 +39,7 @@ export interface SshHostOptions {
 }
 
 /** Outcome of connecting (once per SshHost, then cached). */
-export type SshConnectResult = { ok: true } | { ok: false; error: string };
+export type SshConnectResult = HostConnectResult;
 
 const MARK = 'GPUMPI-';
 const DEFAULT_READ_CAP = 4 * 1024 * 1024;
@@ -65,32 +65,55 @@ export function destinationProblem(dest: string): string | null {
 	return null;
 }
 
-/** Turn ssh's own stderr (exit status 255, before the remote command started) into one clear sentence. */
-export function classifySshError(dest: string, stderr: string, connectTimeoutSeconds: number): string {
+/** Why ssh could not connect, as a class the UI can name ("name not resolved", "refused", …). */
+export type SshFailureKind = 'name-not-resolved' | 'refused' | 'host-key-changed' | 'host-key-unknown' | 'auth-failed'
+	| 'timeout' | 'unreachable' | 'no-ssh-client' | 'local' | 'other';
+
+/** A short label of each failure kind, for titles and tree rows. */
+export const SSH_FAILURE_LABEL: Record<SshFailureKind, string> = {
+	'name-not-resolved': 'host name not resolved',
+	refused: 'connection refused',
+	'host-key-changed': 'host key changed',
+	'host-key-unknown': 'host key unknown',
+	'auth-failed': 'login refused',
+	timeout: 'connection timed out',
+	unreachable: 'network unreachable',
+	'no-ssh-client': 'no ssh client',
+	local: 'local problem',
+	other: 'ssh failed',
+};
+
+/** Turn ssh's own stderr (exit status 255, before the remote command started) into its class and one clear sentence. */
+export function classifySshFailure(dest: string, stderr: string, connectTimeoutSeconds: number): { kind: SshFailureKind; message: string } {
 	const text = stderr.trim();
 	const tail = text.split('\n').filter(l => l.trim().length > 0).slice(-3).join(' | ');
 	const offending = /Offending \S+ key in (\S+):(\d+)/.exec(text);
 	if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(text)) {
-		return `the host key of ${dest} has CHANGED since it was recorded in known_hosts`
+		return { kind: 'host-key-changed', message: `the host key of ${dest} has CHANGED since it was recorded in known_hosts`
 			+ (offending ? ` (${offending[1]} line ${offending[2]})` : '')
 			+ ': this can be a man-in-the-middle attack, or the host was reinstalled. Verify the new key with the administrators, '
-			+ `then remove the old entry (ssh-keygen -R <host>) and connect once with plain ssh. gpumpi-doctor never accepts host keys itself.`;
+			+ `then remove the old entry (ssh-keygen -R <host>) and connect once with plain ssh. gpumpi-doctor never accepts host keys itself.` };
 	}
 	if (/No \S+ host key is known for|Host key verification failed/.test(text)) {
-		return `the host key of ${dest} is not in known_hosts, and gpumpi-doctor never accepts host keys itself: `
-			+ 'connect once with plain "ssh" (check the fingerprint) or add the key to ~/.ssh/known_hosts';
+		return { kind: 'host-key-unknown', message: `the host key of ${dest} is not in known_hosts, and gpumpi-doctor never accepts host keys itself: `
+			+ 'connect once with plain "ssh" (check the fingerprint) or add the key to ~/.ssh/known_hosts' };
 	}
 	if (/Permission denied \(/.test(text)) {
-		return `${dest} refused the login (${/Permission denied \([^)]*\)/.exec(text)?.[0]}): gpumpi-doctor needs key-based login `
-			+ 'without prompts (BatchMode); check that your public key is in the remote ~/.ssh/authorized_keys and that ssh-agent has the key';
+		return { kind: 'auth-failed', message: `${dest} refused the login (${/Permission denied \([^)]*\)/.exec(text)?.[0]}): gpumpi-doctor needs key-based login `
+			+ 'without prompts (BatchMode); check that your public key is in the remote ~/.ssh/authorized_keys and that ssh-agent has the key' };
 	}
-	if (/Could not resolve hostname/.test(text)) { return `cannot resolve the host name of ${dest}: ${tail}`; }
-	if (/Connection refused/.test(text)) { return `connection to ${dest} refused: no SSH server is listening there (${tail})`; }
+	if (/Could not resolve hostname/.test(text)) { return { kind: 'name-not-resolved', message: `cannot resolve the host name of ${dest}: ${tail}` }; }
+	if (/Connection refused/.test(text)) { return { kind: 'refused', message: `connection to ${dest} refused: no SSH server is listening there (${tail})` }; }
 	if (/Connection timed out|timed out during banner|Operation timed out/.test(text)) {
-		return `${dest} did not answer within ${connectTimeoutSeconds} s (ConnectTimeout): ${tail}`;
+		return { kind: 'timeout', message: `${dest} did not answer within ${connectTimeoutSeconds} s (ConnectTimeout): ${tail}` };
 	}
-	if (/No route to host|Network is unreachable|Host is unreachable/.test(text)) { return `${dest} is unreachable: ${tail}`; }
-	return `ssh to ${dest} failed${tail ? `: ${tail}` : ' (exit status 255, no message)'}`;
+	if (/No route to host|Network is unreachable|Host is unreachable/.test(text)) { return { kind: 'unreachable', message: `${dest} is unreachable: ${tail}` }; }
+	return { kind: 'other', message: `ssh to ${dest} failed${tail ? `: ${tail}` : ' (exit status 255, no message)'}` };
+}
+
+/** The sentence of `classifySshFailure`. */
+export function classifySshError(dest: string, stderr: string, connectTimeoutSeconds: number): string {
+	return classifySshFailure(dest, stderr, connectTimeoutSeconds).message;
 }
 
 /** Create (or check) a private directory for the control sockets: owned by us, mode 0700, not a symlink. */
@@ -159,8 +182,12 @@ export class SshHost implements Host {
 	}
 
 	private async _connectOnce(): Promise<SshConnectResult> {
+		const started = Date.now();
+		const master = this._sshArgv('auto', ['-N', '-f']);
+		const failed = (kind: SshFailureKind, error: string, stderr = ''): SshConnectResult =>
+			({ ok: false, kind, label: SSH_FAILURE_LABEL[kind], error, stderr, command: master, durationMs: Date.now() - started });
 		const dirProblem = privateDir(this._controlDir);
-		if (dirProblem) { return { ok: false, error: dirProblem }; }
+		if (dirProblem) { return failed('local', dirProblem); }
 		const check = await execute([...this._sshArgv('no', ['-O', 'check'])], { timeoutMs: 5000 }).result;
 		if (check.exitCode === 0) { return { ok: true }; }
 		// The master backgrounds itself (-f) after authenticating; its stderr goes to a file, not a pipe, because
@@ -171,7 +198,6 @@ export class SshHost implements Host {
 			const code = await new Promise<number | null>(resolve => {
 				// ControlMaster=auto (not yes): ssh then unlinks a stale socket left by a dead master instead of
 				// "disabling multiplexing" and backgrounding a plain connection that nobody would ever close.
-				const master = this._sshArgv('auto', ['-N', '-f']);
 				const child = spawn(master[0], master.slice(1),
 					{ stdio: ['ignore', 'ignore', fd], detached: true });
 				const timer = setTimeout(() => { try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ } resolve(null); },
@@ -181,9 +207,10 @@ export class SshHost implements Host {
 			});
 			const stderr = fs.readFileSync(errFile, 'utf8');
 			if (code === 0) { return { ok: true }; }
-			if (code === -1) { return { ok: false, error: `cannot start ${this._ssh}: is the OpenSSH client installed?` }; }
-			if (code === null) { return { ok: false, error: `connecting to ${this._dest} did not finish within ${this._connectTimeout + 20} s` }; }
-			return { ok: false, error: classifySshError(this._dest, stderr, this._connectTimeout) };
+			if (code === -1) { return failed('no-ssh-client', `cannot start ${this._ssh}: is the OpenSSH client installed?`); }
+			if (code === null) { return failed('timeout', `connecting to ${this._dest} did not finish within ${this._connectTimeout + 20} s`, stderr); }
+			const c = classifySshFailure(this._dest, stderr, this._connectTimeout);
+			return failed(c.kind, c.message, stderr);
 		} finally {
 			fs.closeSync(fd);
 			fs.rmSync(errFile, { force: true });

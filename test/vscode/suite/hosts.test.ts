@@ -3,7 +3,7 @@
  * `gpumpiDoctor.hosts` entries (invalid ones as problems), the host commands validate what they store, and
  * "Inspect Host" with a host name argument inspects that host over the real `ssh` client. The configured host's
  * destination is `ssh://root@127.0.0.1:1` (nothing listens on port 1), so ssh fails for real, at once and without
- * DNS or network; the report must name that host and quote ssh's refusal (the real ssh path to real sshd hosts is covered by test/engine/sshHost.test.ts
+ * DNS or network; the report must be exactly one host-unreachable finding quoting ssh's refusal (the real ssh path to real sshd hosts is covered by test/engine/sshHost.test.ts
  * and test/engine/modules.test.ts, which need root network namespaces).
  */
 import * as assert from 'node:assert/strict';
@@ -89,10 +89,32 @@ describe('hosts view and host commands', function () {
 		assert.ok(report, `no report: ${doctor.lastCommandError()}`);
 		assert.equal(report.host.kind, 'ssh');
 		assert.equal(report.host.label, 'cluster-a (ssh://root@127.0.0.1:1)');
-		assert.match(report.raw.find(r => r.id === 'ompi_info')?.error ?? '', /refused: no SSH server is listening there/);
+		// The connection is tested first: the one finding says why it failed, nothing else ran, nothing is "not found".
+		assert.deepEqual(report.findings.map(f => f.id), ['host-unreachable']);
+		assert.match(report.findings[0].title, /Cannot reach cluster-a \(ssh:\/\/root@127\.0\.0\.1:1\) \(connection refused\)/);
+		assert.match(report.findings[0].message, /^cannot reach cluster-a \(ssh:\/\/root@127\.0\.0\.1:1\): connection to .* refused: no SSH server is listening there/);
+		assert.ok(report.findings[0].evidence.some(e => /Connection refused/.test(e.line)), JSON.stringify(report.findings[0].evidence));
+		assert.deepEqual(report.raw.map(r => r.id), ['connect']);
+		assert.equal(report.summary.mpi.label, 'not checked');
 		const row = doctor.hostsView().find(r => r.label === 'cluster-a');
-		assert.match(row?.description ?? '', /^inspected /);
+		assert.match(row?.description ?? '', /^unreachable: connection refused/);
 		assert.equal(fs.existsSync(PWNED), false, 'the invalid entry was never run');
+	});
+
+	it('Test Connection names the reason ssh gives (refused, name not resolved) and marks the row', async () => {
+		const doctor = await api();
+		const refused = await vscode.commands.executeCommand<{ ok: boolean; kind?: string; error?: string }>('gpumpiDoctor.testConnection', 'cluster-a');
+		assert.equal(refused?.ok, false, JSON.stringify(refused));
+		assert.equal(refused?.kind, 'refused');
+		await vscode.commands.executeCommand('gpumpiDoctor.addHost', { name: 'nowhere', sshHost: 'nohost.invalid' });
+		const unresolved = await vscode.commands.executeCommand<{ ok: boolean; kind?: string; error?: string }>('gpumpiDoctor.testConnection', 'nowhere');
+		assert.equal(unresolved?.kind, 'name-not-resolved', JSON.stringify(unresolved));
+		assert.match(unresolved?.error ?? '', /Could not resolve hostname nohost\.invalid/);
+		assert.match(doctor.hostsView().find(r => r.label === 'nowhere')?.description ?? '', /^unreachable: host name not resolved/);
+		const report = await vscode.commands.executeCommand<Report | undefined>('gpumpiDoctor.inspectHost', 'nowhere');
+		assert.deepEqual(report?.findings.map(f => f.id), ['host-unreachable']);
+		assert.doesNotMatch(JSON.stringify(report?.findings), /mpi-not-found|No MPI found/);
+		await vscode.commands.executeCommand('gpumpiDoctor.removeHost', 'nowhere');
 	});
 
 	it('an invalid or unknown host name is refused, never run', async () => {
