@@ -297,8 +297,15 @@ describe('real Slurm (slurmctld + slurmd + munge) on namespace hosts, srun over 
 		const alive = pids.filter(p => { try { return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8')); } catch { return false; } });
 		assert.deepEqual(alive, [], 'every process of the lab namespaces is gone');
 		// Not yet reaped zombies (stat Z) are dead already.
+		// This lab's daemons only: another lab may run beside this suite (a second checkout's tests); a daemon is this
+		// lab's when its command line or its environment (SLURM_CONF, munge paths) names the lab's folder.
+		const ofThisLab = (l: string): boolean => {
+			if (l.includes(dir)) { return true; }
+			if (!/slurmctld|slurmd|munged/.test(l)) { return false; }
+			try { return fs.readFileSync(`/proc/${l.trim().split(/\s+/)[0]}/environ`, 'utf8').includes(dir); } catch { return false; }
+		};
 		const left = execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' }).split('\n')
-			.filter(l => !/^\s*\d+\s+Z/.test(l) && (l.includes(dir) || /slurmctld|slurmd|munged/.test(l)));
+			.filter(l => !/^\s*\d+\s+Z/.test(l) && ofThisLab(l));
 		assert.deepEqual(left, []);
 		const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
 		for (const ns of namespaces) { assert.ok(!netns.includes(ns), `${ns} still exists`); }
