@@ -59,6 +59,10 @@ export interface Execution {
 }
 
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
+/** After a stop, the session is polled this often until it is empty… */
+const STOP_CHECK_POLL_MS = 50;
+/** …for at most the kill grace period after the stop plus this. */
+const STOP_CHECK_SLACK_MS = 500;
 
 /** Keeps the first and last `cap/2` bytes of a stream and counts what was dropped in between. */
 class CappedBuffer {
@@ -232,24 +236,54 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 		const pid = child.pid;
 
 		let stopNote = '';
+		/** When the session was told to stop (SIGTERM, or SIGKILL of lingering processes). */
+		let stoppedAt: number | undefined;
+		const grace = opts.killGraceMs ?? 2000;
 		const terminate = (): void => {
+			stoppedAt = performance.now();
 			const n = killSession(pid, 'SIGTERM');
 			stopNote = `stopped session ${pid ?? '?'} (SIGTERM to ${n} process${n === 1 ? '' : 'es'})`;
 			timers.push(setTimeout(() => {
-				const k = killSession(pid, 'SIGKILL');
-				if (k > 0) { stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(opts.killGraceMs ?? 2000)}`; }
-			}, opts.killGraceMs ?? 2000));
+				const k = members().live.length;
+				killSession(pid, 'SIGKILL');
+				if (k > 0) { stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(grace)}`; }
+			}, grace));
 		};
-		/** After a stop: kill what is still in the session, and say what was found. */
-		const checkAfterStop = (): string => {
+		/** Processes of the session other than this one, and those of them still running (argv not yet released). */
+		const members = (): { all: number[]; live: number[] } => {
 			// A process whose argv reads empty has released its address space: it is inside exit (after SIGKILL of a
 			// rank with large shared segments this takes a moment; seen in test/engine/faultsRanks.test.ts, 2 of 3 runs).
-			const members = pid === undefined ? [] : sessionMembers(pid).filter(p => p !== process.pid);
-			const left = members.filter(p => { try { return fs.readFileSync(`/proc/${p}/cmdline`).length > 0; } catch { return false; } });
-			if (left.length === 0) { return `${stopNote}; afterwards none of it is left${members.length > 0 ? ` (${members.length} exiting)` : ''}`; }
+			const all = pid === undefined ? [] : sessionMembers(pid).filter(p => p !== process.pid);
+			return { all, live: all.filter(p => { try { return fs.readFileSync(`/proc/${p}/cmdline`).length > 0; } catch { return false; } }) };
+		};
+		/**
+		 * After a stop: wait (polling every 50 ms) until the session is empty; what still runs when the grace period
+		 * after the stop is over gets SIGKILL (the grace timer is cleared once the main process has ended), and
+		 * STOP_CHECK_SLACK_MS later the session is checked a last time and the result says what was found. The main
+		 * process may end long before its children: Open MPI's mpirun exits at once on SIGTERM while a rank is still
+		 * exiting (or SIGSTOPped, where SIGTERM stays pending), and a check right then reported "1 process(es) still
+		 * running" in 1 run of 3 (faultsRanks.test.ts).
+		 */
+		const checkAfterStop = async (): Promise<string> => {
+			const killAt = (stoppedAt ?? performance.now()) + grace;
+			const deadline = killAt + STOP_CHECK_SLACK_MS;
+			let killed = false;
+			let m = members();
+			while (m.all.length > 0 && performance.now() < deadline) {
+				if (!killed && performance.now() >= killAt) {
+					killed = true;
+					// Counted before: the SIGKILL to the group may end them before killSession counts the session's members.
+					const k = members().live.length;
+					killSession(pid, 'SIGKILL');
+					if (k > 0) { stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(grace)}`; }
+				}
+				await new Promise(r => setTimeout(r, STOP_CHECK_POLL_MS));
+				m = members();
+			}
+			if (m.live.length === 0) { return `${stopNote}; afterwards none of it is left${m.all.length > 0 ? ` (${m.all.length} exiting)` : ''}`; }
 			killSession(pid, 'SIGKILL');
-			const names = left.slice(0, 5).map(p => { try { return `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 80)}`; } catch { return String(p); } });
-			return `${stopNote}; afterwards ${left.length} process(es) of it were still running and got SIGKILL: ${names.join('; ')}`;
+			const names = m.live.slice(0, 5).map(p => { try { return `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 80)}`; } catch { return String(p); } });
+			return `${stopNote}; afterwards ${m.live.length} process(es) of it were still running and got SIGKILL: ${names.join('; ')}`;
 		};
 		const onAbort = (): void => { if (!settled && !timedOut) { cancelled = true; terminate(); } };
 		opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -276,17 +310,21 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 			else if (cancelled) { error = 'cancelled'; }
 			else if (signal) { error = `killed by ${signal}`; }
 			else if (lingerKilled) { error = 'exited but left background processes holding its output; they were killed'; }
-			const cleanup = timedOut || cancelled || lingerKilled ? checkAfterStop() : undefined;
-			resolve({
+			const base: ExecuteResult = {
 				exitCode: spawnError !== undefined || timedOut || cancelled ? null : code,
 				signal,
 				stdout: out.text(),
 				stderr: err.text(),
 				timedOut,
 				...(error !== undefined ? { error } : {}),
-				...(cleanup !== undefined ? { cleanup } : {}),
 				durationMs: elapsed(),
-			});
+			};
+			// Only a stopped run waits for its session to empty; a run that ended by itself is reported at once.
+			if (!(timedOut || cancelled || lingerKilled)) { resolve(base); return; }
+			checkAfterStop().then(
+				cleanup => resolve({ ...base, cleanup, durationMs: elapsed() }),
+				e => resolve({ ...base, cleanup: `${stopNote}; the check afterwards failed: ${e instanceof Error ? e.message : String(e)}`, durationMs: elapsed() }),
+			);
 		};
 
 		child.on('error', (e: NodeJS.ErrnoException) => {
@@ -300,6 +338,7 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 			timers.push(setTimeout(() => {
 				if (settled) { return; }
 				lingerKilled = true;
+				stoppedAt = performance.now();
 				stopNote = `the program exited but processes of its session held its output open (SIGKILL to ${killSession(pid, 'SIGKILL')})`;
 				child.stdout?.destroy();
 				child.stderr?.destroy();

@@ -4,7 +4,7 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { execute } from '../../extension/core/proc';
+import { execute, type ExecuteResult } from '../../extension/core/proc';
 
 /** True while `pid` exists and is not a zombie waiting for init to reap it. */
 function alive(pid: number): boolean {
@@ -123,6 +123,47 @@ describe('proc.execute', function () {
 		assert.equal(r.exitCode, null);
 		assert.equal(r.signal, 'SIGSEGV');
 		assert.equal(r.error, 'killed by SIGSEGV');
+	});
+
+	// The shape of Open MPI's mpirun under SIGTERM: the main process exits at once, a child of its session (not holding
+	// our pipes) takes a while to exit. The check after the stop must wait for it, not report it as left over. The child
+	// prints its pid once its trap is set (then lets go of our pipe), and only then is the run stopped (abort): under
+	// load a fixed timeout came before the trap.
+	const stopWhenReady = async (child: string, graceMs: number): Promise<{ r: ExecuteResult; pid: number; sinceStop: number }> => {
+		const ac = new AbortController();
+		let pid = 0;
+		let stoppedAt = 0;
+		const r = await execute(['bash', '-c', `bash -c '${child}' </dev/null & trap "exit 0" TERM; while :; do sleep 0.05; done`], {
+			timeoutMs: 15_000, killGraceMs: graceMs, signal: ac.signal,
+			onLine: (s, l) => { if (s === 'stdout' && pid === 0) { pid = Number(l); stoppedAt = Date.now(); ac.abort(); } },
+		}).result;
+		return { r, pid, sinceStop: Date.now() - stoppedAt };
+	};
+
+	it('after a stop, waits for a child of the session that is still exiting (not reported as left, no SIGKILL note), without waiting out the grace', async () => {
+		const { r, pid, sinceStop } = await stopWhenReady('trap "sleep 0.4; exit 0" TERM; echo $$; exec >/dev/null 2>&1; while :; do sleep 0.05; done', 4000);
+		assert.equal(r.error, 'cancelled');
+		assert.match(r.cleanup ?? '', /^stopped session \d+ \(SIGTERM to \d+ process(es)?\); afterwards none of it is left/, r.cleanup);
+		assert.doesNotMatch(r.cleanup ?? '', /SIGKILL/);
+		assert.ok(sinceStop >= 350, `came back ${sinceStop} ms after the stop, before the child had exited`);
+		assert.ok(sinceStop < 3500, `came back ${sinceStop} ms after the stop: waited out the grace although the session was empty`);
+		assert.deepEqual(await waitGone([pid], 1000), []);
+	});
+
+	it('after a stop, what still runs at the end of the grace (a child that ignores SIGTERM) gets SIGKILL, and the note says so', async () => {
+		// (A SIGSTOPped child would not do: when the main process exits, its process group is orphaned and the kernel
+		// sends it SIGHUP and SIGCONT, so the pending SIGTERM ends it.)
+		const { r, pid } = await stopWhenReady('trap "" TERM; echo $$; exec >/dev/null 2>&1; while :; do sleep 0.05; done', 600);
+		assert.equal(r.error, 'cancelled');
+		assert.match(r.cleanup ?? '', /^stopped session \d+ \(SIGTERM to \d+ process(es)?\), SIGKILL to \d+ still running after 600 ms; afterwards none of it is left/, r.cleanup);
+		assert.deepEqual(await waitGone([pid], 1000), []);
+	});
+
+	it('a run that ends by itself is reported at once, without a cleanup check', async () => {
+		const started = Date.now();
+		const r = await execute(['sh', '-c', 'exit 0'], { timeoutMs: 5000, killGraceMs: 3000 }).result;
+		assert.equal(r.cleanup, undefined);
+		assert.ok(Date.now() - started < 1500);
 	});
 
 	it('does not wait forever for background processes that keep the pipes open', async () => {

@@ -10,7 +10,7 @@ import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch, singletonStart } from '../launch/runLaunch';
 import { withEvidence } from '../repro/evidence';
-import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
+import { cleanLine, crashedHow, crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
 
 /** Engine options of one map run (strings are validated again by the engine). */
@@ -73,7 +73,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const ex = extractJsonDocument(r.stdout);
 	if ('error' in ex) {
 		const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
-		if (crash.crashed) { return fail(`${crash.rank !== null ? `rank ${crash.rank}` : 'a rank'} crashed (${crash.signalName ?? crash.signal ?? 'signal'}): ${crash.evidence.slice(0, 2).join(' | ')}`); }
+		if (crash.crashed) { return fail(`${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`); }
 		return fail(`${r.error ?? `exit status ${r.exitCode ?? r.signal ?? '?'}`}: ${ex.error}`);
 	}
 	const doc = validateMapDocument(ex.json);

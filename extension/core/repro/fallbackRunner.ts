@@ -15,7 +15,7 @@ import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
-import { detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
+import { crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
 
 /** What to run. */
 export interface FallbackRunOptions {
@@ -56,7 +56,7 @@ export function classifyFallbackRun(modes: string[], config: string, command: st
 	}
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 	if (crash.crashed) {
-		const who = crash.rank !== null ? `rank ${crash.rank}` : 'a rank';
+		const who = crashedWho(crash);
 		const sig = crash.signal !== null ? `signal ${crash.signal}${crash.signalName ? ` (${crash.signalName})` : ''}` : crash.signalName ?? 'a signal';
 		return { run: { ...run, outcome: 'crashed', detail: `${who} was killed by ${sig}: ${crash.evidence.slice(0, 2).join(' | ')}` }, doc: null };
 	}

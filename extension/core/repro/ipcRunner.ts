@@ -16,7 +16,7 @@ import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
 import { groupFailureModes, matchSignatures } from './failureSignatures';
 import { ipcVerdict } from './ipcVerdict';
-import { cleanLine, detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines } from './reproParsers';
+import { cleanLine, crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines } from './reproParsers';
 
 /** What to run. */
 export interface IpcRunOptions {
@@ -92,7 +92,7 @@ function classifyOutput(variant: string, config: string, command: string[], r: E
 	}
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 	if (crash.crashed) {
-		const who = crash.rank !== null ? `rank ${crash.rank}` : crash.pid !== null ? `process ${crash.pid}` : 'a rank';
+		const who = crashedWho(crash);
 		const sig = crash.signal !== null ? `signal ${crash.signal}${crash.signalName ? ` (${crash.signalName})` : ''}` : crash.signalName ?? 'a signal';
 		return {
 			...base, outcome: 'crashed', detail: `${who} was killed by ${sig}; no result was printed`,

@@ -7,6 +7,22 @@ import {
 	JSON_BEGIN_MARKER, JSON_CHUNK_MARKER, JSON_END_MARKER, RANK_LINE_MARKER,
 	type TransportEvidence, type UcxLaneLine, type UcxProtoRow,
 } from '../../shared/reproSchema';
+import { readHydraCrash } from './hydraCrash';
+
+/** "rank 1" or, where the output cannot tell, "a rank (rank unknown: Hydra reported …)". */
+export function crashedWho(c: CrashInfo): string {
+	if (c.rank !== null) { return `rank ${c.rank}`; }
+	if (c.note !== null && c.note.startsWith('rank unknown')) { return `a rank (${c.note})`; }
+	return c.pid !== null ? `process ${c.pid}` : 'a rank';
+}
+
+/** "Killed", "signal 15", or "signal unknown" / "exit code 1" from the note. */
+export function crashedHow(c: CrashInfo): string {
+	if (c.signalName !== null) { return c.signalName; }
+	if (c.signal !== null) { return `signal ${c.signal}`; }
+	if (c.note !== null && /^(signal unknown|exit code \d+)/.test(c.note)) { return c.note.startsWith('exit code') ? c.note : 'signal unknown'; }
+	return 'signal unknown';
+}
 
 /** Evidence lines are cut to this many characters. */
 const MAX_LINE = 400;
@@ -45,6 +61,11 @@ export interface CrashInfo {
 	signalName: string | null;
 	rank: number | null;
 	pid: number | null;
+	/**
+	 * Where the output cannot tell the rank or the signal: what it does say, e.g. "rank unknown: Hydra reported rank 1
+	 * (pid 20549) ended with code 9, and it ends the ranks it cleans up with signal 9 itself" (hydraCrash.ts).
+	 */
+	note: string | null;
 	evidence: string[];
 }
 
@@ -56,12 +77,13 @@ const SIGNAL_NAMES: Record<number, string> = {
  * Read a crash from mpirun's output and exit status. Recognises (all seen in real output, test-fixtures/repro):
  * Open MPI / PRRTE "<launcher> noticed that process rank R with PID P on node N exited on signal S (Name)",
  * Open MPI's handler "[host:pid] Signal: Segmentation fault (11)", UCX "[host:pid:t:t] Caught signal 11 (…)",
- * MPICH Hydra "BAD TERMINATION … PID P RUNNING AT h … EXIT CODE: 11 … (signal 11)", Slurm "srun: error: h: task R:
+ * MPICH Hydra "BAD TERMINATION … PID P RUNNING AT h … EXIT CODE: 11 … (signal 11)" (read by hydraCrash.ts, which
+ * says "rank unknown" where Hydra's output cannot tell), Slurm "srun: error: h: task R:
  * Segmentation fault". Exit status 128+S of mpirun
  * alone also counts. pid → rank through the engine's rank lines.
  */
 export function detectCrash(stdout: string, stderr: string, exitCode: number | null, signal: string | null): CrashInfo {
-	const info: CrashInfo = { crashed: false, signal: null, signalName: null, rank: null, pid: null, evidence: [] };
+	const info: CrashInfo = { crashed: false, signal: null, signalName: null, rank: null, pid: null, note: null, evidence: [] };
 	const text = stdout + '\n' + stderr;
 	const pids = parseRankLines(stderr + '\n' + stdout);
 	const setSignal = (n: number, name?: string): void => {
@@ -76,7 +98,6 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 		if (info.evidence.length < 20 && !info.evidence.includes(c)) { info.evidence.push(c); }
 	};
 	let badTermination = false;
-	let hydraPid: number | null = null;
 	// PRRTE (Open MPI 5) wraps its notice over two lines: "prterun noticed that process rank 3 with PID 2123 on node
 	// vm exited on\nsignal 11 (Segmentation fault)." (seen on the H200 testbed): match it across the line break.
 	const wrapped = /noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on\s*\n\s*signal (\d+)(?: \(([^)]+)\))?/.exec(text);
@@ -116,18 +137,21 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 			continue;
 		}
 		if (/BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/.test(l)) { info.crashed = true; badTermination = true; ev(l); continue; }
-		if (badTermination) {
-			m = /PID (\d+) RUNNING AT (\S+)/.exec(l);
-			// Hydra names *a* process of the job here (seen: rank 0's pid while rank 1 crashed): a last resort only.
-			if (m) { hydraPid = Number(m[1]); ev(l); continue; }
-			m = /EXIT CODE: (\d+)/.exec(l);
-			if (m) { ev(l); continue; }
-			m = /EXIT STRING: (.+) \(signal (\d+)\)/.exec(l);
-			if (m) { setSignal(Number(m[2]), m[1].trim()); ev(l); continue; }
-		}
+		// Hydra's lines are evidence; which rank they mean is read below (hydraCrash.ts: the block often names a rank
+		// Hydra ended itself, and its exit string's signal is an OR of all the ranks' statuses).
+		if (badTermination && /PID \d+ RUNNING AT|EXIT CODE: \d+|KILLED BY SIGNAL|EXIT STRING: /.test(l)) { ev(l); continue; }
 		if (/exited on signal|terminated with signal|killed by signal/i.test(l)) { ev(l); }
 	}
-	if (info.pid === null && hydraPid !== null) { setPid(hydraPid); }
+	if (badTermination) {
+		const h = readHydraCrash(lines(text), pids);
+		for (const l of h.evidence) { ev(l); }
+		if (info.rank === null && info.pid === null) {
+			info.rank = h.rank;
+			info.pid = h.pid;
+			info.note = h.note;
+		}
+		if (info.signal === null && h.signal !== null) { setSignal(h.signal); }
+	}
 	if (!info.crashed && exitCode !== null && exitCode > 128 && exitCode < 160) {
 		info.crashed = true;
 		setSignal(exitCode - 128);
