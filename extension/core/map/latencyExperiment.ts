@@ -225,7 +225,10 @@ export async function runLatencyExperiment(o: LatencyExperimentOptions): Promise
 			for (const r of runs) {
 				if (o.signal?.aborted) { cancelled = true; break; }
 				o.onProgress?.(`trial ${t} of ${o.trials}: ${r.config.label}`);
-				r.result.trials.push(await oneTrial(o, spec, r, t));
+				const trial = await oneTrial(o, spec, r, t);
+				// A trial stopped by the cancel measured nothing and failed nothing: it is not counted.
+				if (o.signal?.aborted) { cancelled = true; break; }
+				r.result.trials.push(trial);
 			}
 		}
 		if (daemon && mpsRun) { mpsRun.result.notes.push(await daemon.servers()); }
