@@ -77,8 +77,9 @@ describe('latency experiment (engine, real Open MPI, host memory)', function () 
 				factors: LATENCY_FACTORS.filter(f => f.id === 'mps'), trials: 2, timeoutMs: 60_000, mps: { control },
 			});
 			const lines = fs.readFileSync(calls, 'utf8').trim().split('\n');
-			assert.equal(lines.length, 3, lines.join(' | '));
-			const [start, list, quit] = lines;
+			assert.equal(lines.length, 4, lines.join(' | '));
+			const [start, alive, list, quit] = lines;
+			assert.equal(alive, list, 'the daemon is asked once before the trials (does it answer?) and once after');
 			const m = /^start (\S+\/pipe) (\S+\/log)$/.exec(start);
 			assert.ok(m, start);
 			assert.ok(m[1].startsWith(path.join(os.tmpdir(), 'gpumpi-mps-')), 'a private directory, not the system default');
@@ -92,6 +93,28 @@ describe('latency experiment (engine, real Open MPI, host memory)', function () 
 			assert.ok(!e.baseline.command.some(a => a.startsWith('CUDA_MPS')), 'only the MPS configuration gets the variables');
 			assert.deepEqual(f.result!.notes.slice(1), ['MPS server(s) ran for the ranks: pid 4242', 'MPS control daemon stopped (quit: ok); its log ends: daemon up']);
 			assert.notEqual(f.verdict, null, 'two measured trials on each side give a verdict');
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
+	it('MPS factor: a control program that exits 0 but whose daemon does not answer is "not available", and nothing is measured as MPS', async () => {
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-fakemps-'));
+		try {
+			const control = path.join(dir, 'nvidia-cuda-mps-control');
+			fs.writeFileSync(control, '#!/bin/sh\n[ "$1" = -d ] && exit 0\necho "Cannot find MPS control daemon process" >&2\nexit 1\n', { mode: 0o755 });
+			const e = await runLatencyExperiment({
+				engine: engine(), spec: { ...defaultSpec('openmpi', 'mpirun.openmpi', 2), loopbackOnly: true },
+				baseline: { label: 'as-is', env: [], mca: [['pml', 'ob1'], ['btl', 'vader,self']], extraArgs: [] },
+				map: { pairs: 'all', maxRanks: 16, large: '64K', small: '8', iters: 5, memory: 'host' },
+				factors: LATENCY_FACTORS.filter(f => f.id === 'mps'), trials: 2, timeoutMs: 60_000, mps: { control },
+			});
+			const f = e.factors[0];
+			assert.equal(f.status, 'not_available');
+			assert.equal(f.result, null);
+			assert.match(f.reason ?? '', /does not answer get_server_list .*Cannot find MPS control daemon process/);
+			assert.equal(e.baseline.trials.length, 2, 'the baseline still ran');
+			assert.ok(e.untested.some(u => /MPS: not available here/.test(u)), e.untested.join(' | '));
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });
 		}

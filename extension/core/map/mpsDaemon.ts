@@ -40,6 +40,13 @@ export async function startPrivateMps(control: string): Promise<MpsDaemon | { er
 		fs.rmSync(dir, { recursive: true, force: true });
 		return { error: `${control} -d did not start a daemon (${outcome(started)})` };
 	}
+	// Measured, not assumed: the daemon must answer on its private pipe before any rank is told to use it.
+	const alive = await ask('get_server_list');
+	if (alive.exitCode !== 0) {
+		await ask('quit');
+		fs.rmSync(dir, { recursive: true, force: true });
+		return { error: `${control} -d exited 0 but the daemon does not answer get_server_list (${outcome(alive)})${started.cleanup ? `; ${started.cleanup}` : ''}` };
+	}
 	return {
 		env: [['CUDA_MPS_PIPE_DIRECTORY', pipe], ['CUDA_MPS_LOG_DIRECTORY', log]],
 		started: `MPS control daemon started: ${control} -d with CUDA_MPS_PIPE_DIRECTORY=${pipe}`,
