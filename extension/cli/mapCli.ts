@@ -1,9 +1,10 @@
 /**
  * `gpumpi-doctor map …`: runs `gpumpi map` under mpirun and prints the transport map as a table (or the document
  * with --json; --out FILE also writes it). `--from-json FILE` prints a saved map (core/map/mapFile.ts) instead of
- * running anything; `--explain-latency` runs the latency experiment (core/map/latencyExperiment.ts). Every option is checked (parseMapArgs) before anything is launched, ssh'd to or deployed; exit
- * codes are the table of io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file
- * could not be read or written, 130 interrupted).
+ * running anything; `--explain-latency` runs the latency experiment (core/map/latencyExperiment.ts) instead. Every
+ * option is checked (parseMapArgs) before anything is launched, ssh'd to or deployed; exit codes are the table of
+ * io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file could not be read or
+ * written, 130 interrupted).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
