@@ -1,19 +1,23 @@
 /**
  * `gpumpi-doctor map …`: runs `gpumpi map` under mpirun and prints the transport map as a table (or the document
  * with --json; --out FILE also writes it). `--from-json FILE` prints a saved map (core/map/mapFile.ts) instead of
- * running anything. Every option is checked (parseMapArgs) before anything is launched, ssh'd to or deployed; exit
- * codes are the table of io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file
- * could not be read or written, 130 interrupted).
+ * running anything; `--explain-latency` runs the latency experiment (core/map/latencyExperiment.ts) instead. Every
+ * option is checked (parseMapArgs) before anything is launched, ssh'd to or deployed; exit codes are the table of
+ * io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file could not be read or
+ * written, 130 interrupted).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileWhole } from '../core/fileWrite';
 import { loadMapText } from '../core/map/mapFile';
+import { LocalHost } from '../core/hosts/localHost';
+import { DEFAULT_EXPERIMENT_TRIALS, LATENCY_FACTORS, renderLatencyExperiment, runLatencyExperiment, type LatencyFactor } from '../core/map/latencyExperiment';
 import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions } from '../core/map/mapRunner';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
 import { posixQuoteArgv } from '../shared/shellQuote';
 import { checkSizeText, MAP_LARGE_LIMITS, MAP_SMALL_LIMITS } from '../shared/sizeText';
+import { MAX_TRIALS } from '../shared/trialStats';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
@@ -33,12 +37,21 @@ const USAGE = `Usage: gpumpi-doctor map [options]
 ${TARGET_USAGE.trimEnd()}
   --timeout S            run timeout in seconds (default 600)
   --from-json FILE       print a saved map (or scripts/gpu/map.sh's map.json, evidence joined) instead of running
+  --explain-latency      find out by experiment what sets the latency of a pair: 2 ranks as-is and with one factor
+                         changed at a time, each --trials launches (default ${DEFAULT_EXPERIMENT_TRIALS}, at least 2); default sizes 1M / 8,
+                         --iters 20; --json prints the experiment (gpumpi.latency-experiment/1, docs/map-schema.md)
+  --factors LIST         with --explain-latency: the factors to change (default all), of
+${LATENCY_FACTORS.map(f => `                           ${f.id.padEnd(16)}${f.setting}`).join('\n')}
+  --trials N             with --explain-latency: launches per configuration, 2..${MAX_TRIALS}
 `;
 
 
 /** What `map` runs, from its command line. */
 export interface MapCliOptions extends LaunchCliOptions {
 	json: boolean; out: string | null; np: number; map: MapEngineOptions; loopback: boolean;
+	/** `--explain-latency`: the factors to change (null: a plain map). */
+	explain: LatencyFactor[] | null;
+	trials: number;
 }
 
 /**
@@ -49,13 +62,16 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 	const o: MapCliOptions = {
 		json: false, out: null, np: 4, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
 		memory: DEFAULT_MAP_OPTIONS.memory, env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
+		explain: null, trials: DEFAULT_EXPERIMENT_TRIALS,
 	};
+	const given = new Set<string>();
 	const value = (i: number, name: string): string => optionValue(argv, i, name);
 	const int = optionInt;
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		const last = readLaunchOption(argv, i, o);
 		if (last >= 0) { i = last; continue; }
+		given.add(a);
 		switch (a) {
 			case '--json': o.json = true; break;
 			case '--loopback': o.loopback = true; break;
@@ -76,11 +92,22 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 			}
 			case '--iters': o.map.iters = int(value(i++, a), a, 1, 1000); break;
 			case '--max-ranks': o.map.maxRanks = int(value(i++, a), a, 2, 1 << 20); break;
+			case '--explain-latency': o.explain ??= [...LATENCY_FACTORS]; break;
+			case '--factors': o.explain = parseFactors(value(i++, a)); break;
+			case '--trials': o.trials = int(value(i++, a), a, 2, MAX_TRIALS); break;
 			case '--help': case '-h': throw new UsageError('');
 			default: throw new UsageError(`unknown option ${shown(a)}`);
 		}
 	}
 	o.map.memory = o.memory;
+	if (o.explain !== null || given.has('--trials')) {
+		if (!given.has('--explain-latency')) { throw new UsageError('--factors and --trials need --explain-latency'); }
+		if (given.has('--np') && o.np !== 2) { throw new UsageError(`--explain-latency measures one pair: 2 ranks, got --np ${o.np}`); }
+		if (o.fromJson !== null) { throw new UsageError('--explain-latency runs an experiment; --from-json prints a saved file'); }
+		o.np = 2;
+		if (!given.has('--large')) { o.map.large = '1M'; }
+		if (!given.has('--iters')) { o.map.iters = 20; }
+	}
 	if (o.fromJson !== null) {
 		if (o.fromJson === '') { throw new UsageError('--from-json needs a file name'); }
 		if (o.host || o.srun) { throw new UsageError('--from-json prints a saved file; --host and --srun launch runs'); }
@@ -88,6 +115,18 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 		checkLaunchOptions(o, o.np);
 	}
 	return o;
+}
+
+/** "ob1-vader,mps" → those factors, in the order given; UsageError naming the known ones otherwise. */
+function parseFactors(text: string): LatencyFactor[] {
+	const ids = text.split(',');
+	const known = LATENCY_FACTORS.map(f => f.id).join(', ');
+	if (ids.some(id => id === '')) { throw new UsageError(`--factors needs a comma-separated list of ${known}, got ${shown(text)}`); }
+	return [...new Set(ids)].map(id => {
+		const f = LATENCY_FACTORS.find(x => x.id === id);
+		if (!f) { throw new UsageError(`--factors: unknown factor ${shown(id)} (known: ${known})`); }
+		return f;
+	});
 }
 
 function fmt(v: number | null, digits: number): string {
@@ -131,6 +170,7 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 			return EXIT.ok;
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
+		if (o.explain) { return explainLatency(o, o.explain, io); }
 		const target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`));
 		for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
 		if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
@@ -153,6 +193,42 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		}
 		return emit(r.doc);
 	});
+}
+
+/**
+ * `--explain-latency`: the experiment of core/map/latencyExperiment.ts with the command line's launch as the baseline.
+ * Exit 0 when the baseline measured at least two trials (the comparisons are the output), 3 otherwise.
+ */
+async function explainLatency(o: MapCliOptions, factors: LatencyFactor[], io: CliIo): Promise<number> {
+	const target = await cliLaunchTarget(o, 2, io.cwd, l => io.stderr(`${l}\n`));
+	for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
+	if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
+	let e;
+	try {
+		const spec = { ...target.spec, np: 2, loopbackOnly: o.loopback && target.flavor === 'openmpi' };
+		const baseline: LaunchConfig = { label: 'as-is', env: [...o.env, ...(o.loopback ? [['UCX_NET_DEVICES', 'lo'] as [string, string]] : [])], mca: o.mca, extraArgs: [] };
+		try { buildLaunchArgv(withJobName(withConfig(spec, baseline)), mapProgram(target.engine, o.map)); } catch (err) { throw new UsageError((err as Error).message); }
+		// MPS is started on this machine, so it applies only where the ranks run here too.
+		const remote = o.host ? `--host ${o.host}` : o.srun ? '--srun' : o.hostList ? `--hosts ${o.hostList}` : null;
+		const control = remote ? null : await new LocalHost().which('nvidia-cuda-mps-control');
+		const mps = remote ? { unavailable: `the ranks do not run on this machine (${remote}), where the MPS daemon would be started` }
+			: control ? { control } : { unavailable: 'nvidia-cuda-mps-control is not on PATH (no NVIDIA driver utilities here)' };
+		e = await runLatencyExperiment({
+			engine: target.engine, host: target.host, spec, baseline, map: o.map, factors, trials: o.trials,
+			timeoutMs: o.timeoutS * 1000, mps, signal: io.signal, onProgress: l => io.stderr(`${l}\n`),
+		});
+	} finally {
+		await target.close();
+	}
+	if (o.out) {
+		try { writeFileWhole(path.resolve(io.cwd, o.out), JSON.stringify(e, null, 1) + '\n'); } catch (err) {
+			io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${err instanceof Error ? err.message : String(err)}\n`);
+			return EXIT.failed;
+		}
+	}
+	io.stdout(o.json ? JSON.stringify(e, null, 2) + '\n' : renderLatencyExperiment(e));
+	if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted; the finished trials are reported\n'); return EXIT.interrupted; }
+	return e.baseline.measured >= 2 ? EXIT.ok : EXIT.failed;
 }
 
 /** `--from-json FILE`: print a saved map, or every run of a scripts/gpu/map.sh result (evidence joined). */

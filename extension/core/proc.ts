@@ -30,6 +30,8 @@ export interface ExecuteOptions {
 	 * left holding them are then killed with the group. Default 2000.
 	 */
 	lingerMs?: number;
+	/** Written to the child's stdin, which is then closed (e.g. `quit` for nvidia-cuda-mps-control); default: no stdin. */
+	input?: string;
 }
 
 /** What happened to one run. */
@@ -209,13 +211,17 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 			env: opts.env ?? process.env,
 			shell: false,
 			detached: true,
-			stdio: ['ignore', 'pipe', 'pipe'],
+			stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
 			windowsHide: true,
 		});
 	} catch (e) {
 		return fail(e instanceof Error ? spawnErrorText(e as NodeJS.ErrnoException) : String(e));
 	}
 
+	if (opts.input !== undefined && child.stdin) {
+		child.stdin.on('error', () => undefined); // EPIPE when the program exits without reading: its exit status tells
+		child.stdin.end(opts.input);
+	}
 	const cap = Math.max(1024, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
 	const out = new CappedBuffer(cap);
 	const err = new CappedBuffer(cap);

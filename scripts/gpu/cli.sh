@@ -8,6 +8,9 @@
 #   repro-ipc      direct,bounce,send-from-import on device memory, pml ucx, component path given
 #   repro-fallback mpi,staged,host 1M..64M, ob1 with btl_smcuda_use_cuda_ipc 0 (host staging), component path given
 #   map            2 ranks on device memory, ob1, component path given
+#   explain-latency  map --explain-latency: 2 ranks, device memory, as-is ob1+smcuda, every factor of
+#                  extension/core/map/latencyExperiment.ts changed one at a time (MPS with a private daemon when
+#                  nvidia-cuda-mps-control exists), 3 trials each, component path given
 # Writes exactly two files: $OUT/cli.log (every command and its stderr) and $OUT/cli.json
 # ({"node": version, "runs": [{"name", "exit", "doc"}]}: doc is the CLI's --json output, or null).
 set -u
@@ -51,6 +54,7 @@ run inspect inspect --mpirun "$MPIRUN" --engine "$ENGINE" --ranks 2 --timeout 12
 run repro-ipc repro ipc --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --pml-ucx --variants direct,bounce,send-from-import --size 64M --trials 3 --timeout 120 --json
 run repro-fallback repro fallback --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0 --sizes 1M..64M --iters 3 --trials 3 --timeout 180 --json
 run map map --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --np 2 --large 64M --iters 5 --timeout 180 --json
+run explain-latency map --explain-latency --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --memory device --mca pml ob1 --mca btl smcuda,self --trials 3 --timeout 120 --json
 
 { printf '{"schema":"gpumpi.gpu-cli-runs/1","node":"%s","runs":[' "$("$NODE" --version)"; (IFS=,; printf '%s' "${entries[*]}"); printf ']}\n'; } >"$JSON"
 log "cli.sh: $fail run(s) failed"

@@ -41,6 +41,16 @@ describe('proc.execute', function () {
 		assert.equal(r.stdout, hostile);
 	});
 
+	it('writes input to stdin and closes it; without input the child reads end-of-file', async () => {
+		const r = await execute(['sh', '-c', 'read a; read b; echo "got $a|$b"'], { timeoutMs: 5000, input: 'quit\n$(id)\n' }).result;
+		assert.equal(r.stdout, 'got quit|$(id)\n');
+		const none = await execute(['cat'], { timeoutMs: 5000 }).result;
+		assert.equal(none.exitCode, 0);
+		assert.equal(none.stdout, '');
+		const ignored = await execute(['true'], { timeoutMs: 5000, input: 'x'.repeat(1 << 20) }).result;
+		assert.equal(ignored.exitCode, 0, 'a program that does not read its input still exits cleanly (EPIPE swallowed)');
+	});
+
 	it('reports a missing program as "not found" without throwing', async () => {
 		const r = await execute(['/nonexistent/definitely-not-a-program', '--x'], { timeoutMs: 5000 }).result;
 		assert.equal(r.exitCode, null);

@@ -110,6 +110,14 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		[['--out', 'a\0b'], /argument \d+ contains a NUL byte/],
 		[['--srun', '--hosts', 'a:2;b'], /--hosts: host list/],
 		[['--from-json', 'x', '--srun'], /--from-json prints a saved file/],
+		[['--explain-latency', '--np', '4'], /--explain-latency measures one pair: 2 ranks, got --np 4/],
+		[['--explain-latency', '--trials', '1'], /--trials needs an integer 2\.\.200, got "1"/],
+		[['--explain-latency', '--factors', 'ob1-vader,warp-drive'], /--factors: unknown factor "warp-drive" \(known: smcuda-no-ipc, .*mps\)/],
+		[['--explain-latency', '--factors', 'mps,'], /--factors needs a comma-separated list of/],
+		[['--factors', 'mps'], /--factors and --trials need --explain-latency/],
+		[['--trials', '3'], /--factors and --trials need --explain-latency/],
+		[['--explain-latency', '--from-json', 'x.json'], /--explain-latency runs an experiment; --from-json prints a saved file/],
+		[['--explain-latency', '--flavor', 'mpich', '--mca', 'pml', 'ob1'], /MCA parameters \(pml\) are Open MPI only/],
 	];
 	for (const [args, re] of MAP) {
 		it(`map ${JSON.stringify(args).slice(0, 70)}`, () => expectUsage(['map', ...launch, ...args], re));
@@ -152,5 +160,13 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		const map = await run(['map', ...launch, '--np', '2', '--memory', 'host', '--timeout', '20']);
 		assert.equal(map.code, EXIT.failed, 'the recorder exits 1 without a map: a failure, exit 3');
 		assert.match(fs.readFileSync(calls, 'utf8'), /-np 2 \/bin\/true map /);
+		fs.rmSync(calls);
+		const ex = await run(['map', ...launch, '--explain-latency', '--factors', 'ob1-vader', '--trials', '2', '--memory', 'host', '--timeout', '20', '--json']);
+		assert.equal(ex.code, EXIT.failed, 'no trial of the baseline measured anything: exit 3');
+		assert.equal(fs.readFileSync(calls, 'utf8').trim().split('\n').length, 4, '2 trials × (baseline + 1 factor) launches');
+		const doc = JSON.parse(ex.out) as { schema: string; headline: string; factors: Array<{ verdict: string }> };
+		assert.equal(doc.schema, 'gpumpi.latency-experiment/1');
+		assert.match(doc.headline, /^No verdict: as-is, 0 of 2 trials measured/);
+		assert.equal(doc.factors[0].verdict, 'no_verdict');
 	});
 });
