@@ -215,7 +215,12 @@ async function readFileOutput(host: Host, file: string): Promise<RawOutput> {
 	if (r.ok) {
 		return { ...base, exitCode: 0, stdout: r.text, ...(r.truncated ? { notes: ['file was larger than the read cap; truncated'] } : {}) };
 	}
-	return { ...base, exitCode: null, stdout: '', error: r.error };
+	// Open MPI's programs read the same file when they start: in place of a file, a FIFO makes them wait for a writer
+	// (ompi_info and mpirun then time out), a directory makes them fail ("input in flex scanner failed").
+	const why = r.error.startsWith('not a regular file')
+		? `${r.error}; Open MPI reads this file when ompi_info, mpirun or a rank starts, so those may hang or fail too: replace it with a regular file or remove it`
+		: r.error;
+	return { ...base, exitCode: null, stdout: '', error: why };
 }
 
 /**

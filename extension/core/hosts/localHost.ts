@@ -17,6 +17,15 @@ export interface LocalHostOptions {
 
 const DEFAULT_READ_CAP = 4 * 1024 * 1024;
 
+/** What a non-regular file is, for the error a reader sees. */
+function fileKind(st: fs.Stats): string {
+	if (st.isDirectory()) { return 'a directory'; }
+	if (st.isFIFO()) { return 'a FIFO (named pipe)'; }
+	if (st.isSocket()) { return 'a socket'; }
+	if (st.isCharacterDevice() || st.isBlockDevice()) { return 'a device'; }
+	return 'not a file';
+}
+
 /** The local machine. */
 export class LocalHost implements Host {
 	readonly ref: HostRef;
@@ -69,9 +78,12 @@ export class LocalHost implements Host {
 	async readFile(p: string, maxBytes = DEFAULT_READ_CAP): Promise<ReadFileResult> {
 		let handle: fs.promises.FileHandle | undefined;
 		try {
-			handle = await fs.promises.open(p, 'r');
+			// O_NONBLOCK: a FIFO with no writer in place of the file (e.g. ~/.openmpi/mca-params.conf) would block the
+			// open forever, and with it the libuv thread and the whole collect; non-blocking, the open returns at once
+			// and fstat says what it is. On a regular file O_NONBLOCK changes nothing.
+			handle = await fs.promises.open(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
 			const st = await handle.stat();
-			if (!st.isFile()) { return { ok: false, error: 'not a regular file', notFound: false }; }
+			if (!st.isFile()) { return { ok: false, error: `not a regular file (${fileKind(st)})`, notFound: false }; }
 			const size = Math.min(st.size, maxBytes);
 			const buf = Buffer.alloc(size);
 			const { bytesRead } = await handle.read(buf, 0, size, 0);

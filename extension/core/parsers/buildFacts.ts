@@ -23,6 +23,9 @@ function rawFailed(r: RawOutput): boolean {
 
 function asText(v: unknown): string { return typeof v === 'string' ? v : ''; }
 
+/** The note proc.ts's CappedBuffer puts where it dropped the middle of an output over its cap. */
+const TRUNCATION = /\[… (\d+) bytes of output truncated by gpumpi-doctor …\]/;
+
 /** Normalise one raw entry that may come from an untrusted bundle. */
 function sane(r: RawOutput): RawOutput {
 	return {
@@ -57,6 +60,11 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 		if (rawFailed(r)) { const i = failureIssue(r); if (i) { issues.push(i); } if (r.stdout === '') { continue; } }
 		const out = r.stdout;
 		const id = r.id;
+		const cut = TRUNCATION.exec(out);
+		if (cut) {
+			issues.push(issue(id, 'warning', `${r.command.join(' ') || id}: its output was larger than the cap on what is kept (8 MiB for a tool, 32 MiB for the engine); `
+				+ `${cut[1]} bytes in the middle were dropped (the head and the tail are kept), so facts from that part are missing.`, []));
+		}
 		if (id === 'ompi_info') {
 			const res = parseOmpiInfo(out, id);
 			issues.push(...res.issues);
