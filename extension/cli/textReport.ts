@@ -2,6 +2,7 @@
  * The CLI's readable plain-text report: summary, findings (grouped by severity, with evidence and fix), and one
  * line per raw output. Control characters from tools are made visible so they cannot drive the terminal.
  */
+import { reportHeadline } from '../shared/headline';
 import type { Finding, Report, Severity } from '../shared/report';
 
 const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -41,6 +42,10 @@ export function renderReportText(report: Report): string {
 	const s = report.summary;
 	const out: string[] = [];
 	out.push(`GPU-MPI Doctor ${terminalSafe(report.tool.version)} — host ${terminalSafe(s.hostname || report.host.label)} (${report.elapsedMs} ms, ${terminalSafe(report.createdAt)})`);
+	out.push('');
+	const h = report.headline ?? reportHeadline(report);
+	out.push(`VERDICT  ${terminalSafe(h.text)}`);
+	for (const x of h.evidence) { out.push(`  based on ${terminalSafe(x.ref)}: ${terminalSafe(x.text)}`); }
 	out.push('');
 	out.push(`  MPI          ${terminalSafe(s.mpi.label)}   CUDA-aware: ${s.mpi.cudaAware}${s.mpi.detail ? `  — ${terminalSafe(s.mpi.detail)}` : ''}`);
 	out.push(`  UCX          ${terminalSafe(s.ucx.label)}   CUDA transports: ${s.ucx.cuda}${s.ucx.detail ? `  — ${terminalSafe(s.ucx.detail)}` : ''}`);

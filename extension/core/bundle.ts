@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { version as toolVersion, name as toolName } from '../../package.json';
+import { reportHeadline } from '../shared/headline';
 import { REPORT_SCHEMA, type HostRef, type RawOutput, type Report } from '../shared/report';
 import { analyze } from './analyze';
 
@@ -209,13 +210,15 @@ export async function reportFromBundle(dir: string): Promise<Report> {
 	const started = Date.now();
 	const { manifest, raw } = await readBundleFull(dir);
 	const { facts, findings, summary } = analyze(raw, manifest.host.label);
+	const host: HostRef = { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' };
+	const engine = facts.engine?.document ?? null;
 	return {
 		schema: REPORT_SCHEMA,
 		tool: { name: toolName, version: toolVersion },
 		createdAt: manifest.createdAt,
-		host: { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' },
-		summary, findings, facts, raw,
-		engine: facts.engine?.document ?? null,
+		host,
+		summary, headline: reportHeadline({ host, summary, findings, raw, engine }), findings, facts, raw,
+		engine,
 		probe: facts.probe ? { libraries: facts.probe.libraries, nvml: facts.probe.nvml, elapsed_ms: 0 } : null,
 		elapsedMs: Date.now() - started,
 	};

@@ -6,6 +6,7 @@ import type { SrunSpec } from './launch/launchSpec';
 import { performance } from 'node:perf_hooks';
 import { name as toolName, version as toolVersion } from '../../package.json';
 import type { ProbeResult } from '../shared/addonTypes';
+import { reportHeadline } from '../shared/headline';
 import { REPORT_SCHEMA, type Report } from '../shared/report';
 import { analyze } from './analyze';
 import { collect, type EngineLocator, type ProbeOutcome } from './collect';
@@ -101,16 +102,18 @@ export async function inspectHost(host: Host, opts: InspectOptions): Promise<Rep
 	opts.onProgress?.('Analysing');
 	const { facts, findings, summary } = analyze(raw, host.ref.label);
 	log.info(`analysis: ${findings.length} finding(s)`);
+	const engine = facts.engine?.document ?? null;
 	return {
 		schema: REPORT_SCHEMA,
 		tool: { name: toolName, version: toolVersion },
 		createdAt,
 		host: host.ref,
 		summary,
+		headline: reportHeadline({ host: host.ref, summary, findings, raw, engine }),
 		findings,
 		facts,
 		raw,
-		engine: facts.engine?.document ?? null,
+		engine,
 		probe,
 		elapsedMs: Math.round(performance.now() - started),
 	};

@@ -7,6 +7,7 @@
  */
 import type { HostConnectResult } from './hosts/host';
 import type { Evidence, Finding, Fix, HostSummary, RawOutput } from '../shared/report';
+import { connectReason } from '../shared/headline';
 
 /** RawOutput id of a failed connection attempt. */
 export const CONNECT_ID = 'connect';
@@ -14,6 +15,7 @@ export const CONNECT_ID = 'connect';
 /** Finding id of an unreachable host. */
 export const UNREACHABLE_ID = 'host-unreachable';
 
+/** The note prefix connectReason (shared/headline.ts) reads back. */
 const KIND_NOTE = 'reason: ';
 
 /** The RawOutput of a failed connection (what collect returns instead of everything else). */
@@ -41,11 +43,7 @@ export function failedConnection(raw: readonly RawOutput[]): RawOutput | undefin
 }
 
 /** The failure class of a failed connection ("refused", …) and its label, from its note. */
-export function connectKind(r: RawOutput): { kind: string; label: string } {
-	const note = r.notes?.find(n => n.startsWith(KIND_NOTE)) ?? '';
-	const m = /^reason: (\S+) \((.*)\)$/.exec(note);
-	return m ? { kind: m[1], label: m[2] } : { kind: 'other', label: 'ssh failed' };
-}
+export const connectKind: (r: RawOutput) => { kind: string; label: string } = connectReason;
 
 /** What to do about each failure class; `dest` is the ssh destination (already checked by destinationProblem). */
 function fixFor(kind: string, dest: string): Fix {

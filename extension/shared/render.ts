@@ -2,10 +2,11 @@
  * Report → HTML, as a string, for both the diagnostics webview (media/panel/main.ts puts it in the page) and the
  * standalone HTML report the CLI writes. Pure: no vscode, no DOM, no node. Every value is escaped; the markup
  * carries class names and data attributes only (no inline style, no inline script), so a strict CSP holds.
- * DOM hooks for tests: #summary, #findings, .finding[data-rule-id], .severity-error|warning|info, #raw.
+ * DOM hooks for tests: #headline[data-verdict] (first in the report), #summary, #findings, .finding[data-rule-id], .severity-error|warning|info, #raw.
  */
 import type { Evidence, Finding, HostSummary, RawOutput, Report, Severity, YesNoUnknown } from './report';
 import { classToken, escapeHtml as e, safeHref } from './htmlEscape';
+import { reportHeadline, type Headline } from './headline';
 
 /** User-visible strings of the rendered report (the extension passes localised ones; `{0}` are placeholders). */
 export interface RenderStrings {
@@ -40,6 +41,8 @@ export interface RenderStrings {
 	unknown: string;
 	/** {0} time, {1} tool name, {2} version, {3} elapsed. */
 	createdLine: string;
+	/** Heading of the headline's evidence list. */
+	headlineBasis: string;
 }
 
 /** English defaults. */
@@ -74,6 +77,7 @@ export const DEFAULT_STRINGS: RenderStrings = {
 	no: 'no',
 	unknown: 'unknown',
 	createdLine: 'Created {0} by {1} {2} in {3} ms',
+	headlineBasis: 'Based on',
 };
 
 /** Options for `renderReportHtml`. */
@@ -117,6 +121,19 @@ function renderSummary(report: Report, s: RenderStrings): string {
 <div class="summary-item" data-key="gpus"><dt>${e(s.gpus)} (${e(gpus.length)})</dt><dd>${gpuList}</dd></div>
 </dl>
 <p class="summary-meta">${fmt(s.createdLine, report.createdAt, report.tool?.name, report.tool?.version, report.elapsedMs)}</p>
+</section>`;
+}
+
+const VERDICTS = ['works', 'fails', 'at-risk', 'not-checked'];
+
+/** The one-line verdict, first in the report, with what it rests on (report.headline, or derived for an old report). */
+function renderHeadline(report: Report, s: RenderStrings): string {
+	const h: Headline = report.headline && typeof report.headline.text === 'string' ? report.headline : reportHeadline(report);
+	const verdict = VERDICTS.includes(h.verdict) ? h.verdict : 'not-checked';
+	const basis = (Array.isArray(h.evidence) ? h.evidence : []).map(x =>
+		`<li class="headline-evidence" data-ref="${e(x?.ref)}"><code class="headline-ref">${e(x?.ref)}</code> ${e(x?.text)}</li>`).join('');
+	return `<section id="headline" class="headline verdict-${verdict}" data-verdict="${verdict}">
+<p class="headline-text">${e(h.text)}</p>${basis ? `<details class="headline-basis"><summary>${e(s.headlineBasis)}</summary><ul class="headline-evidence-list">${basis}</ul></details>` : ''}
 </section>`;
 }
 
@@ -193,11 +210,12 @@ ${notes}${renderStream('stdout', r.stdout, s)}${renderStream('stderr', r.stderr,
 	return `<section id="raw" class="raw"><h2>${e(s.rawOutputs)} (${list.length})</h2>${items}</section>`;
 }
 
-/** The report body: summary, findings grouped by severity, raw outputs. */
+/** The report body: headline verdict, summary, findings grouped by severity, raw outputs. */
 export function renderReportHtml(report: Report, options: RenderOptions = {}): string {
 	const s = options.strings ?? DEFAULT_STRINGS;
 	const interactive = options.interactive ?? true;
 	return `<div class="report" data-schema="${e(report.schema)}">
+${renderHeadline(report, s)}
 ${renderSummary(report, s)}
 ${renderFindings(report.findings, s, interactive)}
 ${renderRaw(report.raw, s)}

@@ -5,6 +5,7 @@
  */
 import type { ProbeResult } from './addonTypes';
 import type { EngineInspect } from './engineSchema';
+import type { Headline } from './headline';
 
 export const REPORT_SCHEMA = 'gpumpi-doctor.report/1';
 
@@ -92,6 +93,8 @@ export interface Report {
 	createdAt: string;
 	host: HostRef;
 	summary: HostSummary;
+	/** The one-line verdict the report opens with (shared/headline.ts); absent in reports written before it existed. */
+	headline?: Headline;
 	findings: Finding[];
 	/** Parsed facts (see extension/core/facts.ts); typed loosely here so the webview needs no parser types. */
 	facts: unknown;

@@ -110,6 +110,7 @@ function panelStrings(): RenderStrings & { rerun: string; copied: string; waitin
 		no: t('no'),
 		unknown: t('unknown'),
 		createdLine: t('Created {0} by {1} {2} in {3} ms', '{0}', '{1}', '{2}', '{3}'),
+		headlineBasis: t('Based on'),
 		rerun: t('Re-run'),
 		copied: t('Copied'),
 		waiting: t('No report yet. Run "GPU-MPI: Inspect Host".'),

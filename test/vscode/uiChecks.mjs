@@ -133,6 +133,22 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		metrics.uiCommandToSummaryMs = performance.now() - t0;
 	});
 
+	await check('the headline verdict is shown first, above the summary, with the evidence it rests on', async () => {
+		const first = await frame().locator('.report > *').first().getAttribute('id');
+		if (first !== 'headline') { throw new Error(`the report's first element is #${first}, not #headline`); }
+		const h = frame().locator('#headline');
+		const [hb, sb] = [await h.boundingBox(), await frame().locator('#summary').boundingBox()];
+		if (!hb || !sb || hb.y >= sb.y) { throw new Error(`#headline (y=${hb?.y}) is not above #summary (y=${sb?.y})`); }
+		const verdict = (await h.getAttribute('data-verdict')) ?? '';
+		const text = ((await h.locator('.headline-text').textContent()) ?? '').trim();
+		// This host's own answer: no GPU (CI) → "No GPU here"; a GPU with this non-CUDA Open MPI → "will NOT work".
+		const want = facts.gpuVisible ? { verdict: 'fails', start: 'GPU buffers will NOT work with this MPI' } : { verdict: 'not-checked', start: 'No GPU here: ' };
+		if (verdict !== want.verdict || !text.startsWith(want.start)) { throw new Error(`headline is ${verdict}: "${text}", expected ${want.verdict}: "${want.start}…"`); }
+		if (!facts.gpuVisible && !text.includes('built without CUDA support') && !text.includes('not CUDA-aware')) { throw new Error(`headline does not say what this MPI is: "${text}"`); }
+		const refs = await h.locator('.headline-evidence').evaluateAll((els) => els.map((el) => el.getAttribute('data-ref')));
+		if (refs.length === 0) { throw new Error('headline carries no evidence'); }
+	});
+
 	await check(`finding ${RULE_NOT_CUDA_AWARE} is shown as a problem (ompi_info: built_with_cuda_support=${facts.cudaSupport})`, async () => {
 		if (facts.cudaSupport !== 'false') { throw new Error(`this check needs a non-CUDA Open MPI; ompi_info says ${facts.cudaSupport}`); }
 		const f = frame().locator(`.finding[data-rule-id="${RULE_NOT_CUDA_AWARE}"]`).first();
@@ -203,6 +219,8 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		await runPaletteCommand(page, 'View: Close Primary Side Bar').catch(() => {});
 		await runPaletteCommand(page, 'Notifications: Clear All Notifications').catch(() => {});
 		await frame().locator('#summary').waitFor({ state: 'visible', timeout: 10_000 });
+		// The headline verdict first, in view (the picture in docs/screenshots shows it).
+		await frame().locator('#headline').scrollIntoViewIfNeeded({ timeout: 5000 });
 		fs.mkdirSync(path.dirname(screenshot), { recursive: true });
 		await page.mouse.move(0, 0);
 		await page.waitForTimeout(500);
