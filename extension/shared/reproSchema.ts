@@ -36,6 +36,8 @@ export interface ReproMpiInfo {
 	library_version: string;
 	implementation: 'openmpi' | 'mpich' | 'unknown';
 	cuda_aware: { compile_time: boolean | null; run_time: boolean | null; query: string };
+	/** When the engine first touched CUDA (GPUMPI_CUDA_INIT); absent in documents of engines before 2026-12-03. */
+	cuda_first_touched?: 'before MPI_Init' | 'after MPI_Init';
 }
 
 /** Outcomes the engine itself can report for an IPC variant. */

@@ -42,9 +42,12 @@ struct CudaSetup {
 
 /**
  * Load the driver, cuInit, retain the primary context of device (localRank % count) and make it current.
- * Must run before MPI_Init (Open MPI's CUDA component looks for a current context there). Never throws.
+ * Runs before MPI_Init by default (startReproMpi; GPUMPI_CUDA_INIT=after-mpi-init runs it after). Never throws.
  */
 CudaSetup setupCudaBeforeMpi(int localRank);
+
+/** GPUMPI_CUDA_INIT=after-mpi-init? A bad value is false with `error` set (the caller prints it). */
+bool cudaAfterMpiInitRequested(std::string& error);
 
 /** Release what setupCudaBeforeMpi retained (after MPI_Finalize). */
 void releaseCuda(const CudaSetup& setup);

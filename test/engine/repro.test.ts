@@ -129,6 +129,20 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 			assert.match(doc.detail, /exactly 4 ranks/);
 		});
 
+		it('the CUDA set-up order is in the document; a bad GPUMPI_CUDA_INIT is named on stderr and the default used', async () => {
+			const argv = [...(flavor === 'openmpi' ? ['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '-x', 'GPUMPI_CUDA_INIT'] : ['mpirun.mpich']), '-np', '2', engine, 'repro', 'fallback', '--json', '--sizes', '4K', '--modes', 'host', '--iters', '1'];
+			for (const [value, order] of [['after-mpi-init', /^(after|before) MPI_Init$/], ['$(reboot)', /^before MPI_Init$/]] as const) {
+				const r = await execute(argv, { timeoutMs: RUN_TIMEOUT_MS, env: { ...process.env, GPUMPI_CUDA_INIT: value, UCX_NET_DEVICES: 'lo' } }).result;
+				const ex = extractJsonDocument(r.stdout);
+				assert.ok('json' in ex, r.stdout + r.stderr);
+				const mpi = (ex.json as { mpi: { cuda_first_touched?: string } }).mpi;
+				// Without a GPU the run is on host memory, where the order does not apply and stays "before".
+				assert.match(mpi.cuda_first_touched ?? '', order, JSON.stringify(mpi));
+				if (value !== 'after-mpi-init') { assert.match(r.stderr, /GPUMPI_CUDA_INIT='\$\(reboot\)' is not one of before-mpi-init, after-mpi-init/); }
+				else { assert.doesNotMatch(r.stderr, /GPUMPI_CUDA_INIT/); }
+			}
+		});
+
 		it('fallback: every mode and size verified, bandwidth > 0, memory fields present for both ranks', async () => {
 			const rep = await runFallbackRepro({
 				engine, spec: spec2, config, modes: ['mpi', 'staged', 'host'], sizes: '1M,4M', iters: 2, chunk: '1M', nbuf: 2,

@@ -17,7 +17,8 @@ function mpiLine(mpi: ReproMpiInfo | null): string {
 	if (!mpi) { return 'MPI: unknown (no run printed a result)'; }
 	const first = mpi.library_version.split('\n')[0].slice(0, 120);
 	const ca = mpi.cuda_aware.run_time === null ? 'unknown' : mpi.cuda_aware.run_time ? 'yes' : 'no';
-	return `MPI: ${first} (CUDA-aware at run time: ${ca}${mpi.cuda_aware.query ? `, ${mpi.cuda_aware.query}` : ''})`;
+	const order = mpi.cuda_first_touched ? `, CUDA first touched ${mpi.cuda_first_touched}` : '';
+	return `MPI: ${first} (CUDA-aware at run time: ${ca}${mpi.cuda_aware.query ? `, ${mpi.cuda_aware.query}` : ''}${order})`;
 }
 
 function pad(s: string, n: number): string { return s.length >= n ? s : s + ' '.repeat(n - s.length); }
