@@ -179,5 +179,19 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 			assert.ok(rep.verdict.stagedOverMpi !== null && rep.verdict.stagedOverMpi > 0);
 			assert.match(renderFallbackReport(rep), /staged\s+4 MiB/);
 		});
+
+		it('fallback: a UCX setting UCX rejects (UCX_RNDV_FRAG_SIZE=128K, found on the H200) gives "No result" with the error line, never "host memory"', async () => {
+			const bad: LaunchConfig = { ...config, label: `${config.label}, UCX_RNDV_FRAG_SIZE=128K`, env: [...config.env, ['UCX_RNDV_FRAG_SIZE', '128K']],
+				mca: flavor === 'openmpi' ? [['pml', 'ucx']] : config.mca };
+			const rep = await runFallbackRepro({ engine, spec: spec2, config: bad, modes: ['mpi'], sizes: '1M', iters: 1, memory: 'device', timeoutMs: RUN_TIMEOUT_MS, protoInfo: false, trials: 2 });
+			assert.equal(rep.runs.length, 2);
+			assert.ok(rep.runs.every(r => r.outcome !== 'ok'), rep.runs.map(r => r.outcome).join());
+			const v = rep.verdict.text.join(' ');
+			assert.match(v, /^No result: none of the 2 runs printed a result document/, v);
+			assert.doesNotMatch(v, /host memory|no GPU/, v);
+			// The cause as the output gave it: MPICH ch4:ucx aborts MPI_Init on UCX's parse error; Debian's Open MPI cannot
+			// select pml ucx here at all (no usable UCX transport on this machine), and says so.
+			assert.match(v, flavor === 'mpich' ? /the output said: .*UCX {1,2}ERROR invalid memory type specifier: '128K'/ : /the output said: .*(PML ucx cannot be selected|UCX {1,2}ERROR)/, v);
+		});
 	});
 }

@@ -93,6 +93,29 @@ export function matchSignatures(log: string, outcome: string, signal: number | n
 	return hits;
 }
 
+/** Lines that read as an error (first ones first: the first error is usually the cause). */
+const UCX_ERROR = /\bUCX\s+ERROR\b/;
+const ERROR_LINE = /\b(error|errors|invalid|failed|failure|cannot|unable|abort(ed)?|not found|unreachable|refused)\b/i;
+
+/**
+ * The first `max` error-looking lines of a run without a result (stderr first, then stdout), trimmed and cleaned, for
+ * the run's detail: the evidence of why it printed nothing. Our own rank announcements are skipped.
+ */
+export function errorLines(stdout: string, stderr: string, max = 2): string[] {
+	const out: string[] = [];
+	// UCX's own error lines first (UCX logs to stdout, so stream order says nothing about which came first).
+	for (const [text, re] of [[stdout, UCX_ERROR], [stderr, UCX_ERROR], [stderr, ERROR_LINE], [stdout, ERROR_LINE]] as const) {
+		for (const raw of text.split(/\r\n|\n|\r/).slice(0, MAX_SCAN_LINES)) {
+			const l = raw.trim();
+			if (!l || l.startsWith('@@GPUMPI') || !re.test(l)) { continue; }
+			const c = cleanLine(l).slice(0, 240);
+			if (!out.includes(c)) { out.push(c); }
+			if (out.length >= max) { return out; }
+		}
+	}
+	return out;
+}
+
 /** The signature record of an id. */
 export function signatureById(id: string): FailureSignature | undefined {
 	return FAILURE_SIGNATURES.find(s => s.id === id);

@@ -15,6 +15,7 @@ import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
+import { errorLines } from './failureSignatures';
 import { crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
 
 /** What to run. */
@@ -54,14 +55,18 @@ export function classifyFallbackRun(modes: string[], config: string, command: st
 		if (typeof doc !== 'string') { return { run: { ...run, outcome: doc.outcome, detail: doc.detail }, doc }; }
 		run.detail = `invalid document: ${doc}`;
 	}
+	// The first error lines of the output are the evidence of why no result came (a launcher's SIGTERM of the other
+	// ranks after one aborted in MPI_Init reads as a crash, and the cause is in these lines).
+	const seen = errorLines(r.stdout, r.stderr);
+	const why = seen.length > 0 ? `; the output said: ${seen.join(' | ')}` : '';
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 	if (crash.crashed) {
 		const who = crashedWho(crash);
 		const sig = crash.signal !== null ? `signal ${crash.signal}${crash.signalName ? ` (${crash.signalName})` : ''}` : crash.signalName ?? 'a signal';
-		return { run: { ...run, outcome: 'crashed', detail: `${who} was killed by ${sig}: ${crash.evidence.slice(0, 2).join(' | ')}` }, doc: null };
+		return { run: { ...run, outcome: 'crashed', detail: `${who} was killed by ${sig}: ${crash.evidence.slice(0, 2).join(' | ')}${why}` }, doc: null };
 	}
 	if (r.exitCode === null && r.error && r.signal === null) { return { run: { ...run, outcome: 'launch_error', detail: r.error }, doc: null }; }
-	return { run: { ...run, detail: run.detail || `exit status ${r.exitCode ?? r.signal ?? '?'} and no result: ${'error' in ex ? ex.error : ''}` }, doc: null };
+	return { run: { ...run, detail: (run.detail || `exit status ${r.exitCode ?? r.signal ?? '?'} and no result: ${'error' in ex ? ex.error : ''}`) + why }, doc: null };
 }
 
 /** Run the modes' trials in rounds and combine. Throws only on invalid options. */
@@ -197,7 +202,11 @@ export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: str
 		const r = mpiBad[0];
 		return r ? `${r.outcome}: ${r.detail}` : mpiFailed.length > 0 ? `${mpiFailed[0].status}: ${mpiFailed[0].error ?? 'wrong data'}` : 'failed';
 	};
-	if (!gpu) {
+	if (memory === null && runs.length > 0 && tagged.length === 0) {
+		// No trial printed a document: what memory the engine would have used is unknown too (never "no GPU").
+		const first = runs[0];
+		pathText = `No result: none of the ${runs.length} run${runs.length === 1 ? '' : 's'} printed a result document, so nothing is known about how MPI moves GPU data to this peer (${first.outcome.replace(/_/g, ' ')}: ${first.detail}).`;
+	} else if (!gpu) {
 		pathText = `No GPU verdict: the runs used host memory (${gpuReason ?? 'no GPU'}); the numbers compare the three paths on host buffers only.`;
 	} else if (allFailed || (failedTrials.size > 0 && mpiBw === null)) {
 		path = 'cannot';
