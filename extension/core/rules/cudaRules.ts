@@ -54,25 +54,25 @@ const gpuButNotAware: Rule = {
 };
 
 const cudaInitOrder: Rule = {
-	id: 'cuda-not-initialised-before-mpi-init', severity: 'info', title: 'No CUDA context was current at MPI_Init (observed; not a known cause)',
+	id: 'cuda-not-initialised-before-mpi-init', severity: 'info', title: 'No CUDA context was current at MPI_Init: fine for CUDA-aware transfers, not for receives into IPC imports under UCX (measured)',
 	reads: ['engine.ranks[].initialisedBeforeMpiInit', 'engine.ranks[].deviceCount', 'engine.ranks[].runTime'],
 	appliesTo: { openmpi: '>=4.0' },
 	verifiedAgainst: [
 		src(U.ompiCudaDocs, '"When do I need to select a CUDA device?": Open MPI allocates its CUDA resources lazily; the device must be selected before the first MPI call that needs them'),
 		src(U.ompiAcceleratorCuda5, 'Open MPI 5.0.7: the CUDA accelerator component returns its module and retries a delayed initialisation'),
 		src(U.ompiCommonCuda41, 'Open MPI 4.1.4: common_cuda initialises CUDA lazily'),
-		src(U.obsH200, 'H200 testbed: "cuCtxGetCurrent failed" seen only in runs that also had the component-path override; not settled'),
+		src(U.devCudaInit, 'H200 testbed, Open MPI 5.0.7 + UCX 1.13.1: CUDA first touched after MPI_Init — device pointers to MPI 3 of 3 correct at 36 GB/s (ucx) and 2.2 GB/s (ob1); receives into an IPC import under pml ucx crashed in 11 of 11 trials (4 of 11 with CUDA first), ob1 6 of 6 correct either way'),
 	],
-	fixSummary: 'Select the rank\'s device (cudaSetDevice(local rank)) before its first MPI call on GPU buffers; if device pointers fail, check the component-path finding first.',
+	fixSummary: 'Nothing to do for CUDA-aware transfers (Open MPI initialises CUDA lazily; measured). If the program receives into or sends from CUDA-IPC-imported memory under pml ucx, bounce through a buffer the rank owns: with CUDA first touched after MPI_Init that pattern crashed in every trial on the H200 testbed.',
 	evaluate(facts) {
 		const out: Finding[] = [];
 		const bad = (facts.engine?.ranks ?? []).filter((r) => r.deviceCount.value > 0 && !r.initialisedBeforeMpiInit.value);
 		const sig = facts.messages.find((m) => m.kind === 'cuCtxGetCurrent-failed');
 		if (bad.length === 0 && !sig) { return out; }
 		const r = bad[0];
-		out.push(finding(this, `${bad.length > 0 ? `${bad.length} rank(s) had no current CUDA context when MPI_Init ran` : 'Open MPI printed "cuCtxGetCurrent failed" (no CUDA context was current)'}. Open MPI's documentation and sources say it initialises CUDA lazily, so this alone is not known to break GPU transfers: on the H200 testbed the "cuCtxGetCurrent failed" line appeared only in runs that also had the component-path override, and what happens when CUDA is first touched after MPI_Init is not yet measured. Open MPI's docs ask that each rank select its device before the first MPI call that moves GPU data.`,
+		out.push(finding(this, `${bad.length > 0 ? `${bad.length} rank(s) had no current CUDA context when MPI_Init ran` : 'Open MPI printed "cuCtxGetCurrent failed" (no CUDA context was current)'}. For CUDA-aware transfers that is fine: Open MPI initialises CUDA lazily, and on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) device pointers to MPI were correct in 3 of 3 trials at the same bandwidth with CUDA first touched after MPI_Init, under pml ucx and ob1. It is not fine for one pattern: under pml ucx, receiving into memory imported with cudaIpcOpenMemHandle crashed in 11 of 11 trials in that order (UCX's cma transport took the import for host memory), against 4 of 11 with CUDA set up first; ob1 (smcuda) was correct in 6 of 6 either way. What those trials can miss: failure rates under 24–39 %, other UCX releases.`,
 			ev(r?.initialisedBeforeMpiInit.evidence, r?.deviceCount.evidence, sig?.evidence),
-			{ text: 'Select the device before the first transfer of GPU data (after MPI_Init is fine per Open MPI\'s docs); if device pointers still fail, look at the component-path finding.', command: 'cudaSetDevice(atoi(getenv("OMPI_COMM_WORLD_LOCAL_RANK")));  /* before the first MPI call on GPU buffers */' }));
+			{ text: 'Only if the program moves CUDA-IPC-imported memory through MPI under pml ucx: bounce it through a buffer the rank owns (or run it under gpumpi-doctor guard with GPUMPI_GUARD=fix); selecting the device before MPI_Init lowered, but did not remove, the crashes.', command: 'gpumpi-doctor repro ipc --pml-ucx --also GPUMPI_CUDA_INIT=after-mpi-init' }));
 		return out;
 	},
 };

@@ -147,8 +147,9 @@ const stagingPool: Rule = {
 		src(U.legate999, '"failed to allocate 536870912 bytes … for ucp_rndv_frags"'),
 		src(U.rapidsmpf244, 'the same out-of-memory in the staging pool'),
 		src(U.devFallback, 'H200 testbed, UCX 1.13.1: a rank\'s resident memory grew by 775 MiB for one 1 GiB device message, 194 MiB for 256 MiB'),
+		src(U.devRndv, 'H200 testbed, UCX 1.13.1, 3 trials per setting: UCX_RNDV_SCHEME=put_zcopy/get_zcopy and UCX_RNDV_FRAG_MEM_TYPE=cuda end the host growth (0 MiB at 1 GiB) at 0.80–0.83 GB/s instead of 35.7 GB/s; plain UCX_RNDV_FRAG_SIZE / _ALLOC_COUNT values are rejected (1.13 wants host:…,cuda:…)'),
 	],
-	fixSummary: 'Nothing in a released UCX caps the pool (UCX_RNDV_FRAG_* only size its chunks): split very large messages, or stage manually into persistent pinned buffers (libgpumpi). GPUDirect RDMA (nvidia_peermem or dmabuf) avoids host staging between nodes.',
+	fixSummary: 'Nothing in a released UCX caps the pool (UCX_RNDV_FRAG_* only size its chunks; the settings that end the growth, UCX_RNDV_SCHEME=put_zcopy/get_zcopy or UCX_RNDV_FRAG_MEM_TYPE=cuda, cost 43–45× the bandwidth, measured): split very large messages, or stage through persistent pinned buffers (libgpumpi). GPUDirect RDMA (nvidia_peermem or dmabuf) avoids host staging between nodes.',
 	evaluate(facts) {
 		const u = facts.ucx;
 		if (!u || !u.devicesListed) { return []; }
@@ -162,9 +163,9 @@ const stagingPool: Rule = {
 		if (gdrRdma) { return []; }
 		const why = ib ? 'GPUDirect RDMA is not available (no nvidia_peermem module seen)' : 'no InfiniBand/RoCE transport';
 		return [finding(this,
-			`UCX has cuda_copy but ${why}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). UCX_RNDV_FRAG_SIZE and UCX_RNDV_FRAG_ALLOC_COUNT set the size of the pool's chunks (64 MiB host / 512 MiB GPU by default), not a limit: all fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). A per-worker cap, UCX_RNDV_FRAG_WORKER_MAX_MEM, is proposed in openucx/ucx pull request 11062 (not in a release). Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by 775 MiB, a 256 MiB one by 194 MiB. What each UCX_RNDV_* setting does to that memory has not been measured yet.`,
+			`UCX has cuda_copy but ${why}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). UCX_RNDV_FRAG_SIZE and UCX_RNDV_FRAG_ALLOC_COUNT set the size of the pool's chunks (64 MiB host / 512 MiB GPU by default), not a limit: all fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). A per-worker cap, UCX_RNDV_FRAG_WORKER_MAX_MEM, is proposed in openucx/ucx pull request 11062 (not in a release). Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by 775 MiB, a 256 MiB one by 194 MiB. The settings measured there that end the growth (UCX_RNDV_SCHEME=put_zcopy or get_zcopy, UCX_RNDV_FRAG_MEM_TYPE=cuda: 0 MiB extra at 1 GiB) leave the pipelined protocol and moved data at 0.80–0.83 GB/s instead of 35.7 GB/s, 3 trials each; a UCX_RNDV_FRAG_SIZE without a memory type (e.g. 128K) made MPI_Init fail in UCX 1.13.`,
 			ev(copy.evidence, u.version?.evidence, pm?.evidence),
-			{ text: 'Split very large messages into pieces of a few hundred MiB, or stage through persistent pinned buffers you own (libgpumpi; 0 MiB extra host memory on the H200 testbed where UCX took 1 GiB for 1 GiB). No released UCX setting caps the pool.', command: 'gpumpi-doctor repro fallback --memory device' })];
+			{ text: 'Split very large messages into pieces of a few hundred MiB, or stage through persistent pinned buffers you own (libgpumpi; 0 MiB extra host memory on the H200 testbed where UCX took 1 GiB for 1 GiB). No released UCX setting caps the pool without giving up the bandwidth (measured: 0.8 vs 35.7 GB/s).', command: 'gpumpi-doctor repro fallback --memory device' })];
 	},
 };
 
