@@ -166,8 +166,9 @@ const gpuSwitchOff: Rule = {
 	appliesTo: { vendorMpi: ALL_VERSIONS, mpich: '>=4.0' },
 	verifiedAgainst: [
 		src(U.nerscCrayMpich, 'Cray MPICH: MPICH_GPU_SUPPORT_ENABLED=1 and the GTL library for GPU buffers'),
-		src(U.intelMpiDocs, 'Intel MPI documentation: I_MPI_OFFLOAD (GPU support, off by default) and I_MPI_OFFLOAD_MODE (Developer Reference)'),
+		src(U.intelMpiDocs, 'Intel MPI Developer Reference, GPU Support: I_MPI_OFFLOAD=0 (disabled) is the default, 1 enables GPU buffers; I_MPI_OFFLOAD_MODE=cuda selects the CUDA driver API (NVIDIA GPUs are supported from 2021.13 on; the 2021.8–2021.10 pages name Level Zero only)'),
 		src(U.mvapichGdrGuide, 'MVAPICH2-GDR user guide: MV2_USE_CUDA=1'),
+		src(U.nvidiaGdrMvapich, 'NVIDIA GPUDirect RDMA manual: MVAPICH2-GDR runs with MV2_USE_CUDA=1 (and MV2_USE_GPUDIRECT=1) for device buffers'),
 		src(U.mpichReadme402, 'MPICH: GPU support can be switched off at run time with MPIR_CVAR_ENABLE_GPU=0'),
 	],
 	fixSummary: 'Set the implementation\'s switch: MPICH_GPU_SUPPORT_ENABLED=1 (Cray), I_MPI_OFFLOAD=1 I_MPI_OFFLOAD_MODE=cuda (Intel), MV2_USE_CUDA=1 (MVAPICH2-GDR); for MPICH remove MPIR_CVAR_ENABLE_GPU=0 (on by default).',

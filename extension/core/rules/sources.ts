@@ -55,7 +55,8 @@ export const URLS = {
 	mpichGpuQuery: 'https://manpages.ubuntu.com/manpages/kinetic/man3/MPIX_GPU_query_support.3.html',
 	nerscCrayMpich: 'https://docs.nersc.gov/development/programming-models/mpi/cray-mpich/',
 	mvapichGdrGuide: 'https://mvapich.cse.ohio-state.edu/userguide/gdr/',
-	intelMpiDocs: 'https://www.intel.com/content/www/us/en/developer/tools/oneapi/mpi-library.html',
+	intelMpiDocs: 'https://www.intel.com/content/www/us/en/docs/mpi-library/developer-reference-linux/current/gpu-support.html',
+	nvidiaGdrMvapich: 'https://docs.nvidia.com/networking/display/GPUDirectRDMAv18/Benchmark+Tests',
 	reframe265: `${GH}/reframe-hpc/reframe/issues/265`,
 	// Platform
 	slurmMpiGuide: 'https://slurm.schedmd.com/mpi_guide.html',
