@@ -11,7 +11,9 @@
 #                      does to the host memory the staging takes and to bandwidth
 #   bench-register     gpumpi bench (libgpumpi's staged/shm/auto, 64M) under pml ucx: the stderr lines Open MPI 5
 #                      prints about cuMemHostRegister, kept whole
-# Component path given (observed.md B). Every experiment is skipped (and says so) when less than its expected time is
+#   rndv2              (EXP=rndv2) the memory-type-qualified FRAG_SIZE / FRAG_ALLOC_COUNT values, PIPELINE_SHM_ENABLE=n, PROTO_ENABLE=y
+#   bench1g            (EXP=bench1g) the same bench at 1 GiB
+# EXP (default cudainit,rndv,bench) picks the groups. Component path given (observed.md B). Every experiment is skipped (and says so) when less than its expected time is
 # left of BUDGET_S (default 540). Needs dist/cli.js and Node (PATH, else .gpu/node.xz), like cli.sh.
 # Writes exactly two files: $OUT/experiments.log and $OUT/experiments.json
 # ({"schema":"gpumpi.gpu-experiments/1","ucx_rndv_config":"…","runs":[{"name","args","exit","seconds","doc"|"skipped"}],
@@ -68,26 +70,44 @@ UCXSM=(--pml-ucx --preset UCX_TLS=sm,cuda_copy,self)
 OB1NOIPC=(--mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0)
 FB=(repro fallback "${L[@]}" --modes mpi --sizes 256M,1G --iters 3 --trials 3 --timeout 90)
 
-run cudainit-ipc-ucx 170 repro ipc "${L[@]}" --pml-ucx --variants direct,bounce --also "$AFTER" --size 64M --trials 11 --timeout 60
-run cudainit-ipc-ob1 100 repro ipc "${L[@]}" --mca pml ob1 --variants direct,bounce --also "$AFTER" --size 64M --trials 6 --timeout 60
-run cudainit-fallback-ucx 40 "${FB[@]}" "${UCXSM[@]}" --preset "$AFTER"
-run cudainit-fallback-ob1 40 "${FB[@]}" "${OB1NOIPC[@]}" --preset "$AFTER"
-run rndv-default 40 "${FB[@]}" "${UCXSM[@]}"
-for s in UCX_RNDV_FRAG_SIZE=128K UCX_RNDV_FRAG_SIZE=4M UCX_RNDV_FRAG_ALLOC_COUNT=8 UCX_RNDV_SCHEME=put_zcopy \
-         UCX_RNDV_SCHEME=get_zcopy UCX_RNDV_FRAG_MEM_TYPE=cuda UCX_RNDV_PIPELINE_SEND_THRESH=inf; do
-  var="${s%%=*}"
-  if ! grep -q "^$var=" <<<"$RNDV_CFG"; then log "== rndv $s: $var is not a setting of this UCX (ucx_info -c)"; continue; fi
+EXP="${EXP:-cudainit,rndv,bench}"   # groups to run, comma-separated: cudainit rndv rndv2 bench bench1g
+want() { [[ ",$EXP," == *",$1,"* ]]; }
+rndv_run() {  # rndv_run SETTING: one fallback run with SETTING (skipped when this UCX has no such variable)
+  local s="$1" var="${1%%=*}"
+  if ! grep -q "^$var=" <<<"$RNDV_CFG"; then log "== rndv $s: $var is not a setting of this UCX (ucx_info -c)"; return; fi
   run "rndv-$s" 40 "${FB[@]}" "${UCXSM[@]}" --preset "$s"
-done
+}
+if want cudainit; then
+  run cudainit-ipc-ucx 170 repro ipc "${L[@]}" --pml-ucx --variants direct,bounce --also "$AFTER" --size 64M --trials 11 --timeout 60
+  run cudainit-ipc-ob1 100 repro ipc "${L[@]}" --mca pml ob1 --variants direct,bounce --also "$AFTER" --size 64M --trials 6 --timeout 60
+  run cudainit-fallback-ucx 40 "${FB[@]}" "${UCXSM[@]}" --preset "$AFTER"
+  run cudainit-fallback-ob1 40 "${FB[@]}" "${OB1NOIPC[@]}" --preset "$AFTER"
+fi
+if want rndv; then
+  run rndv-default 40 "${FB[@]}" "${UCXSM[@]}"
+  for s in UCX_RNDV_FRAG_SIZE=128K UCX_RNDV_FRAG_SIZE=4M UCX_RNDV_FRAG_ALLOC_COUNT=8 UCX_RNDV_SCHEME=put_zcopy \
+           UCX_RNDV_SCHEME=get_zcopy UCX_RNDV_FRAG_MEM_TYPE=cuda UCX_RNDV_PIPELINE_SEND_THRESH=inf; do rndv_run "$s"; done
+fi
+if want rndv2; then  # the memory-type-qualified forms UCX 1.13 accepts (its defaults: host:512K,cuda:4M and host:128,cuda:128)
+  run rndv-default 40 "${FB[@]}" "${UCXSM[@]}"
+  for s in UCX_RNDV_FRAG_SIZE=host:128K,cuda:4M UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M UCX_RNDV_FRAG_ALLOC_COUNT=host:8,cuda:8 \
+           UCX_RNDV_PIPELINE_SHM_ENABLE=n UCX_PROTO_ENABLE=y; do rndv_run "$s"; done
+fi
 
 bench_err=""
-if [ $(( BUDGET_S - ($(date +%s) - START) )) -gt 30 ]; then
-  log "== bench-register: gpumpi bench --sizes 64M --modes staged,shm,auto under pml ucx"
-  bench_err=$(timeout -k 5 60 "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 "${CP[@]}" --mca pml ucx \
-    --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo "$ENGINE" bench --sizes 64M \
+bench() {  # bench SIZES: gpumpi bench staged,shm,auto under pml ucx; its stderr (whole) and exit status
+  log "== bench-register: gpumpi bench --sizes $1 --modes staged,shm,auto under pml ucx"
+  local e
+  e=$(timeout -k 5 90 "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 "${CP[@]}" --mca pml ucx \
+    --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo "$ENGINE" bench --sizes "$1" \
     --modes staged,shm,auto --iters 3 2>&1 >/tmp/exp-bench.out; echo "exit=$?")
-  log "$bench_err"; cat /tmp/exp-bench.out >>"$LOG"
-fi
+  log "$e"; cat /tmp/exp-bench.out >>"$LOG"
+  bench_err="$bench_err== bench --sizes $1
+$e
+"
+}
+if want bench && [ $(( BUDGET_S - ($(date +%s) - START) )) -gt 30 ]; then bench 64M; fi
+if want bench1g && [ $(( BUDGET_S - ($(date +%s) - START) )) -gt 60 ]; then bench 1G; fi
 cm=$(nvidia-smi --query-gpu=compute_mode,name --format=csv 2>&1 | tr '\n' ';')
 { printf '{"schema":"gpumpi.gpu-experiments/1","ucx_rndv_config":%s,"bench_stderr":%s,"compute_mode":%s,"runs":[' \
     "$(printf '%s' "$RNDV_CFG" | json_str)" "$(printf '%s' "$bench_err" | json_str)" "$(printf '%s' "$cm" | json_str)"
