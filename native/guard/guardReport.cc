@@ -44,7 +44,13 @@ void writeReport(bool finalized) {
 	Lock l;
 	if (g.written) return;
 	g.written = true;
-	double t1 = finalized ? g.t1 : double(nowNs()) * 1e-9;
+	double t1 = finalized ? g.t1 : double(clockNs()) * 1e-9;
+	uint64_t tick1 = finalized ? g.tick1 : nowNs();
+	// ticks -> ns (1 where nowNs is clock_gettime; the TSC rate over this run on x86-64)
+	double nsPerTick = 1.0;
+#if defined(__x86_64__)
+	nsPerTick = tick1 > g.tick0 && t1 > g.t0 ? (t1 - g.t0) * 1e9 / double(tick1 - g.tick0) : 1.0;
+#endif
 	JsonWriter w;
 	w.beginObject();
 	w.key("schema").value("gpumpi-guard-rank/1");
@@ -68,7 +74,7 @@ void writeReport(bool finalized) {
 		const CallStat& s = g.calls[c];
 		if (s.count == 0) continue;
 		w.beginObject().key("name").value(kCallNames[c]).key("count").value(static_cast<unsigned long long>(s.count))
-			.key("bytes").value(static_cast<unsigned long long>(s.bytes)).key("timeInMpiNs").value(static_cast<unsigned long long>(s.ns)).endObject();
+			.key("bytes").value(static_cast<unsigned long long>(s.bytes)).key("timeInMpiNs").value(static_cast<unsigned long long>(double(s.ns) * nsPerTick + 0.5)).endObject();
 	}
 	w.endArray();
 	w.key("peers").beginArray();

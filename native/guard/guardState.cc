@@ -203,7 +203,8 @@ void start(State& g) {
 	readEnv(g);
 	if (g.mode == Mode::Off) return;
 	g.pid = int(getpid());
-	g.t0 = double(nowNs()) * 1e-9;
+	g.t0 = double(clockNs()) * 1e-9;
+	g.tick0 = nowNs();
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
 		say("cannot duplicate MPI_COMM_WORLD: the guard is off");
 		g.mode = Mode::Off;
@@ -379,7 +380,8 @@ GUARD_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provid
 GUARD_API int MPI_Finalize(void) {
 	State& g = st();
 	if (g.active) {
-		g.t1 = double(nowNs()) * 1e-9;
+		g.t1 = double(clockNs()) * 1e-9;
+		g.tick1 = nowNs();
 		g.finalized = true;
 		writeReport(true);
 		bounceFreeAll();
