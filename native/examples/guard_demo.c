@@ -188,7 +188,8 @@ typedef int (*fn_i)(unsigned);
 static int ipc(int rank, int size, size_t bytes) {
 	int ok = 1;
 	if (size != 2 && size != 4) { if (rank == 0) fprintf(stderr, "guard_demo --ipc needs 2 or 4 ranks\n"); return 2; }
-	if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) { fprintf(stderr, "guard_demo: rank %d: %s\n", rank, dlerror()); return 3; }
+	const char* lib = getenv("GPUMPI_LIBCUDA");  /* tests: a fake driver (native/fakes) */
+	if (!dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) { fprintf(stderr, "guard_demo: rank %d: %s\n", rank, dlerror()); return 3; }
 	int (*cuInit)(unsigned) = (int (*)(unsigned))dlsym(RTLD_DEFAULT, "cuInit");
 	int (*cuDeviceGetCount)(int*) = (int (*)(int*))dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
 	int (*cuDeviceGet)(int*, int) = (int (*)(int*, int))dlsym(RTLD_DEFAULT, "cuDeviceGet");

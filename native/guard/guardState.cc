@@ -319,7 +319,7 @@ void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* ra,
 		d.action = "warned";
 		bool seen = false;  // once per kind + site (any peer)
 		for (const Danger& o : g.dangers) seen = seen || (o.kind == kind && o.site.address == a && o.call == call);
-		if (!seen) say(std::string(kCallNames[call]) + ": " + kDangerNames[int(kind)] + " at " + siteText(d.site) + " — " + detail + "; set GPUMPI_GUARD=fix or see docs/guard.md");
+		if (!seen) say(std::string(kCallNames[call]) + ": " + kDangerNames[int(kind)] + " at " + siteText(d.site) + " — " + detail + (kind == DangerKind::IpcImportUcx ? "; set GPUMPI_GUARD=fix or see docs/guard.md" : "; see docs/guard.md"));
 	}
 	g.dangers.push_back(std::move(d));
 }
