@@ -7,16 +7,21 @@
  *                                      8-byte ping-pong through MPI_Send/MPI_Recv (through the guard when it is
  *                                      preloaded) and through PMPI_Send/PMPI_Recv (never through it), alternating
  *                                      batches in one run; plus MPI_Send to MPI_PROC_NULL vs PMPI_Send: one JSON line
- *   mpirun -np 2|4 guard_demo --ipc [--size BYTES]
+ *   mpirun -np 2|4 guard_demo --ipc [--size BYTES] [--via irecv|recv|persistent] [--send-from-import]
  *                                      the seed's pattern on GPUs: even ranks allocate device memory and export it
  *                                      (cuIpcGetMemHandle), the next rank imports it (cuIpcOpenMemHandle) and
  *                                      MPI_Irecv's into the import from a third rank's (or rank 0's) own device
- *                                      buffer; the owner verifies word by word: "IPC rank R: W words, M wrong"
+ *                                      buffer (--via: MPI_Irecv + MPI_Wait, MPI_Recv, or a persistent request);
+ *                                      the owner verifies word by word: "IPC rank R: W words, M wrong".
+ *                                      --send-from-import: the importers send from the import instead (the seed's
+ *                                      "send-from-import" variant); the partner verifies what it received
+ *   --no-finalize                      exit without MPI_Finalize (the guard then reports from exit)
  * The per-call pattern of the default mode (both ranks, peer = the other rank; ranks >= 2 only join collectives):
  *   MPI_Send/MPI_Recv 100 int; 3 × (MPI_Irecv + MPI_Isend 64 int, MPI_Waitall); MPI_Irecv(MPI_ANY_SOURCE) +
  *   MPI_Isend 8 int, MPI_Waitall(MPI_STATUSES_IGNORE); MPI_Send_init/MPI_Recv_init 32 int, 4 × MPI_Startall +
- *   MPI_Waitall, 2 × MPI_Request_free; MPI_Sendrecv 16 int; MPI_Bcast 10 int; MPI_Allreduce 8 double;
- *   MPI_Sendrecv_replace 4 int.
+ *   MPI_Waitall, 2 × MPI_Request_free; MPI_Sendrecv 16 int; MPI_Send/MPI_Recv 4 int on a communicator with the
+ *   ranks reversed; MPI_Isend 12 int + MPI_Mprobe(MPI_ANY_SOURCE) + MPI_Mrecv + MPI_Wait; MPI_Bcast 10 int;
+ *   MPI_Allreduce 8 double; MPI_Sendrecv_replace 4 int; MPI_Gather of the checksums (test/engine/guard.test.ts).
  * CUDA is reached through dlopen(RTLD_GLOBAL) + dlsym(RTLD_DEFAULT), as a program linked with -lcuda would resolve
  * it, so an LD_PRELOADed guard sees cuIpcOpenMemHandle. */
 /* MPICH defines MPI_STATUSES_IGNORE as (MPI_Status*)1: gcc then warns about MPI_Waitall's array argument */
@@ -86,6 +91,28 @@ static int demo(int rank, int size) {
 			int s[16], r[16];
 			for (int i = 0; i < 16; i++) s[i] = rank - i;
 			MPI_Sendrecv(s, 16, MPI_INT, peer, 40, r, 16, MPI_INT, peer, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			h = fnv(h, r, sizeof r);
+		}
+		{  /* a communicator with the ranks reversed: the report must still name the world rank */
+			MPI_Comm rev;
+			int rr, s[4], r[4];
+			MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &rev);
+			MPI_Comm_rank(rev, &rr);
+			for (int i = 0; i < 4; i++) s[i] = 17 * rank + i;
+			if (rank == 0) { MPI_Send(s, 4, MPI_INT, rr ^ 1, 45, rev); MPI_Recv(r, 4, MPI_INT, rr ^ 1, 45, rev, MPI_STATUS_IGNORE); }
+			else { MPI_Recv(r, 4, MPI_INT, rr ^ 1, 45, rev, MPI_STATUS_IGNORE); MPI_Send(s, 4, MPI_INT, rr ^ 1, 45, rev); }
+			h = fnv(h, r, sizeof r);
+			MPI_Comm_free(&rev);
+		}
+		{  /* matched probe: the source comes from the message */
+			int s[12], r[12];
+			MPI_Request q;
+			MPI_Message m;
+			for (int i = 0; i < 12; i++) s[i] = 3 * rank + i;
+			MPI_Isend(s, 12, MPI_INT, peer, 60, MPI_COMM_WORLD, &q);
+			MPI_Mprobe(MPI_ANY_SOURCE, 60, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
+			MPI_Mrecv(r, 12, MPI_INT, &m, MPI_STATUS_IGNORE);
+			MPI_Wait(&q, MPI_STATUS_IGNORE);
 			h = fnv(h, r, sizeof r);
 		}
 	}
@@ -185,7 +212,7 @@ static int bench(int rank, int size, int iters) {
 typedef int (*fn_i)(unsigned);
 #define CU(call, what) do { int rc_ = (call); if (rc_ != 0) { fprintf(stderr, "guard_demo: rank %d: %s failed (CUresult %d)\n", rank, what, rc_); ok = 0; goto done; } } while (0)
 
-static int ipc(int rank, int size, size_t bytes) {
+static int ipc(int rank, int size, size_t bytes, const char* via, int mirror) {
 	int ok = 1;
 	if (size != 2 && size != 4) { if (rank == 0) fprintf(stderr, "guard_demo --ipc needs 2 or 4 ranks\n"); return 2; }
 	const char* lib = getenv("GPUMPI_LIBCUDA");  /* tests: a fake driver (native/fakes) */
@@ -206,8 +233,8 @@ static int ipc(int rank, int size, size_t bytes) {
 	int (*cuIpcCloseMemHandle)(unsigned long long) = (int (*)(unsigned long long))dlsym(RTLD_DEFAULT, "cuIpcCloseMemHandle");
 	if (!cuInit || !cuMemAlloc || !cuIpcOpenMemHandle || !cuIpcGetMemHandle) { fprintf(stderr, "guard_demo: rank %d: driver entry points missing\n", rank); return 3; }
 	int owner = (rank % 2) == 0, partner = owner ? rank + 1 : rank - 1;
-	int sender = size == 4 ? (rank == 1 ? 2 : rank == 3 ? 0 : -1) : (rank == 1 ? 0 : -1); /* who sends to an importer */
-	int target = size == 4 ? (rank == 0 ? 3 : rank == 2 ? 1 : -1) : (rank == 0 ? 1 : -1);  /* whom an owner sends to */
+	int sender = size == 4 ? (rank == 1 ? 2 : rank == 3 ? 0 : -1) : (rank == 1 ? 0 : -1); /* an importer's message partner */
+	int target = size == 4 ? (rank == 0 ? 3 : rank == 2 ? 1 : -1) : (rank == 0 ? 1 : -1);  /* an owner's message partner */
 	unsigned long long owned = 0, local = 0, imported = 0;
 	size_t words = bytes / 4;
 	uint32_t* host = malloc(bytes);
@@ -220,35 +247,43 @@ static int ipc(int rank, int size, size_t bytes) {
 	CU(cuDeviceGet(&dev, n > 0 ? rank % n : 0), "cuDeviceGet");
 	CU(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	CU(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	/* default: owners send from their own device buffer; importers receive into the import (the owner verifies).
+	 * --send-from-import: owners fill the exported memory; importers send from the import; the rank that sent before
+	 * now receives into its own device buffer and verifies. */
 	if (owner) {
 		CU(cuMemAlloc(&owned, bytes), "cuMemAlloc (exported)");
-		memset(host, 0xA5, bytes);
-		CU(cuMemcpyHtoD(owned, host, bytes), "poison");
+		for (size_t i = 0; i < words; i++) host[i] = mirror ? (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i : 0xA5A5A5A5u;
+		CU(cuMemcpyHtoD(owned, host, bytes), "fill exported");
 		CU(cuIpcGetMemHandle(&hd, owned), "cuIpcGetMemHandle");
 		MPI_Send(&hd, sizeof hd, MPI_BYTE, partner, 3, MPI_COMM_WORLD);
-		CU(cuMemAlloc(&local, bytes), "cuMemAlloc (send)");
-		for (size_t i = 0; i < words; i++) host[i] = (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i;
-		CU(cuMemcpyHtoD(local, host, bytes), "fill");
+		CU(cuMemAlloc(&local, bytes), "cuMemAlloc (own buffer)");
+		for (size_t i = 0; i < words; i++) host[i] = mirror ? 0xA5A5A5A5u : (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i;
+		CU(cuMemcpyHtoD(local, host, bytes), "fill own buffer");
 	} else {
 		MPI_Recv(&hd, sizeof hd, MPI_BYTE, partner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		CU(cuIpcOpenMemHandle(&imported, hd, 1), "cuIpcOpenMemHandle");
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (target >= 0) {
+	if (target >= 0 || sender >= 0) {
+		int receiving = mirror ? target >= 0 : sender >= 0, other = target >= 0 ? target : sender;
+		void* buf = (void*)(uintptr_t)(target >= 0 ? local : imported);
 		MPI_Request q;
-		MPI_Isend((void*)(uintptr_t)local, (int)bytes, MPI_BYTE, target, 7, MPI_COMM_WORLD, &q);
-		MPI_Wait(&q, MPI_STATUS_IGNORE);
-	}
-	if (sender >= 0) {
-		MPI_Request q;
-		MPI_Irecv((void*)(uintptr_t)imported, (int)bytes, MPI_BYTE, sender, 7, MPI_COMM_WORLD, &q);
-		MPI_Wait(&q, MPI_STATUS_IGNORE);
+		if (!receiving) {
+			if (!strcmp(via, "recv")) MPI_Send(buf, (int)bytes, MPI_BYTE, other, 7, MPI_COMM_WORLD);
+			else if (!strcmp(via, "persistent")) { MPI_Send_init(buf, (int)bytes, MPI_BYTE, other, 7, MPI_COMM_WORLD, &q); MPI_Start(&q); MPI_Wait(&q, MPI_STATUS_IGNORE); MPI_Request_free(&q); }
+			else { MPI_Isend(buf, (int)bytes, MPI_BYTE, other, 7, MPI_COMM_WORLD, &q); MPI_Wait(&q, MPI_STATUS_IGNORE); }
+		} else {
+			if (!strcmp(via, "recv")) MPI_Recv(buf, (int)bytes, MPI_BYTE, other, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			else if (!strcmp(via, "persistent")) { MPI_Recv_init(buf, (int)bytes, MPI_BYTE, other, 7, MPI_COMM_WORLD, &q); MPI_Start(&q); MPI_Wait(&q, MPI_STATUS_IGNORE); MPI_Request_free(&q); }
+			else { MPI_Irecv(buf, (int)bytes, MPI_BYTE, other, 7, MPI_COMM_WORLD, &q); MPI_Wait(&q, MPI_STATUS_IGNORE); }
+		}
 		CU(cuCtxSynchronize(), "cuCtxSynchronize");
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (owner) {
-		int from = size == 4 ? (rank == 0 ? 2 : 0) : 0;  /* the rank whose data lands in this owner's memory */
-		CU(cuMemcpyDtoH(host, owned, bytes), "verify copy");
+		/* the rank whose pattern must be in this owner's checked buffer */
+		int from = size == 4 ? (rank == 0 ? 2 : 0) : 0;
+		CU(cuMemcpyDtoH(host, mirror ? local : owned, bytes), "verify copy");
 		wrong = 0;
 		for (size_t i = 0; i < words; i++) wrong += host[i] != ((uint32_t)(from * 0x01000193u) ^ (uint32_t)i);
 		printf("IPC rank %d: %zu words, %ld wrong\n", rank, words, wrong);
@@ -273,18 +308,24 @@ int main(int argc, char** argv) {
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	const char* mode = "demo";
+	const char* via = "irecv";
+	int mirror = 0, finalize = 1;
 	size_t bytes = 64u << 20;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--bench")) mode = "bench";
 		else if (!strcmp(argv[i], "--ipc")) mode = "ipc";
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--via") && i + 1 < argc && (!strcmp(argv[i + 1], "irecv") || !strcmp(argv[i + 1], "recv") || !strcmp(argv[i + 1], "persistent"))) via = argv[++i];
+		else if (!strcmp(argv[i], "--send-from-import")) mirror = 1;
+		else if (!strcmp(argv[i], "--no-finalize")) finalize = 0;
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc) bytes = (size_t)strtoull(argv[++i], NULL, 10);
-		else { if (rank == 0) fprintf(stderr, "usage: guard_demo [--bench [--iters N]] [--ipc [--size BYTES]] (unknown: %s)\n", argv[i]); MPI_Finalize(); return 2; }
+		else { if (rank == 0) fprintf(stderr, "usage: guard_demo [--no-finalize] [--bench [--iters N]] [--ipc [--size BYTES] [--via irecv|recv|persistent] [--send-from-import]] (unknown: %s)\n", argv[i]); MPI_Finalize(); return 2; }
 	}
 	if (iters < 1 || bytes < 4 || bytes > (size_t)2147483647) { if (rank == 0) fprintf(stderr, "guard_demo: --iters >= 1, 4 <= --size < 2 GiB\n"); MPI_Finalize(); return 2; }
 	if (!strcmp(mode, "bench")) rc = bench(rank, size, iters);
-	else if (!strcmp(mode, "ipc")) rc = ipc(rank, size, bytes);
+	else if (!strcmp(mode, "ipc")) rc = ipc(rank, size, bytes, via, mirror);
 	else rc = demo(rank, size);
+	if (!finalize) exit(rc);  /* --no-finalize: the guard's report comes from its atexit handler */
 	MPI_Finalize();
 	return rc;
 }

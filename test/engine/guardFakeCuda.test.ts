@@ -49,13 +49,13 @@ for (const { flavor, launch, env } of FLAVORS) {
 		beforeEach(() => { work = fs.mkdtempSync(path.join(os.tmpdir(), `gpumpi-guard-ipc-${flavor}-`)); });
 		afterEach(() => { fs.rmSync(work, { recursive: true, force: true }); });
 
-		const run = async (mode: string | null): Promise<{ r: ExecuteResult; reports: RankReport[] }> => {
+		const run = async (mode: string | null, extra: string[] = []): Promise<{ r: ExecuteResult; reports: RankReport[] }> => {
 			const vars: Record<string, string> = { GPUMPI_LIBCUDA: fake, UCX_NET_DEVICES: 'lo', ...(mode ? { LD_PRELOAD: guard, GPUMPI_GUARD: mode, GPUMPI_GUARD_DIR: work } : {}) };
 			const argv: string[] = [...launch];
 			argv.splice(argv.indexOf('-np'), 0, ...Object.entries(vars).flatMap(([k, v]) => env(k, v)));
 			const childEnv: Record<string, string | undefined> = { ...process.env };
 			for (const k of Object.keys(childEnv)) { if (k.startsWith('GPUMPI_') || k === 'UCX_TLS') { delete childEnv[k]; } }
-			const r = await execute([...argv, demo, '--ipc', '--size', String(SIZE)], { cwd: work, timeoutMs: RUN_TIMEOUT_MS, env: childEnv }).result;
+			const r = await execute([...argv, demo, '--ipc', '--size', String(SIZE), ...extra], { cwd: work, timeoutMs: RUN_TIMEOUT_MS, env: childEnv }).result;
 			const files = fs.readdirSync(work).filter(f => /^guard-.*\.json$/.test(f));
 			const reports = files.map(f => JSON.parse(fs.readFileSync(path.join(work, f), 'utf8')) as RankReport).sort((a, b) => a.rank - b.rank);
 			return { r, reports };
@@ -66,8 +66,8 @@ for (const { flavor, launch, env } of FLAVORS) {
 			assert.match(r.stdout, /^IPC rank 2: 262144 words, 0 wrong$/m, describeRun(r));
 			assert.match(r.stdout, /^RESULT PASS$/m);
 		};
-		/** The importers' (ranks 1 and 3) IPC danger: MPI_Irecv from rank 2 / rank 0, with its call site in guard_demo. */
-		const assertImportDanger = (reports: RankReport[], action: string): void => {
+		/** The importers' (ranks 1 and 3) IPC danger: `call` with rank 2 / rank 0, with its call site in guard_demo. */
+		const assertImportDanger = (reports: RankReport[], action: string, call = 'MPI_Irecv'): void => {
 			assert.equal(reports.length, 4);
 			for (const rep of reports) {
 				assert.equal(rep.mpi.pml, 'ucx');
@@ -79,7 +79,7 @@ for (const { flavor, launch, env } of FLAVORS) {
 				const from = rep.rank === 1 ? 2 : 0;
 				assert.equal(ipc.length, 1, JSON.stringify(rep.dangers));
 				const d = ipc[0];
-				assert.equal(d.call, 'MPI_Irecv');
+				assert.equal(d.call, call);
 				assert.equal(d.peer, from);
 				assert.equal(d.count, 1);
 				assert.equal(d.bytes, SIZE);
@@ -120,5 +120,22 @@ for (const { flavor, launch, env } of FLAVORS) {
 			assertVerified(r);
 			assertImportDanger(reports, 'bounced');
 		});
+
+		// every other bounce path: blocking, persistent (a bounce buffer per request), and sends from the import
+		// (a send's bounce is filled from the import first: were it not, the receiver would get stale bytes)
+		const paths: Array<{ args: string[]; call: string }> = [
+			{ args: ['--via', 'recv'], call: 'MPI_Recv' },
+			{ args: ['--via', 'persistent'], call: 'MPI_Start' },
+			{ args: ['--send-from-import'], call: 'MPI_Isend' },
+			{ args: ['--send-from-import', '--via', 'recv'], call: 'MPI_Send' },
+			{ args: ['--send-from-import', '--via', 'persistent'], call: 'MPI_Start' },
+		];
+		for (const p of paths) {
+			it(`fix with ${p.args.join(' ')}: ${p.call} on the import is bounced and the data arrives intact`, async () => {
+				const { r, reports } = await run('fix', p.args);
+				assertVerified(r);
+				assertImportDanger(reports, 'bounced', p.call);
+			});
+		}
 	});
 }
