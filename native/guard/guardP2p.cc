@@ -32,6 +32,24 @@ std::unordered_map<MPI_Request, Pending>& pend() {
 	static auto* m = new std::unordered_map<MPI_Request, Pending>();
 	return *m;
 }
+/** Entries whose completion has work to do (a bounce copy, an MPI_ANY_SOURCE source): while there are none, the
+ *  Wait/Test family passes straight through (persistent requests alone, kept for their Start counts, cost nothing). */
+size_t gNeedCompletion = 0;
+bool needs(const Pending& p) { return p.bounce || p.anySource; }
+void track(MPI_Request req, const Pending& p) {
+	auto& m = pend();
+	auto it = m.find(req);
+	if (it != m.end()) {
+		if (needs(it->second)) gNeedCompletion--;
+		m.erase(it);
+	}
+	if (needs(p)) gNeedCompletion++;
+	m.emplace(req, p);
+}
+void untrack(std::unordered_map<MPI_Request, Pending>::iterator it) {
+	if (needs(it->second)) gNeedCompletion--;
+	pend().erase(it);
+}
 std::unordered_map<MPI_Message, MPI_Comm>& messages() {
 	static auto* m = new std::unordered_map<MPI_Message, MPI_Comm>();
 	return *m;
@@ -112,7 +130,7 @@ void complete(MPI_Request req, const MPI_Status* status) {
 		if (!p.persistent) bounceRelease(p.bounce);
 	}
 	if (p.persistent) p.active = false;
-	else m.erase(it);
+	else untrack(it);
 }
 
 void untracked(MPI_Request* req);
@@ -136,7 +154,7 @@ int postNb(CallId call, bool send, const void* buf, int count, MPI_Datatype type
 	bool any = !send && rank == MPI_ANY_SOURCE;
 	if (rc == MPI_SUCCESS && req && (p.bounce || any)) {
 		p.send = send; p.anySource = any; p.comm = comm; p.buf = buf; p.bytes = o.bytes; p.cls = o.cls; p.call = call;
-		pend()[*req] = p;
+		track(*req, p);
 	} else {
 		if (p.bounce) bounceRelease(p.bounce);
 		if (rc == MPI_SUCCESS) untracked(req);
@@ -173,7 +191,7 @@ struct Tracker {
 	MPI_Status* prep(int n, const MPI_Request* reqs, MPI_Status* user, bool single) {
 		{
 			Lock l;
-			on = !pend().empty();
+			on = gNeedCompletion > 0;
 		}
 		if (!on || n <= 0 || !reqs) return user;
 		before.assign(reqs, reqs + n);
@@ -191,7 +209,8 @@ struct Tracker {
 /** Drops a stale entry when MPI hands out a handle the table still holds (the old request was never completed). */
 void untracked(MPI_Request* req) {
 	if (!req || pend().empty()) return;
-	pend().erase(*req);
+	auto it = pend().find(*req);
+	if (it != pend().end()) untrack(it);
 }
 
 }  // namespace
@@ -327,7 +346,7 @@ int initPersistent(CallId call, bool send, const void* buf, int count, MPI_Datat
 	int rc = send ? PMPI_Send_init(use, count, type, rank, tag, comm, req) : PMPI_Recv_init(const_cast<void*>(use), count, type, rank, tag, comm, req);
 	Lock l;
 	addCall(call, 0, nowNs() - t);
-	if (rc == MPI_SUCCESS && req) pend()[*req] = p;
+	if (rc == MPI_SUCCESS && req) track(*req, p);
 	else if (p.bounce) bounceRelease(p.bounce);
 	return rc;
 }
@@ -401,7 +420,7 @@ GUARD_API int MPI_Request_free(MPI_Request* req) {
 		if (it != pend().end()) {
 			if (it->second.bounce && !it->second.persistent && !it->second.send) say("fix: MPI_Request_free on a bounced receive: its data is not copied into the IPC import");
 			if (it->second.bounce && (it->second.persistent || it->second.send)) bounceRelease(it->second.bounce);
-			pend().erase(it);
+			untrack(it);
 		}
 	}
 	int rc = PMPI_Request_free(req);
@@ -486,7 +505,7 @@ GUARD_API int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* m
 		p.anySource = true;  // the source comes with the completion status
 		p.bytes = bytes;
 		p.buf = buf;
-		pend()[*req] = p;
+		track(*req, p);
 	}
 	addCall(C_Imrecv, bytes, nowNs() - t);
 	return rc;
