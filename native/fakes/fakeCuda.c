@@ -48,6 +48,7 @@ API int cuDeviceGet(int* d, int ordinal) { if (!d || ordinal != 0) return INVALI
 API int cuDevicePrimaryCtxRetain(void** ctx, int dev) { (void)dev; static int c; if (ctx) *ctx = &c; return OK; }
 API int cuCtxSetCurrent(void* ctx) { (void)ctx; return OK; }
 API int cuCtxSynchronize(void) { return OK; }
+API int cuStreamSynchronize(void* stream) { (void)stream; return OK; }
 API int cuGetErrorName(int r, const char** s) { if (s) *s = r == OK ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE"; return OK; }
 API int cuGetErrorString(int r, const char** s) { if (s) *s = r == OK ? "no error" : "error (fake libcuda)"; return OK; }
 

@@ -181,6 +181,9 @@ bool copyDevice(void* dst, const void* src, size_t bytes, std::string* why) {
 	if (!d.cuMemcpyDtoD) { *why = "no cuMemcpyDtoD"; return false; }
 	CUresult r = d.cuMemcpyDtoD(CUdeviceptr(reinterpret_cast<uintptr_t>(dst)), CUdeviceptr(reinterpret_cast<uintptr_t>(src)), bytes);
 	if (r != CUDA_SUCCESS) { *why = "cuMemcpyDtoD: " + cudaErrorText(r); return false; }
+	// a device-to-device copy may still run when cuMemcpyDtoD returns (CUDA's "API synchronization behavior"): wait
+	// for it on the legacy stream it was queued on, before MPI reads the bounce buffer or the program the import
+	if (d.cuStreamSynchronize && (r = d.cuStreamSynchronize(nullptr)) != CUDA_SUCCESS) { *why = "cuStreamSynchronize: " + cudaErrorText(r); return false; }
 	return true;
 }
 
