@@ -7,7 +7,7 @@
  *                                      8-byte ping-pong through MPI_Send/MPI_Recv (through the guard when it is
  *                                      preloaded) and through PMPI_Send/PMPI_Recv (never through it), alternating
  *                                      batches in one run; plus MPI_Send to MPI_PROC_NULL vs PMPI_Send: one JSON line
- *   mpirun -np 2|4 guard_demo --ipc [--size BYTES] [--via irecv|recv|persistent] [--send-from-import]
+ *   mpirun -np 2|4 guard_demo --ipc [--size BYTES] [--via irecv|recv|persistent] [--send-from-import] [--cuda-local]
  *                                      the seed's pattern on GPUs: even ranks allocate device memory and export it
  *                                      (cuIpcGetMemHandle), the next rank imports it (cuIpcOpenMemHandle) and
  *                                      MPI_Irecv's into the import from a third rank's (or rank 0's) own device
@@ -212,25 +212,36 @@ static int bench(int rank, int size, int iters) {
 typedef int (*fn_i)(unsigned);
 #define CU(call, what) do { int rc_ = (call); if (rc_ != 0) { fprintf(stderr, "guard_demo: rank %d: %s failed (CUresult %d)\n", rank, what, rc_); ok = 0; goto done; } } while (0)
 
-static int ipc(int rank, int size, size_t bytes, const char* via, int mirror) {
+/* --cuda-local: the driver loaded RTLD_LOCAL, as cudart and UCX's CUDA module load it. Most entry points then come
+ * from its handle; the IPC open / close and cuMemFree calls go through the global scope (where a preloaded guard's
+ * wrappers are, as a library linked against libcuda but loaded RTLD_LOCAL reaches them), else from the handle. */
+static void* symOf(void* h, const char* name, int cudaLocal, int global) {
+	void* p = (!cudaLocal || global) ? dlsym(RTLD_DEFAULT, name) : NULL;
+	return p ? p : dlsym(h, name);
+}
+#define SYM(name) symOf(h, name, cudaLocal, 0)
+#define SYMG(name) symOf(h, name, cudaLocal, 1)
+
+static int ipc(int rank, int size, size_t bytes, const char* via, int mirror, int cudaLocal) {
 	int ok = 1;
 	if (size != 2 && size != 4) { if (rank == 0) fprintf(stderr, "guard_demo --ipc needs 2 or 4 ranks\n"); return 2; }
 	const char* lib = getenv("GPUMPI_LIBCUDA");  /* tests: a fake driver (native/fakes) */
-	if (!dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) { fprintf(stderr, "guard_demo: rank %d: %s\n", rank, dlerror()); return 3; }
-	int (*cuInit)(unsigned) = (int (*)(unsigned))dlsym(RTLD_DEFAULT, "cuInit");
-	int (*cuDeviceGetCount)(int*) = (int (*)(int*))dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
-	int (*cuDeviceGet)(int*, int) = (int (*)(int*, int))dlsym(RTLD_DEFAULT, "cuDeviceGet");
-	int (*cuDevicePrimaryCtxRetain)(void**, int) = (int (*)(void**, int))dlsym(RTLD_DEFAULT, "cuDevicePrimaryCtxRetain");
-	int (*cuCtxSetCurrent)(void*) = (int (*)(void*))dlsym(RTLD_DEFAULT, "cuCtxSetCurrent");
-	int (*cuCtxSynchronize)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
-	int (*cuMemAlloc)(unsigned long long*, size_t) = (int (*)(unsigned long long*, size_t))dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
-	int (*cuMemFree)(unsigned long long) = (int (*)(unsigned long long))dlsym(RTLD_DEFAULT, "cuMemFree_v2");
-	int (*cuMemcpyHtoD)(unsigned long long, const void*, size_t) = (int (*)(unsigned long long, const void*, size_t))dlsym(RTLD_DEFAULT, "cuMemcpyHtoD_v2");
-	int (*cuMemcpyDtoH)(void*, unsigned long long, size_t) = (int (*)(void*, unsigned long long, size_t))dlsym(RTLD_DEFAULT, "cuMemcpyDtoH_v2");
+	void* h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | (cudaLocal ? RTLD_LOCAL : RTLD_GLOBAL));
+	if (!h) { fprintf(stderr, "guard_demo: rank %d: %s\n", rank, dlerror()); return 3; }
+	int (*cuInit)(unsigned) = (int (*)(unsigned))SYM("cuInit");
+	int (*cuDeviceGetCount)(int*) = (int (*)(int*))SYM("cuDeviceGetCount");
+	int (*cuDeviceGet)(int*, int) = (int (*)(int*, int))SYM("cuDeviceGet");
+	int (*cuDevicePrimaryCtxRetain)(void**, int) = (int (*)(void**, int))SYM("cuDevicePrimaryCtxRetain");
+	int (*cuCtxSetCurrent)(void*) = (int (*)(void*))SYM("cuCtxSetCurrent");
+	int (*cuCtxSynchronize)(void) = (int (*)(void))SYM("cuCtxSynchronize");
+	int (*cuMemAlloc)(unsigned long long*, size_t) = (int (*)(unsigned long long*, size_t))SYM("cuMemAlloc_v2");
+	int (*cuMemFree)(unsigned long long) = (int (*)(unsigned long long))SYMG("cuMemFree_v2");
+	int (*cuMemcpyHtoD)(unsigned long long, const void*, size_t) = (int (*)(unsigned long long, const void*, size_t))SYM("cuMemcpyHtoD_v2");
+	int (*cuMemcpyDtoH)(void*, unsigned long long, size_t) = (int (*)(void*, unsigned long long, size_t))SYM("cuMemcpyDtoH_v2");
 	typedef struct { char reserved[64]; } Handle;
-	int (*cuIpcGetMemHandle)(Handle*, unsigned long long) = (int (*)(Handle*, unsigned long long))dlsym(RTLD_DEFAULT, "cuIpcGetMemHandle");
-	int (*cuIpcOpenMemHandle)(unsigned long long*, Handle, unsigned) = (int (*)(unsigned long long*, Handle, unsigned))dlsym(RTLD_DEFAULT, "cuIpcOpenMemHandle_v2");
-	int (*cuIpcCloseMemHandle)(unsigned long long) = (int (*)(unsigned long long))dlsym(RTLD_DEFAULT, "cuIpcCloseMemHandle");
+	int (*cuIpcGetMemHandle)(Handle*, unsigned long long) = (int (*)(Handle*, unsigned long long))SYM("cuIpcGetMemHandle");
+	int (*cuIpcOpenMemHandle)(unsigned long long*, Handle, unsigned) = (int (*)(unsigned long long*, Handle, unsigned))SYMG("cuIpcOpenMemHandle_v2");
+	int (*cuIpcCloseMemHandle)(unsigned long long) = (int (*)(unsigned long long))SYMG("cuIpcCloseMemHandle");
 	if (!cuInit || !cuMemAlloc || !cuIpcOpenMemHandle || !cuIpcGetMemHandle) { fprintf(stderr, "guard_demo: rank %d: driver entry points missing\n", rank); return 3; }
 	int owner = (rank % 2) == 0, partner = owner ? rank + 1 : rank - 1;
 	int sender = size == 4 ? (rank == 1 ? 2 : rank == 3 ? 0 : -1) : (rank == 1 ? 0 : -1); /* an importer's message partner */
@@ -309,7 +320,7 @@ int main(int argc, char** argv) {
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	const char* mode = "demo";
 	const char* via = "irecv";
-	int mirror = 0, finalize = 1;
+	int mirror = 0, finalize = 1, cudaLocal = 0;
 	size_t bytes = 64u << 20;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--bench")) mode = "bench";
@@ -317,13 +328,14 @@ int main(int argc, char** argv) {
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--via") && i + 1 < argc && (!strcmp(argv[i + 1], "irecv") || !strcmp(argv[i + 1], "recv") || !strcmp(argv[i + 1], "persistent"))) via = argv[++i];
 		else if (!strcmp(argv[i], "--send-from-import")) mirror = 1;
+		else if (!strcmp(argv[i], "--cuda-local")) cudaLocal = 1;
 		else if (!strcmp(argv[i], "--no-finalize")) finalize = 0;
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc) bytes = (size_t)strtoull(argv[++i], NULL, 10);
-		else { if (rank == 0) fprintf(stderr, "usage: guard_demo [--no-finalize] [--bench [--iters N]] [--ipc [--size BYTES] [--via irecv|recv|persistent] [--send-from-import]] (unknown: %s)\n", argv[i]); MPI_Finalize(); return 2; }
+		else { if (rank == 0) fprintf(stderr, "usage: guard_demo [--no-finalize] [--bench [--iters N]] [--ipc [--size BYTES] [--via irecv|recv|persistent] [--send-from-import] [--cuda-local]] (unknown: %s)\n", argv[i]); MPI_Finalize(); return 2; }
 	}
 	if (iters < 1 || bytes < 4 || bytes > (size_t)2147483647) { if (rank == 0) fprintf(stderr, "guard_demo: --iters >= 1, 4 <= --size < 2 GiB\n"); MPI_Finalize(); return 2; }
 	if (!strcmp(mode, "bench")) rc = bench(rank, size, iters);
-	else if (!strcmp(mode, "ipc")) rc = ipc(rank, size, bytes, via, mirror);
+	else if (!strcmp(mode, "ipc")) rc = ipc(rank, size, bytes, via, mirror, cudaLocal);
 	else rc = demo(rank, size);
 	if (!finalize) exit(rc);  /* --no-finalize: the guard's report comes from its atexit handler */
 	MPI_Finalize();

@@ -3,6 +3,7 @@
 // The driver is never loaded by the guard while the program has not loaded it: a process without libcuda has only
 // host memory, and classifying it must cost no dlopen and no driver query in steady state.
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstdio>
@@ -112,10 +113,44 @@ void addImport(CUdeviceptr base) {
 	c.cudaSeen.store(true, std::memory_order_relaxed);
 }
 
-template <typename F>
-F next(const char* name) {
-	return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+/** The real `name`: the next definition in the global scope, or, when the library that has it sits in a local
+ *  scope only (libcuda loaded RTLD_LOCAL by cudart or by UCX's module, whose calls still reach the guard's exported
+ *  wrapper through the global scope), that library's own definition, found among the loaded objects. */
+void* findReal(const char* name, bool cudart) {
+	if (void* p = dlsym(RTLD_NEXT, name)) return p;
+	struct Find { bool cudart; const char* fake; std::string path; } f{cudart, std::getenv("GPUMPI_LIBCUDA"), ""};
+	dl_iterate_phdr([](dl_phdr_info* info, size_t, void* data) -> int {
+		auto* f = static_cast<Find*>(data);
+		const char* full = info->dlpi_name ? info->dlpi_name : "";
+		const char* base = std::strrchr(full, '/') ? std::strrchr(full, '/') + 1 : full;
+		bool match = f->cudart ? std::strncmp(base, "libcudart.so", 12) == 0
+		                       : std::strncmp(base, "libcuda.so", 10) == 0 || (f->fake && *f->fake && std::strcmp(full, f->fake) == 0);
+		if (match) { f->path = full; return 1; }
+		return 0;
+	}, &f);
+	if (f.path.empty()) return nullptr;
+	void* h = dlopen(f.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+	if (!h) return nullptr;
+	void* p = dlsym(h, name);  // a handle's own scope: the library and its dependencies, never the guard
+	dlclose(h);
+	return p;
 }
+
+/** A real entry point, resolved at first use and again while it is missing. */
+template <typename F>
+struct Real {
+	const char* name;
+	bool cudart;
+	std::atomic<F> fn{nullptr};
+	F get() {
+		F f = fn.load(std::memory_order_relaxed);
+		if (!f) {
+			f = reinterpret_cast<F>(findReal(name, cudart));
+			fn.store(f, std::memory_order_relaxed);
+		}
+		return f;
+	}
+};
 
 }  // namespace
 
@@ -235,40 +270,47 @@ struct GuardCudaIpcHandle { char reserved[64]; };
 constexpr int kCudartUnknown = 999;  // cudaErrorUnknown: the real function could not be found
 
 GUARD_API int cudaIpcOpenMemHandle(void** devPtr, GuardCudaIpcHandle handle, unsigned flags) {
-	static auto real = next<int (*)(void**, GuardCudaIpcHandle, unsigned)>("cudaIpcOpenMemHandle");
+	static Real<int (*)(void**, GuardCudaIpcHandle, unsigned)> realFn{"cudaIpcOpenMemHandle", true};
+	auto real = realFn.get();
 	if (!real) return kCudartUnknown;
 	int rc = real(devPtr, handle, flags);
 	if (rc == 0 && devPtr && *devPtr) addImport(CUdeviceptr(reinterpret_cast<uintptr_t>(*devPtr)));
 	return rc;
 }
 GUARD_API int cudaIpcCloseMemHandle(void* devPtr) {
-	static auto real = next<int (*)(void*)>("cudaIpcCloseMemHandle");
+	static Real<int (*)(void*)> realFn{"cudaIpcCloseMemHandle", true};
+	auto real = realFn.get();
 	dropRange(reinterpret_cast<uintptr_t>(devPtr));
 	return real ? real(devPtr) : kCudartUnknown;
 }
 GUARD_API int cudaFree(void* p) {
-	static auto real = next<int (*)(void*)>("cudaFree");
+	static Real<int (*)(void*)> realFn{"cudaFree", true};
+	auto real = realFn.get();
 	if (p) dropRange(reinterpret_cast<uintptr_t>(p));
 	return real ? real(p) : kCudartUnknown;
 }
 GUARD_API int cudaFreeHost(void* p) {
-	static auto real = next<int (*)(void*)>("cudaFreeHost");
+	static Real<int (*)(void*)> realFn{"cudaFreeHost", true};
+	auto real = realFn.get();
 	if (p) dropRange(reinterpret_cast<uintptr_t>(p));
 	return real ? real(p) : kCudartUnknown;
 }
 GUARD_API int cudaFreeAsync(void* p, void* stream) {
-	static auto real = next<int (*)(void*, void*)>("cudaFreeAsync");
+	static Real<int (*)(void*, void*)> realFn{"cudaFreeAsync", true};
+	auto real = realFn.get();
 	if (p) dropRange(reinterpret_cast<uintptr_t>(p));
 	return real ? real(p, stream) : kCudartUnknown;
 }
 GUARD_API int cudaHostRegister(void* p, size_t size, unsigned flags) {
-	static auto real = next<int (*)(void*, size_t, unsigned)>("cudaHostRegister");
+	static Real<int (*)(void*, size_t, unsigned)> realFn{"cudaHostRegister", true};
+	auto real = realFn.get();
 	int rc = real ? real(p, size, flags) : kCudartUnknown;
 	hostChanged();
 	return rc;
 }
 GUARD_API int cudaHostUnregister(void* p) {
-	static auto real = next<int (*)(void*)>("cudaHostUnregister");
+	static Real<int (*)(void*)> realFn{"cudaHostUnregister", true};
+	auto real = realFn.get();
 	dropRange(reinterpret_cast<uintptr_t>(p));
 	return real ? real(p) : kCudartUnknown;
 }
@@ -315,41 +357,49 @@ void afterGetProc(const char* symbol, void** pfn) {
 }  // namespace
 
 GUARD_API CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* p, CUipcMemHandle h, unsigned flags) {
-	static auto real = next<IpcOpenFn>("cuIpcOpenMemHandle_v2");
+	static Real<IpcOpenFn> realFn{"cuIpcOpenMemHandle_v2", false};
+	auto real = realFn.get();
 	return openVia(real, p, h, flags);
 }
 GUARD_API CUresult cuIpcOpenMemHandle(CUdeviceptr* p, CUipcMemHandle h, unsigned flags) {
-	static auto real = next<IpcOpenFn>("cuIpcOpenMemHandle");
+	static Real<IpcOpenFn> realFn{"cuIpcOpenMemHandle", false};
+	auto real = realFn.get();
 	return openVia(real, p, h, flags);
 }
 GUARD_API CUresult cuIpcCloseMemHandle(CUdeviceptr p) {
-	static auto real = next<PtrFn>("cuIpcCloseMemHandle");
+	static Real<PtrFn> realFn{"cuIpcCloseMemHandle", false};
+	auto real = realFn.get();
 	return closeVia(real, p);
 }
 GUARD_API CUresult cuMemFree_v2(CUdeviceptr p) {
-	static auto real = next<PtrFn>("cuMemFree_v2");
+	static Real<PtrFn> realFn{"cuMemFree_v2", false};
+	auto real = realFn.get();
 	return closeVia(real, p);
 }
 GUARD_API CUresult cuMemHostRegister_v2(void* p, size_t size, unsigned flags) {
-	static auto real = next<CUresult (*)(void*, size_t, unsigned)>("cuMemHostRegister_v2");
+	static Real<CUresult (*)(void*, size_t, unsigned)> realFn{"cuMemHostRegister_v2", false};
+	auto real = realFn.get();
 	CUresult r = real ? real(p, size, flags) : kCuNotFound;
 	hostChanged();
 	return r;
 }
 GUARD_API CUresult cuMemHostUnregister(void* p) {
-	static auto real = next<CUresult (*)(void*)>("cuMemHostUnregister");
+	static Real<CUresult (*)(void*)> realFn{"cuMemHostUnregister", false};
+	auto real = realFn.get();
 	dropRange(reinterpret_cast<uintptr_t>(p));
 	return real ? real(p) : kCuNotFound;
 }
 GUARD_API CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, unsigned long long flags) {
-	static auto real = next<CUresult (*)(const char*, void**, int, unsigned long long)>("cuGetProcAddress");
+	static Real<CUresult (*)(const char*, void**, int, unsigned long long)> realFn{"cuGetProcAddress", false};
+	auto real = realFn.get();
 	if (!real) return kCuNotFound;
 	CUresult r = real(symbol, pfn, version, flags);
 	if (r == CUDA_SUCCESS) afterGetProc(symbol, pfn);
 	return r;
 }
 GUARD_API CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, void* status) {
-	static auto real = next<CUresult (*)(const char*, void**, int, unsigned long long, void*)>("cuGetProcAddress_v2");
+	static Real<CUresult (*)(const char*, void**, int, unsigned long long, void*)> realFn{"cuGetProcAddress_v2", false};
+	auto real = realFn.get();
 	if (!real) return kCuNotFound;
 	CUresult r = real(symbol, pfn, version, flags, status);
 	if (r == CUDA_SUCCESS) afterGetProc(symbol, pfn);

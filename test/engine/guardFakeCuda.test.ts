@@ -131,6 +131,9 @@ for (const { flavor, launch, env } of FLAVORS) {
 			{ args: ['--send-from-import'], call: 'MPI_Isend' },
 			{ args: ['--send-from-import', '--via', 'recv'], call: 'MPI_Send' },
 			{ args: ['--send-from-import', '--via', 'persistent'], call: 'MPI_Start' },
+			// the driver in a local scope only (as cudart and UCX's CUDA module load it): the IPC call still reaches the
+			// guard's exported wrapper, which must find the real entry point in that library, not fail it
+			{ args: ['--cuda-local'], call: 'MPI_Irecv' },
 		];
 		for (const p of paths) {
 			it(`fix with ${p.args.join(' ')}: ${p.call} on the import is bounced and the data arrives intact`, async () => {
