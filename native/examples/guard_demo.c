@@ -210,7 +210,9 @@ static int bench(int rank, int size, int iters) {
 
 /* ---- --ipc: CUDA driver through the global scope ---- */
 typedef int (*fn_i)(unsigned);
-#define CU(call, what) do { int rc_ = (call); if (rc_ != 0) { fprintf(stderr, "guard_demo: rank %d: %s failed (CUresult %d)\n", rank, what, rc_); ok = 0; goto done; } } while (0)
+/* every step runs only while all before it succeeded on this rank; the ranks agree (MPI_Allreduce) before the
+ * transfer, so a failure on one rank never leaves another waiting for a message */
+#define CU(call, what) do { if (ok) { int rc_ = (call); if (rc_ != 0) { fprintf(stderr, "guard_demo: rank %d: %s failed (CUresult %d)\n", rank, what, rc_); ok = 0; } } } while (0)
 
 /* --cuda-local: the driver loaded RTLD_LOCAL, as cudart and UCX's CUDA module load it. Most entry points then come
  * from its handle; the IPC open / close and cuMemFree calls go through the global scope (where a preloaded guard's
@@ -252,7 +254,9 @@ static int ipc(int rank, int size, size_t bytes, const char* via, int mirror, in
 	long wrong = -1;
 	void* ctx = NULL;
 	int n = 0, dev = 0;
-	Handle hd;
+	struct { int ok; Handle hd; } msg;
+	memset(&msg, 0, sizeof msg);
+	if (!host) { fprintf(stderr, "guard_demo: rank %d: cannot allocate %zu bytes of host memory\n", rank, bytes); ok = 0; }
 	CU(cuInit(0), "cuInit");
 	CU(cuDeviceGetCount(&n), "cuDeviceGetCount");
 	CU(cuDeviceGet(&dev, n > 0 ? rank % n : 0), "cuDeviceGet");
@@ -263,19 +267,22 @@ static int ipc(int rank, int size, size_t bytes, const char* via, int mirror, in
 	 * now receives into its own device buffer and verifies. */
 	if (owner) {
 		CU(cuMemAlloc(&owned, bytes), "cuMemAlloc (exported)");
-		for (size_t i = 0; i < words; i++) host[i] = mirror ? (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i : 0xA5A5A5A5u;
+		for (size_t i = 0; ok && i < words; i++) host[i] = mirror ? (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i : 0xA5A5A5A5u;
 		CU(cuMemcpyHtoD(owned, host, bytes), "fill exported");
-		CU(cuIpcGetMemHandle(&hd, owned), "cuIpcGetMemHandle");
-		MPI_Send(&hd, sizeof hd, MPI_BYTE, partner, 3, MPI_COMM_WORLD);
+		CU(cuIpcGetMemHandle(&msg.hd, owned), "cuIpcGetMemHandle");
+		msg.ok = ok;
+		MPI_Send(&msg, sizeof msg, MPI_BYTE, partner, 3, MPI_COMM_WORLD);  /* always: the importer waits for it */
 		CU(cuMemAlloc(&local, bytes), "cuMemAlloc (own buffer)");
-		for (size_t i = 0; i < words; i++) host[i] = mirror ? 0xA5A5A5A5u : (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i;
+		for (size_t i = 0; ok && i < words; i++) host[i] = mirror ? 0xA5A5A5A5u : (uint32_t)(rank * 0x01000193u) ^ (uint32_t)i;
 		CU(cuMemcpyHtoD(local, host, bytes), "fill own buffer");
 	} else {
-		MPI_Recv(&hd, sizeof hd, MPI_BYTE, partner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		CU(cuIpcOpenMemHandle(&imported, hd, 1), "cuIpcOpenMemHandle");
+		MPI_Recv(&msg, sizeof msg, MPI_BYTE, partner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (ok && !msg.ok) { fprintf(stderr, "guard_demo: rank %d: the owner (rank %d) could not export its memory\n", rank, partner); ok = 0; }
+		CU(cuIpcOpenMemHandle(&imported, msg.hd, 1), "cuIpcOpenMemHandle");
 	}
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (target >= 0 || sender >= 0) {
+	int agreed = 0;
+	MPI_Allreduce(&ok, &agreed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (agreed && (target >= 0 || sender >= 0)) {
 		int receiving = mirror ? target >= 0 : sender >= 0, other = target >= 0 ? target : sender;
 		void* buf = (void*)(uintptr_t)(target >= 0 ? local : imported);
 		MPI_Request q;
@@ -291,23 +298,22 @@ static int ipc(int rank, int size, size_t bytes, const char* via, int mirror, in
 		CU(cuCtxSynchronize(), "cuCtxSynchronize");
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (owner) {
+	if (agreed && owner && ok) {
 		/* the rank whose pattern must be in this owner's checked buffer */
 		int from = size == 4 ? (rank == 0 ? 2 : 0) : 0;
 		CU(cuMemcpyDtoH(host, mirror ? local : owned, bytes), "verify copy");
-		wrong = 0;
-		for (size_t i = 0; i < words; i++) wrong += host[i] != ((uint32_t)(from * 0x01000193u) ^ (uint32_t)i);
-		printf("IPC rank %d: %zu words, %ld wrong\n", rank, words, wrong);
+		wrong = ok ? 0 : -1;
+		for (size_t i = 0; ok && i < words; i++) wrong += host[i] != ((uint32_t)(from * 0x01000193u) ^ (uint32_t)i);
+		if (ok) printf("IPC rank %d: %zu words, %ld wrong\n", rank, words, wrong);
 		fflush(stdout);
 	}
-done:
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (imported) cuIpcCloseMemHandle(imported);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (owned) cuMemFree(owned);
 	if (local) cuMemFree(local);
 	free(host);
-	int mine = ok && wrong <= 0, all = 0;
+	int mine = ok && (owner ? wrong == 0 : 1), all = 0;
 	MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (rank == 0) { printf("RESULT %s\n", all ? "PASS" : "FAIL"); fflush(stdout); }
 	return all ? 0 : 1;
