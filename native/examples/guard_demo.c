@@ -19,7 +19,7 @@
  * The per-call pattern of the default mode (both ranks, peer = the other rank; ranks >= 2 only join collectives):
  *   MPI_Send/MPI_Recv 100 int; 3 × (MPI_Irecv + MPI_Isend 64 int, MPI_Waitall); MPI_Irecv(MPI_ANY_SOURCE) +
  *   MPI_Isend 8 int, MPI_Waitall(MPI_STATUSES_IGNORE); MPI_Send_init/MPI_Recv_init 32 int, 4 × MPI_Startall +
- *   MPI_Waitall, 2 × MPI_Request_free; MPI_Sendrecv 16 int; MPI_Send/MPI_Recv 4 int on a communicator with the
+ *   MPI_Waitall, 2 × MPI_Request_free, the same once with count 0; MPI_Sendrecv 16 int; MPI_Send/MPI_Recv 4 int on a communicator with the
  *   ranks reversed; MPI_Isend 12 int + MPI_Mprobe(MPI_ANY_SOURCE) + MPI_Mrecv + MPI_Wait; MPI_Bcast 10 int;
  *   MPI_Allreduce 8 double; MPI_Sendrecv_replace 4 int; MPI_Gather of the checksums (test/engine/guard.test.ts).
  * CUDA is reached through dlopen(RTLD_GLOBAL) + dlsym(RTLD_DEFAULT), as a program linked with -lcuda would resolve
@@ -84,6 +84,13 @@ static int demo(int rank, int size) {
 				MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
 				h = fnv(h, r, sizeof r);
 			}
+			MPI_Request_free(&q[0]);
+			MPI_Request_free(&q[1]);
+			/* zero-count persistent requests: a message without a buffer to classify */
+			MPI_Send_init(NULL, 0, MPI_INT, peer, 31, MPI_COMM_WORLD, &q[0]);
+			MPI_Recv_init(NULL, 0, MPI_INT, peer, 31, MPI_COMM_WORLD, &q[1]);
+			MPI_Startall(2, q);
+			MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
 			MPI_Request_free(&q[0]);
 			MPI_Request_free(&q[1]);
 		}

@@ -327,7 +327,7 @@ void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* ra,
 const char* dangerName(DangerKind k) { return kDangerNames[int(k)]; }
 
 DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const void* buf, void* ra, bool fixed) {
-	if (cls == kHost || cls == kPinnedHost) return DangerKind::Count;
+	if (cls >= kNumCls || cls == kHost || cls == kPinnedHost) return DangerKind::Count;  // kNumCls: no buffer (0 bytes)
 	State& g = st();
 	char where[64];
 	std::snprintf(where, sizeof where, "%p", buf);
