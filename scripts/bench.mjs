@@ -5,6 +5,7 @@
 //   inspect      (a) CLI `gpumpi-doctor inspect --json` wall time in a fresh process, and the report's elapsedMs
 //                (b) api.inspect() inside the extension host (wall)
 //   probe        native addon probe(): its own elapsed_ms and the wall time around the call, in a fresh process
+//   guard        gpumpi-guard's added ns per call on host buffers (scripts/benchGuard.mjs)
 // Medians of N runs (--runs N, default 5). No fakes: everything runs the real programs of this host.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +14,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ROOT, WORK, CODE_SERVER_VERSION, startCodeServer } from './codeServer.mjs';
+import { benchGuard, guardRows } from './benchGuard.mjs';
 
 const TARGETS = { activationMs: 100, inspectMs: 2000 };
 const ADDON = path.join(ROOT, 'native', 'build', 'addon', 'Release', 'gpumpi_addon.node');
@@ -143,6 +145,7 @@ async function main() {
 	log(`bench: ${runs} runs on ${m.cpu}, ${m.memory}, ${m.os}`);
 	const cli = await benchCli(runs, log);
 	const probe = await benchProbe(runs, log);
+	const guard = await benchGuard(runs, log);
 	const host = withHost ? await benchHost(runs, log) : null;
 	const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 	const lines = [
@@ -169,6 +172,7 @@ async function main() {
 	lines.push(row('Addon probe', '`probe()` wall around the call, fresh process (dlopen included)', probe.wall));
 	lines.push(row('Addon probe (own)', '`probe().elapsed_ms`', probe.elapsed));
 	lines.push('', `Libraries the probe loaded: ${probe.loaded.join(', ') || 'none'}.`, '');
+	lines.push(...guardRows(guard, runs), '');
 	if (probe.failures.length > 0) {
 		lines.push(`**The probe failed in ${probe.failures.length} of ${runs} runs** (${probe.failures.join('; ')}); the probe rows are over the other runs.`, '');
 	}

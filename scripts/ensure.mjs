@@ -118,7 +118,7 @@ const STAMP = path.join(NATIVE_BUILD, '.ensure-stamp.json');
 export function nativeStaleReason(engines) {
 	const outputs = [path.join(NATIVE_BUILD, 'addon', 'Release', 'gpumpi_addon.node')];
 	const flavors = JSON.parse(fs.readFileSync(path.join(ROOT, 'extension', 'shared', 'engineFlavors.json'), 'utf8'));
-	for (const e of engines) { outputs.push(path.join(NATIVE_BUILD, flavors[e].dir, 'gpumpi')); }
+	for (const e of engines) { outputs.push(path.join(NATIVE_BUILD, flavors[e].dir, 'gpumpi'), path.join(NATIVE_BUILD, flavors[e].dir, 'libgpumpi_guard.so')); }
 	for (const o of outputs) {
 		if (!fs.existsSync(o)) { return `${path.relative(ROOT, o)} is missing`; }
 	}

@@ -37,7 +37,7 @@ export function cliPayload() {
 	const rel = (p) => path.relative(ROOT, p).split(path.sep).join('/');
 	const out = ['bin/gpumpi-doctor.js', 'dist/cli.js', 'README.md', 'prebuilds/linux-x64/gpumpi_addon.node'];
 	for (const dir of ['engine', 'engine-openmpi', 'engine-mpich']) {
-		for (const f of ['gpumpi', 'libgpumpi.so']) {
+		for (const f of ['gpumpi', 'libgpumpi.so', 'libgpumpi_guard.so']) {
 			const p = path.join(ROOT, 'native', 'build', dir, f);
 			if (fs.existsSync(p)) { out.push(rel(p)); }
 		}

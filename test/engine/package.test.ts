@@ -58,6 +58,8 @@ describe('npm run package: the .vsix and the CLI tarball', function () {
 			for (const lib of needed(engine)) {
 				if (fs.existsSync(path.join(repo, 'native', 'build', dir, lib))) { want.add(`native/build/${dir}/${lib}`); }
 			}
+			// gpumpi-guard, LD_PRELOADed into the user's program (docs/guard.md), ships with each engine it was built with
+			if (fs.existsSync(path.join(repo, 'native', 'build', dir, 'libgpumpi_guard.so'))) { want.add(`native/build/${dir}/libgpumpi_guard.so`); }
 		}
 		assert.ok(want.has('native/build/engine/libgpumpi.so'), 'the default engine no longer NEEDs libgpumpi.so: update this test');
 		for (const f of nativeSourceFiles(path.join(repo, 'native'))) { want.add(`native/${f}`); }

@@ -1,0 +1,147 @@
+// The per-rank JSON report (schema gpumpi-guard-rank/1, docs/guard.md "Report"): written once, to a temp name and
+// renamed, so a reader never sees half a file. A write error is one stderr line; the program goes on.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "guardState.hh"
+#include "json.hh"
+
+namespace gpumpi::guard {
+namespace {
+
+void classes(JsonWriter& w, const uint64_t (&cls)[kNumCls]) {
+	w.key("bufferClasses").beginObject();
+	for (int c = 0; c < kNumCls; ++c) w.key(kClsNames[c]).value(static_cast<unsigned long long>(cls[c]));
+	w.endObject();
+}
+
+std::string hex(uintptr_t v) {
+	char b[32];
+	std::snprintf(b, sizeof b, "0x%zx", size_t(v));
+	return b;
+}
+
+bool writeAll(int fd, const std::string& s) {
+	size_t off = 0;
+	while (off < s.size()) {
+		ssize_t n = write(fd, s.data() + off, s.size() - off);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) return false;
+		off += size_t(n);
+	}
+	return true;
+}
+
+}  // namespace
+
+void writeReport(bool finalized) {
+	State& g = st();
+	Lock l;
+	if (g.written) return;
+	g.written = true;
+	double t1 = finalized ? g.t1 : double(clockNs()) * 1e-9;
+	uint64_t tick1 = finalized ? g.tick1 : nowNs();
+	// ticks -> ns (1 where nowNs is clock_gettime; the TSC rate over this run on x86-64)
+	double nsPerTick = 1.0;
+#if defined(__x86_64__)
+	nsPerTick = tick1 > g.tick0 && t1 > g.t0 ? (t1 - g.t0) * 1e9 / double(tick1 - g.tick0) : 1.0;
+#endif
+	JsonWriter w;
+	w.beginObject();
+	w.key("schema").value("gpumpi-guard-rank/1");
+	w.key("rank").value(g.rank).key("size").value(g.size);
+	w.key("host").value(g.host).key("pid").value(g.pid);
+	w.key("mode").value(g.mode == Mode::Warn ? "warn" : g.mode == Mode::Fix ? "fix" : "report");
+	w.key("stage").value(false);
+	w.key("finalized").value(finalized);
+	w.key("mpi").beginObject();
+	w.key("library").value(g.library);
+	w.key("cudaAware").value(g.cudaAware);
+	if (g.pml.empty()) w.key("pml").null(); else w.key("pml").value(g.pml);
+	if (g.ucxCudaIpc < 0) w.key("ucxCudaIpc").null(); else w.key("ucxCudaIpc").value(g.ucxCudaIpc == 1);
+	w.endObject();
+	bool avail = false;
+	std::string detail = cudaDetail(&avail);
+	w.key("cuda").beginObject().key("available").value(avail).key("detail").value(detail).endObject();
+	w.key("wallS").value(t1 - g.t0);
+	w.key("calls").beginArray();
+	for (int c = 0; c < C_COUNT; ++c) {
+		const CallStat& s = g.calls[c];
+		if (s.count == 0) continue;
+		w.beginObject().key("name").value(kCallNames[c]).key("count").value(static_cast<unsigned long long>(s.count))
+			.key("bytes").value(static_cast<unsigned long long>(s.bytes)).key("timeInMpiNs").value(static_cast<unsigned long long>(double(s.ns) * nsPerTick + 0.5)).endObject();
+	}
+	w.endArray();
+	w.key("peers").beginArray();
+	for (size_t p = 0; p < g.peers.size(); ++p) {
+		const PeerStat& s = g.peers[p];
+		if (s.sendCalls == 0 && s.recvCalls == 0) continue;
+		w.beginObject().key("peer").value(static_cast<unsigned long long>(p));
+		w.key("sendCalls").value(static_cast<unsigned long long>(s.sendCalls)).key("recvCalls").value(static_cast<unsigned long long>(s.recvCalls));
+		w.key("sentBytes").value(static_cast<unsigned long long>(s.sentBytes)).key("recvBytes").value(static_cast<unsigned long long>(s.recvBytes));
+		w.key("largestMessage").value(static_cast<unsigned long long>(s.largest));
+		classes(w, s.cls);
+		w.key("path").value(p < g.peerPath.size() ? g.peerPath[p] : "unknown");
+		w.endObject();
+	}
+	w.endArray();
+	w.key("collectives").beginArray();
+	for (int c = 0; c < C_COUNT; ++c) {
+		const CollStat& s = g.coll[c];
+		if (s.count == 0) continue;
+		w.beginObject().key("name").value(kCallNames[c]).key("count").value(static_cast<unsigned long long>(s.count))
+			.key("bytes").value(static_cast<unsigned long long>(s.bytes));
+		classes(w, s.cls);
+		w.endObject();
+	}
+	w.endArray();
+	w.key("dangers").beginArray();
+	for (const Danger& d : g.dangers) {
+		w.beginObject().key("kind").value(dangerName(d.kind)).key("call").value(kCallNames[d.call]);
+		if (d.peer < 0) w.key("peer").null(); else w.key("peer").value(d.peer);
+		w.key("count").value(static_cast<unsigned long long>(d.count)).key("bytes").value(static_cast<unsigned long long>(d.bytes));
+		w.key("firstSite").beginObject().key("address").value(hex(d.site.address));
+		if (d.site.symbol.empty()) w.key("symbol").null(); else w.key("symbol").value(d.site.symbol);
+		if (d.site.object.empty()) w.key("object").null(); else w.key("object").value(d.site.object);
+		w.key("offset").value(hex(d.site.offset)).endObject();
+		w.key("detail").value(d.detail).key("action").value(d.action).endObject();
+	}
+	w.endArray();
+	w.key("unsupported").beginArray();
+	for (const Unsupported& u : g.unsupported) {
+		w.beginObject().key("call").value(u.call).key("count").value(static_cast<unsigned long long>(u.count))
+			.key("note").value("passed through, not observed").endObject();
+	}
+	w.endArray();
+	w.key("overhead").beginObject().key("classifyQueries").value(static_cast<unsigned long long>(g.classifyQueries))
+		.key("cacheHits").value(static_cast<unsigned long long>(g.cacheHits)).endObject();
+	w.endObject();
+	std::string doc = w.str() + "\n";
+
+	std::string base = g.dir + "/guard-" + g.host + "-" + std::to_string(g.pid) + ".json";
+	std::string tmp = base + ".tmp";
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	std::string err;
+	if (fd < 0) {
+		err = std::string("cannot create ") + tmp + ": " + std::strerror(errno);
+	} else {
+		bool ok = writeAll(fd, doc);
+		int e = errno;
+		if (close(fd) != 0 && ok) { ok = false; e = errno; }
+		if (!ok) err = std::string("cannot write ") + tmp + ": " + std::strerror(e);
+		else if (rename(tmp.c_str(), base.c_str()) != 0) err = std::string("cannot rename ") + tmp + " to " + base + ": " + std::strerror(errno);
+		if (!err.empty()) unlink(tmp.c_str());
+	}
+	if (!err.empty()) {
+		std::string line = "gpumpi-guard: rank " + std::to_string(g.rank) + ": report not written: " + err + "\n";
+		ssize_t n = write(2, line.data(), line.size());
+		(void)n;
+	}
+}
+
+}  // namespace gpumpi::guard

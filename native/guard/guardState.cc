@@ -1,0 +1,400 @@
+// Process state, environment, MPI facts and peer paths; MPI_Init / MPI_Init_thread / MPI_Finalize / MPI_Comm_free.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <unordered_map>
+
+#include "guardState.hh"
+
+namespace gpumpi::guard {
+
+const char* const kClsNames[kNumCls] = {"host", "pinned-host", "device", "managed", "pool", "vmm", "ipc-import"};
+const char* const kCallNames[C_COUNT] = {
+#define GUARD_CALL(id) "MPI_" #id,
+#include "guardCalls.def"
+#undef GUARD_CALL
+};
+
+State& st() {
+	static State* s = new State();  // never destroyed: wrappers may run from other atexit handlers
+	return *s;
+}
+
+namespace {
+
+std::unordered_map<MPI_Comm, std::vector<int>>& commMap() {
+	static auto* m = new std::unordered_map<MPI_Comm, std::vector<int>>();
+	return *m;
+}
+
+void say(const std::string& line) {
+	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
+	ssize_t w = write(2, s.data(), s.size());
+	(void)w;
+}
+
+/** Environment (after PMPI_Init, so messages carry the rank). Bad values: a message, the default. */
+void readEnv(State& g) {
+	const char* m = std::getenv("GPUMPI_GUARD");
+	std::string v = m ? m : "";
+	if (v.empty() || v == "report") g.mode = Mode::Report;
+	else if (v == "warn") g.mode = Mode::Warn;
+	else if (v == "fix") g.mode = Mode::Fix;
+	else if (v == "off") g.mode = Mode::Off;
+	else {
+		g.mode = Mode::Off;
+		say("GPUMPI_GUARD='" + v + "' is not one of report, warn, fix, off: the guard is off (calls pass through)");
+	}
+	const char* s = std::getenv("GPUMPI_GUARD_STAGE");
+	std::string sv = s ? s : "";
+	if (sv == "1") {
+		g.stageAsked = true;
+		if (g.mode != Mode::Off) say("GPUMPI_GUARD_STAGE=1 is not supported in this build: messages go through MPI unchanged (report: \"stage\": false)");
+	} else if (!sv.empty() && sv != "0") {
+		say("GPUMPI_GUARD_STAGE='" + sv + "' is not 0 or 1: ignored (0)");
+	}
+	const char* n = std::getenv("GPUMPI_GUARD_STAGE_MIN");
+	if (n && *n) {
+		bool digits = true;
+		for (const char* p = n; *p; ++p) digits = digits && *p >= '0' && *p <= '9';
+		errno = 0;
+		unsigned long long x = digits ? std::strtoull(n, nullptr, 10) : 0;
+		if (!digits || errno == ERANGE || x == 0) {
+			say(std::string("GPUMPI_GUARD_STAGE_MIN='") + n + "' is not a positive number of bytes: ignored (1048576)");
+		} else {
+			g.stageMin = x;
+		}
+	}
+	const char* d = std::getenv("GPUMPI_GUARD_DIR");
+	if (d && *d) g.dir = d;
+}
+
+bool hasToken(const std::string& list, const char* tok) {
+	size_t i = 0;
+	while (i <= list.size()) {
+		size_t j = list.find(',', i);
+		if (j == std::string::npos) j = list.size();
+		if (list.compare(i, j - i, tok) == 0) return true;
+		i = j + 1;
+	}
+	return false;
+}
+
+/** The pml Open MPI loaded (the only mca_pml_*.so left mapped after selection), or "". */
+std::string mappedPml() {
+	std::ifstream maps("/proc/self/maps");
+	std::set<std::string> found;
+	std::string line;
+	while (std::getline(maps, line)) {
+		size_t i = line.find("/mca_pml_");
+		if (i == std::string::npos) continue;
+		size_t b = i + 9, e = line.find(".so", b);
+		if (e != std::string::npos) found.insert(line.substr(b, e - b));
+	}
+	return found.size() == 1 ? *found.begin() : "";
+}
+
+/** The MPI_T control variable `name` as a string, or "". */
+std::string cvarString(const char* name) {
+	int provided = 0;
+	if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "";
+	std::string out;
+	int idx = -1;
+	if (PMPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS && idx >= 0) {
+		char nm[256], desc[1024];
+		int nlen = sizeof nm, dlen = sizeof desc, verb = 0, bind = 0, scope = 0;
+		MPI_Datatype type;
+		MPI_T_enum en;
+		if (PMPI_T_cvar_get_info(idx, nm, &nlen, &verb, &type, &en, desc, &dlen, &bind, &scope) == MPI_SUCCESS && type == MPI_CHAR && bind == MPI_T_BIND_NO_OBJECT) {
+			MPI_T_cvar_handle h;
+			int count = 0;
+			if (PMPI_T_cvar_handle_alloc(idx, nullptr, &h, &count) == MPI_SUCCESS) {
+				std::vector<char> buf(size_t(count > 0 ? count : 1) + 1, 0);
+				if (count > 0 && PMPI_T_cvar_read(h, buf.data()) == MPI_SUCCESS) out = buf.data();
+				PMPI_T_cvar_handle_free(&h);
+			}
+		}
+	}
+	PMPI_T_finalize();
+	return out;
+}
+
+void mpiFacts(State& g) {
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+	int len = 0;
+	if (PMPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+		// one line: Open MPI's first line; MPICH's "MPICH Version:" and "MPICH Device:" lines
+		std::string all = std::string(lib, size_t(len > 0 ? len : 0)).c_str(), out, line;
+		size_t i = 0;
+		while (i < all.size()) {
+			size_t j = all.find('\n', i);
+			if (j == std::string::npos) j = all.size();
+			line = all.substr(i, j - i);
+			for (char& c : line) if (c == '\t') c = ' ';
+			if (out.empty() || line.rfind("MPICH Device:", 0) == 0) out += (out.empty() ? "" : ", ") + line;
+			if (line.rfind("MPICH", 0) != 0) break;
+			i = j + 1;
+		}
+		while (!out.empty() && out.back() == ' ') out.pop_back();
+		g.library = out;
+	}
+	using QueryFn = int (*)();
+	if (auto q = reinterpret_cast<QueryFn>(dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support"))) g.cudaAware = q() ? "yes" : "no";
+	bool openmpi = g.library.find("Open MPI") != std::string::npos;
+	const char* envPml = std::getenv("OMPI_MCA_pml");
+	if (envPml && *envPml && envPml[0] != '^' && !std::strchr(envPml, ',')) g.pml = envPml;
+	if (g.pml.empty() && openmpi) {
+		std::string cv = cvarString("pml");
+		if (!cv.empty() && cv[0] != '^' && cv.find(',') == std::string::npos) g.pml = cv;
+	}
+	if (g.pml.empty() && openmpi) g.pml = mappedPml();
+	if (g.pml.empty() && g.library.find("ch4:ucx") != std::string::npos) g.pml = "ucx";  // MPICH's UCX netmod
+	if (g.pml == "ucx") {
+		const char* t = std::getenv("UCX_TLS");
+		std::string tls = t ? t : "";
+		if (tls.empty() || tls == "all") g.ucxCudaIpc = 1;
+		else if (tls[0] == '^') g.ucxCudaIpc = (hasToken(tls.substr(1), "cuda_ipc") || hasToken(tls.substr(1), "cuda")) ? 0 : 1;
+		else g.ucxCudaIpc = (hasToken(tls, "cuda_ipc") || hasToken(tls, "cuda")) ? 1 : 0;
+	}
+}
+
+struct HostFacts { char host[64]; int32_t hasCuda; };
+
+/** Host names (and whether a GPU driver is present) of every rank, through PMPI_Allgather on the guard's dup. */
+void peerPaths(State& g) {
+	HostFacts me{};
+	char name[MPI_MAX_PROCESSOR_NAME] = {0};
+	int len = 0;
+	PMPI_Get_processor_name(name, &len);
+	std::snprintf(me.host, sizeof me.host, "%s", name);
+	g.host = me.host;
+	void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	me.hasCuda = (h || access("/dev/nvidiactl", F_OK) == 0) ? 1 : 0;
+	if (h) dlclose(h);
+	std::vector<HostFacts> all(size_t(g.size));
+	g.peerPath.assign(size_t(g.size), "unknown");
+	if (PMPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, g.world) != MPI_SUCCESS) return;
+	for (int r = 0; r < g.size; ++r) {
+		const HostFacts& p = all[size_t(r)];
+		bool same = std::strncmp(p.host, me.host, sizeof me.host) == 0;
+		std::string& out = g.peerPath[size_t(r)];
+		if (!same) out = "network";
+		else if (!p.hasCuda || !me.hasCuda) out = "host-only";
+		else if (r == g.rank) out = "same-gpu";
+		else if (g.ucxCudaIpc == 0) out = "host-staged";
+		else out = "p2p";  // same host with GPUs; same-gpu pairs are not told apart at MPI_Init (no context yet)
+	}
+}
+
+void atExit() {
+	State& g = st();
+	if (g.active && !g.written) writeReport(false);
+}
+
+void start(State& g) {
+	PMPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &g.size);
+	readEnv(g);
+	if (g.mode == Mode::Off) return;
+	g.pid = int(getpid());
+	g.t0 = double(clockNs()) * 1e-9;
+	g.tick0 = nowNs();
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
+		say("cannot duplicate MPI_COMM_WORLD: the guard is off");
+		g.mode = Mode::Off;
+		return;
+	}
+	mpiFacts(g);
+	peerPaths(g);
+	g.peers.assign(size_t(g.size), PeerStat{});
+	g.active = true;
+	std::atexit(atExit);
+}
+
+}  // namespace
+
+uint64_t typeBytes(int count, MPI_Datatype type) {
+	if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+	int sz = 0;
+	if (PMPI_Type_size(type, &sz) != MPI_SUCCESS || sz < 0) return 0;
+	return uint64_t(count) * uint64_t(sz);
+}
+
+int worldRank(MPI_Comm comm, int r) {
+	if (r < 0) return -1;  // MPI_PROC_NULL, MPI_ANY_SOURCE (both negative in Open MPI and MPICH)
+	if (comm == MPI_COMM_WORLD) return r;
+	auto& m = commMap();
+	auto it = m.find(comm);
+	if (it == m.end()) {
+		std::vector<int> map;
+		int inter = 0;
+		PMPI_Comm_test_inter(comm, &inter);
+		MPI_Group grp, wgrp;
+		bool ok = (inter ? PMPI_Comm_remote_group(comm, &grp) : PMPI_Comm_group(comm, &grp)) == MPI_SUCCESS;
+		if (ok && PMPI_Comm_group(MPI_COMM_WORLD, &wgrp) == MPI_SUCCESS) {
+			int n = 0;
+			PMPI_Group_size(grp, &n);
+			std::vector<int> in(size_t(n > 0 ? n : 0));
+			map.assign(in.size(), -1);
+			for (int i = 0; i < n; ++i) in[size_t(i)] = i;
+			if (n > 0) PMPI_Group_translate_ranks(grp, n, in.data(), wgrp, map.data());
+			PMPI_Group_free(&wgrp);
+		}
+		if (ok) PMPI_Group_free(&grp);
+		it = m.emplace(comm, std::move(map)).first;
+	}
+	const std::vector<int>& v = it->second;
+	return size_t(r) < v.size() && v[size_t(r)] != MPI_UNDEFINED ? v[size_t(r)] : -1;
+}
+
+void forgetComm(MPI_Comm comm) { commMap().erase(comm); }
+
+void addPeer(int p, bool send, uint64_t bytes, Cls cls) {
+	State& g = st();
+	if (p < 0 || size_t(p) >= g.peers.size()) return;
+	PeerStat& s = g.peers[size_t(p)];
+	if (send) { s.sendCalls++; s.sentBytes += bytes; } else { s.recvCalls++; s.recvBytes += bytes; }
+	if (bytes > s.largest) s.largest = bytes;
+	if (cls < kNumCls) s.cls[cls]++;
+}
+
+void addUnsupported(const char* call) {
+	for (Unsupported& u : st().unsupported) {
+		if (u.call == call) { u.count++; return; }
+	}
+	st().unsupported.push_back(Unsupported{call, 1});
+}
+
+namespace {
+
+const char* kDangerNames[] = {"ipc-import-ucx-cuda-ipc", "device-buffer-mpi-not-cuda-aware", "pool-or-vmm-legacy-ipc", "huge-device-to-host-staged-peer"};
+
+Site resolve(void* ra) {
+	Site s;
+	s.address = reinterpret_cast<uintptr_t>(ra);
+	Dl_info info{};
+	if (ra && dladdr(ra, &info)) {
+		if (info.dli_fname) s.object = info.dli_fname;
+		if (info.dli_sname) {
+			s.symbol = info.dli_sname;
+			s.offset = s.address - reinterpret_cast<uintptr_t>(info.dli_saddr);
+		} else {
+			s.offset = s.address - reinterpret_cast<uintptr_t>(info.dli_fbase);
+		}
+	}
+	return s;
+}
+
+std::string siteText(const Site& s) {
+	char off[32];
+	std::snprintf(off, sizeof off, "0x%zx", size_t(s.offset));
+	std::string obj = s.object.empty() ? "?" : s.object.substr(s.object.rfind('/') == std::string::npos ? 0 : s.object.rfind('/') + 1);
+	return obj + " " + (s.symbol.empty() ? std::string("") : s.symbol) + "+" + off;
+}
+
+}  // namespace
+
+void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* ra, const std::string& detail, const char* action) {
+	State& g = st();
+	uintptr_t a = reinterpret_cast<uintptr_t>(ra);
+	for (Danger& d : g.dangers) {
+		if (d.kind == kind && d.call == call && d.site.address == a && d.peer == peer) { d.count++; d.bytes += bytes; return; }
+	}
+	Danger d;
+	d.kind = kind;
+	d.call = call;
+	d.peer = peer;
+	d.count = 1;
+	d.bytes = bytes;
+	d.site = resolve(ra);
+	d.detail = detail;
+	d.action = action;
+	if (g.mode == Mode::Warn) {
+		d.action = "warned";
+		bool seen = false;  // once per kind + site (any peer)
+		for (const Danger& o : g.dangers) seen = seen || (o.kind == kind && o.site.address == a && o.call == call);
+		if (!seen) say(std::string(kCallNames[call]) + ": " + kDangerNames[int(kind)] + " at " + siteText(d.site) + " — " + detail + (kind == DangerKind::IpcImportUcx ? "; set GPUMPI_GUARD=fix or see docs/guard.md" : "; see docs/guard.md"));
+	}
+	g.dangers.push_back(std::move(d));
+}
+
+const char* dangerName(DangerKind k) { return kDangerNames[int(k)]; }
+
+DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const void* buf, void* ra, bool fixed) {
+	if (cls >= kNumCls || cls == kHost || cls == kPinnedHost) return DangerKind::Count;  // kNumCls: no buffer (0 bytes)
+	State& g = st();
+	char where[64];
+	std::snprintf(where, sizeof where, "%p", buf);
+	if (cls == kIpcImport && g.pml == "ucx") {
+		uintptr_t base = 0;
+		size_t size = 0;
+		ipcImportRange(buf, &base, &size);
+		char d[400];
+		std::snprintf(d, sizeof d, "buffer %s lies in a range imported with cudaIpcOpenMemHandle at 0x%zx (%zu bytes); pml ucx, UCX_TLS %s cuda_ipc "
+			"(UCX_TLS=^cuda_ipc is not a workaround: docs/device-results.md)", where, size_t(base), size, g.ucxCudaIpc == 1 ? "allows" : "excludes");
+		addDanger(DangerKind::IpcImportUcx, call, peer, bytes, ra, d, fixed ? "bounced" : "none");
+		return DangerKind::IpcImportUcx;
+	}
+	if (std::strcmp(g.cudaAware, "no") == 0) {
+		addDanger(DangerKind::DeviceNotAware, call, peer, bytes, ra, std::string(kClsNames[cls]) + " buffer " + where + " but MPIX_Query_cuda_support() returned 0 at run time", "none");
+		return DangerKind::DeviceNotAware;
+	}
+	bool sameHostGpu = peer >= 0 && size_t(peer) < g.peerPath.size() && (g.peerPath[size_t(peer)] == "p2p" || g.peerPath[size_t(peer)] == "same-gpu");
+	if ((cls == kPool || cls == kVmm) && sameHostGpu && g.ucxCudaIpc == 1) {
+		addDanger(DangerKind::PoolVmmLegacyIpc, call, peer, bytes, ra, std::string(kClsNames[cls]) + " buffer " + where + " is not legacy-IPC capable; UCX cuda_ipc to a same-host peer cannot export it", "none");
+		return DangerKind::PoolVmmLegacyIpc;
+	}
+	bool staged = peer >= 0 && size_t(peer) < g.peerPath.size() && g.peerPath[size_t(peer)] == "host-staged";
+	if (staged && bytes >= g.stageMin && g.pml == "ucx") {
+		addDanger(DangerKind::HugeToHostStaged, call, peer, bytes, ra, std::to_string(bytes) + "-byte " + kClsNames[cls] + " message to a host-staged peer: UCX stages it through host memory it does not bound", "none");
+		return DangerKind::HugeToHostStaged;
+	}
+	return DangerKind::Count;
+}
+
+}  // namespace gpumpi::guard
+
+using namespace gpumpi::guard;
+
+GUARD_API int MPI_Init(int* argc, char*** argv) {
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS) start(st());
+	return rc;
+}
+
+GUARD_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS) {
+		st().threaded = provided && *provided == MPI_THREAD_MULTIPLE;
+		start(st());
+	}
+	return rc;
+}
+
+GUARD_API int MPI_Finalize(void) {
+	State& g = st();
+	if (g.active) {
+		g.t1 = double(clockNs()) * 1e-9;
+		g.tick1 = nowNs();
+		g.finalized = true;
+		writeReport(true);
+		bounceFreeAll();
+		if (g.world != MPI_COMM_NULL) PMPI_Comm_free(&g.world);
+		g.active = false;
+	}
+	return PMPI_Finalize();
+}
+
+GUARD_API int MPI_Comm_free(MPI_Comm* comm) {
+	if (st().active && comm) {
+		Lock l;
+		forgetComm(*comm);
+	}
+	return PMPI_Comm_free(comm);
+}
