@@ -148,7 +148,7 @@ function renderEvidence(ev: readonly Evidence[], s: RenderStrings, interactive: 
 		const where = x.lineNo !== undefined ? `${x.source}:${x.lineNo}` : x.source;
 		// Interactive (the panel): the place is a link; media/panel/main.ts opens the file or scrolls the raw output to it.
 		const place = interactive
-			? `<a href="#" role="button" class="evidence-source evidence-link" data-evidence-index="${i}" title="${e(s.openEvidence)}">${e(where)}</a>`
+			? `<a href="#" class="evidence-source evidence-link" data-evidence-index="${i}" title="${e(s.openEvidence)}">${e(where)}</a>`
 			: `<span class="evidence-source">${e(where)}</span>`;
 		return `<li class="evidence-line" data-source="${e(x.source)}">${place}<code class="evidence-text">${e(x.line)}</code></li>`;
 	}).join('');
