@@ -21,6 +21,7 @@ import { parseSize } from '../shared/sizeText';
 import { LOCAL_HOST_KEY } from './inspectionService';
 import { pickHost } from './hostsView';
 import { hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
+import { MultiStepInput, type Step } from './multiStepInput';
 import { ReproPanel } from './reproPanel';
 import { readReproTrials, readSettings } from './settings';
 
@@ -75,63 +76,83 @@ function lastChoices(context: vscode.ExtensionContext, log: Logger): ReproChoice
 	return c;
 }
 
+/** The flow's state: the choices as they are being made (seeded with the last ones). */
+interface ChoiceState { last: ReproChoices; mpirun: string; memory: string; size: string; sizes: string; variants: string[]; presets: string[]; custom: string | null; loopback: boolean; baseline: boolean }
+
+/**
+ * The reproducer's options as one multi-step input (multiStepInput.ts): launcher, [its path], memory, size(s),
+ * [variants], configurations, [a custom preset]; a step counter in each title, Back to the step before, Escape cancels.
+ */
 async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promise<ReproChoices | undefined> {
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
-	// Launcher.
-	const launchers = [
-		{ label: vscode.l10n.t('mpirun on PATH'), value: '' },
-		{ label: 'mpirun.openmpi', value: 'mpirun.openmpi' },
-		{ label: 'mpirun.mpich', value: 'mpirun.mpich' },
-		{ label: vscode.l10n.t('Other launcher…'), value: '\u0000other' },
-	];
-	if (last.mpirun && !launchers.some(l => l.value === last.mpirun)) { launchers.unshift({ label: last.mpirun, value: last.mpirun }); }
-	const items = launchers.map(l => ({ ...l, picked: l.value === last.mpirun, description: l.value === last.mpirun ? vscode.l10n.t('last used') : undefined }));
-	const launcher = await vscode.window.showQuickPick(items, { title: `${title}: ${vscode.l10n.t('launcher')}`, placeHolder: vscode.l10n.t('Which mpirun launches the ranks ({0})', which === 'ipc' ? '4 ranks' : '2 ranks') });
-	if (!launcher) { return undefined; }
-	let mpirun = launcher.value;
-	if (mpirun === '\u0000other') {
-		const v = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Path of the launcher (run without a shell)'), value: last.mpirun, validateInput: s => checkMpirun(s.trim()) });
-		if (v === undefined) { return undefined; }
-		mpirun = v.trim();
-	}
-	// Memory.
-	const mem = await vscode.window.showQuickPick([
-		{ label: 'device', description: vscode.l10n.t('GPU buffers (falls back to host memory without a GPU, and says why)') },
-		{ label: 'host', description: vscode.l10n.t('host buffers: same flow, no GPU verdict') },
-	].map(m => ({ ...m, picked: m.label === last.memory })), { title: `${title}: ${vscode.l10n.t('memory')}` });
-	if (!mem) { return undefined; }
-	let size = last.size, sizes = last.sizes, variants = last.variants;
-	if (which === 'ipc') {
-		const s = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Message size'), value: last.size, validateInput: x => checkSize(x.trim()) });
-		if (s === undefined) { return undefined; }
-		size = s.trim();
-		const vs = await vscode.window.showQuickPick([...IPC_VARIANTS].map(v => ({ label: v, picked: last.variants.includes(v) })), { title: `${title}: ${vscode.l10n.t('variants')}`, canPickMany: true });
-		if (!vs || vs.length === 0) { return undefined; }
-		variants = vs.map(v => v.label);
-	} else {
-		const s = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Message sizes (×4 steps)'), value: last.sizes, validateInput: x => checkSizes(x.trim()) });
-		if (s === undefined) { return undefined; }
-		sizes = s.trim();
-	}
-	// Presets, side by side.
-	const BASE = '\u0000baseline', LOOP = '\u0000loopback', CUSTOM = '\u0000custom';
-	const customs = last.presets.filter(p => !REPRO_PRESETS.some(x => x.id === p));
-	const presetItems: Array<vscode.QuickPickItem & { id: string }> = [
-		{ id: BASE, label: vscode.l10n.t('Baseline (no preset)'), picked: last.baseline },
-		{ id: LOOP, label: vscode.l10n.t('Single node: keep TCP on loopback'), detail: 'UCX_NET_DEVICES=lo', picked: last.loopback },
-		...REPRO_PRESETS.map(p => ({ id: p.id, label: p.label, detail: p.detail, picked: last.presets.includes(p.id) })),
-		...customs.map(c => ({ id: c, label: c, detail: vscode.l10n.t('custom'), picked: true })),
-		{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…') },
-	];
-	const chosen = await vscode.window.showQuickPick(presetItems, { title: `${title}: ${vscode.l10n.t('configurations (each runs separately)')}`, canPickMany: true });
-	if (!chosen) { return undefined; }
-	const presets = chosen.filter(c => !c.id.startsWith('\u0000')).map(c => c.id);
-	if (chosen.some(c => c.id === CUSTOM)) {
-		const v = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Environment preset NAME=VALUE for every rank'), placeHolder: 'UCX_RNDV_THRESH=inf', validateInput: x => checkCustomPreset(x.trim()) });
-		if (v === undefined) { return undefined; }
-		presets.push(v.trim());
-	}
-	const c = validateChoices({ mpirun, memory: mem.label, size, sizes, variants, presets, loopback: chosen.some(x => x.id === LOOP), baseline: chosen.some(x => x.id === BASE) });
+	const OTHER = '\u0000other', BASE = '\u0000baseline', LOOP = '\u0000loopback', CUSTOM = '\u0000custom';
+	const state: ChoiceState = { last, mpirun: last.mpirun, memory: last.memory, size: last.size, sizes: last.sizes, variants: [...last.variants], presets: [...last.presets], custom: null, loopback: last.loopback, baseline: last.baseline };
+
+	const launcher: Step<ChoiceState> = async (input, st) => {
+		const launchers = [
+			{ label: vscode.l10n.t('mpirun on PATH'), value: '' },
+			{ label: 'mpirun.openmpi', value: 'mpirun.openmpi' },
+			{ label: 'mpirun.mpich', value: 'mpirun.mpich' },
+			{ label: vscode.l10n.t('Other launcher…'), value: OTHER },
+		];
+		if (st.last.mpirun && !launchers.some(l => l.value === st.last.mpirun)) { launchers.unshift({ label: st.last.mpirun, value: st.last.mpirun }); }
+		const items = launchers.map(l => ({ ...l, description: l.value === st.last.mpirun ? vscode.l10n.t('last used') : undefined }));
+		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('launcher')}`, placeholder: vscode.l10n.t('Which mpirun launches the ranks ({0})', which === 'ipc' ? '4 ranks' : '2 ranks'), items, selected: items.filter(i => i.value === st.mpirun) });
+		if (picked.value === OTHER) { return launcherPath; }
+		st.mpirun = picked.value;
+		return memory;
+	};
+	const launcherPath: Step<ChoiceState> = async (input, st) => {
+		st.mpirun = await input.box({ title: `${title}: ${vscode.l10n.t('launcher')}`, prompt: vscode.l10n.t('Path of the launcher (run without a shell)'), value: st.mpirun, validate: v => checkMpirun(v) });
+		return memory;
+	};
+	const memory: Step<ChoiceState> = async (input, st) => {
+		const items = [
+			{ label: 'device', description: vscode.l10n.t('GPU buffers (falls back to host memory without a GPU, and says why)') },
+			{ label: 'host', description: vscode.l10n.t('host buffers: same flow, no GPU verdict') },
+		];
+		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('memory')}`, items, selected: items.filter(i => i.label === st.memory) });
+		st.memory = picked.label;
+		return which === 'ipc' ? size : sizes;
+	};
+	const size: Step<ChoiceState> = async (input, st) => {
+		st.size = await input.box({ title: `${title}: ${vscode.l10n.t('message size')}`, prompt: vscode.l10n.t('Message size'), value: st.size, validate: x => checkSize(x) });
+		return variants;
+	};
+	const variants: Step<ChoiceState> = async (input, st) => {
+		const items = [...IPC_VARIANTS].map(v => ({ label: v }));
+		const picked = await input.pick({ title: `${title}: ${vscode.l10n.t('variants')}`, items, selected: items.filter(i => st.variants.includes(i.label)), canPickMany: true });
+		st.variants = picked.map(v => v.label);
+		return presets;
+	};
+	const sizes: Step<ChoiceState> = async (input, st) => {
+		st.sizes = await input.box({ title: `${title}: ${vscode.l10n.t('message sizes')}`, prompt: vscode.l10n.t('Message sizes (×4 steps)'), value: st.sizes, validate: x => checkSizes(x) });
+		return presets;
+	};
+	const presets: Step<ChoiceState> = async (input, st) => {
+		const customs = st.presets.filter(p => !REPRO_PRESETS.some(x => x.id === p));
+		const items: Array<vscode.QuickPickItem & { id: string }> = [
+			{ id: BASE, label: vscode.l10n.t('Baseline (no preset)') },
+			{ id: LOOP, label: vscode.l10n.t('Single node: keep TCP on loopback'), detail: 'UCX_NET_DEVICES=lo' },
+			...REPRO_PRESETS.map(p => ({ id: p.id, label: p.label, detail: p.detail })),
+			...customs.map(c => ({ id: c, label: c, detail: vscode.l10n.t('custom') })),
+			{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…') },
+		];
+		const selected = items.filter(i => (i.id === BASE && st.baseline) || (i.id === LOOP && st.loopback) || st.presets.includes(i.id));
+		const chosen = await input.pick({ title: `${title}: ${vscode.l10n.t('configurations (each runs separately)')}`, items, selected, canPickMany: true });
+		st.presets = chosen.filter(c => !c.id.startsWith('\u0000')).map(c => c.id);
+		st.loopback = chosen.some(x => x.id === LOOP);
+		st.baseline = chosen.some(x => x.id === BASE);
+		st.custom = null;
+		return chosen.some(c => c.id === CUSTOM) ? custom : undefined;
+	};
+	const custom: Step<ChoiceState> = async (input, st) => {
+		st.custom = await input.box({ title: `${title}: ${vscode.l10n.t('custom preset')}`, prompt: vscode.l10n.t('Environment preset NAME=VALUE for every rank'), placeholder: 'UCX_RNDV_THRESH=inf', value: '', validate: x => checkCustomPreset(x) });
+		return undefined;
+	};
+
+	if (!await MultiStepInput.run(launcher, state, which === 'ipc' ? 5 : 4)) { return undefined; }
+	const c = validateChoices({ mpirun: state.mpirun, memory: state.memory, size: state.size, sizes: state.sizes, variants: state.variants, presets: state.custom ? [...state.presets, state.custom] : state.presets, loopback: state.loopback, baseline: state.baseline });
 	if (typeof c === 'string') { throw new Error(c); }
 	return c;
 }
