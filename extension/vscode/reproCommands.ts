@@ -20,12 +20,15 @@ import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 import { parseSize } from '../shared/sizeText';
 import { LOCAL_HOST_KEY } from './inspectionService';
 import { pickHost } from './hostsView';
-import { hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
+import { checkReachable, hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
 import { MultiStepInput, type Step } from './multiStepInput';
 import { ReproPanel } from './reproPanel';
 import { readReproTrials, readSettings } from './settings';
 
 const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
+
+/** The last ipc and fallback results of each host in this window, shown together. */
+const lastByHost = new Map<string, { ipc: ReproPanelData['ipc']; fallback: ReproPanelData['fallback']; ipcSource: string; fallbackSource: string }>();
 
 /** Register the three commands. */
 export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: () => Report | undefined, showLog: () => void): vscode.Disposable {
@@ -162,8 +165,11 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	const last = lastChoices(context, log);
 	const { hostKey: argHost, rest: arg } = hostOfArgument(argument);
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
-	const hostKey = argHost ?? (arg === undefined || arg === null || arg instanceof vscode.Uri ? await pickHost(title) : LOCAL_HOST_KEY);
+	const asks = arg === undefined || arg === null || arg instanceof vscode.Uri;
+	const hostKey = argHost ?? (asks ? await pickHost(title) : LOCAL_HOST_KEY);
 	if (!hostKey) { return undefined; }
+	// Options asked by hand: is the host reachable? Checked before the questions (with options given, openLaunchTarget says so).
+	if (asks) { await checkReachable(hostKey, log); }
 	let choices: ReproChoices | undefined;
 	if (arg !== undefined && arg !== null && !(arg instanceof vscode.Uri)) {
 		const c = validateChoices(arg, last);
@@ -213,9 +219,21 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			}
 			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;
 			data.source = `${which} run on ${on} at ${started.toLocaleTimeString()} with ${launcher} (${flavor})${abort.signal.aborted ? ' — cancelled, partial results' : ''}`;
-			p.setResults(data);
-			if (abort.signal.aborted) { void vscode.window.showInformationMessage(vscode.l10n.t('Reproducer cancelled; the panel shows the runs that finished.')); }
-			return data;
+			// The other reproducer's last result on this host stays beside this one (one panel with both).
+			const kept = lastByHost.get(hostKey) ?? { ipc: null, fallback: [], ipcSource: '', fallbackSource: '' };
+			if (which === 'ipc') { kept.ipc = data.ipc; kept.ipcSource = data.source; } else { kept.fallback = data.fallback; kept.fallbackSource = data.source; }
+			lastByHost.set(hostKey, kept);
+			const shown: ReproPanelData = { ipc: kept.ipc, fallback: kept.fallback, source: [kept.ipcSource, kept.fallbackSource].filter(x => x).join('; ') };
+			p.setResults(shown);
+			const again = vscode.l10n.t('Run Again');
+			const command: CommandId = which === 'ipc' ? 'gpumpiDoctor.reproIpc' : 'gpumpiDoctor.reproFallback';
+			const rerunArg = { ...choices!, host: hostKey };
+			void vscode.window.showInformationMessage(abort.signal.aborted
+				? vscode.l10n.t('Reproducer cancelled; the panel shows the runs that finished.')
+				: vscode.l10n.t('The {0} reproducer on {1} finished.', which, where), again).then(choice => {
+				if (choice === again) { void vscode.commands.executeCommand(command, rerunArg); }
+			});
+			return shown;
 		} finally {
 			sub.dispose();
 			await target?.close();
