@@ -223,7 +223,8 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			const kept = lastByHost.get(hostKey) ?? { ipc: null, fallback: [], ipcSource: '', fallbackSource: '' };
 			if (which === 'ipc') { kept.ipc = data.ipc; kept.ipcSource = data.source; } else { kept.fallback = data.fallback; kept.fallbackSource = data.source; }
 			lastByHost.set(hostKey, kept);
-			const shown: ReproPanelData = { ipc: kept.ipc, fallback: kept.fallback, source: [kept.ipcSource, kept.fallbackSource].filter(x => x).join('; ') };
+			const other = which === 'ipc' ? (kept.fallback.length > 0 ? kept.fallbackSource : '') : (kept.ipc ? kept.ipcSource : '');
+			const shown: ReproPanelData = { ipc: kept.ipc, fallback: kept.fallback, source: other ? `${data.source}; beside it: ${other}` : data.source };
 			p.setResults(shown);
 			const again = vscode.l10n.t('Run Again');
 			const command: CommandId = which === 'ipc' ? 'gpumpiDoctor.reproIpc' : 'gpumpiDoctor.reproFallback';
@@ -233,7 +234,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 				: vscode.l10n.t('The {0} reproducer on {1} finished.', which, where), again).then(choice => {
 				if (choice === again) { void vscode.commands.executeCommand(command, rerunArg); }
 			});
-			return shown;
+			return data;
 		} finally {
 			sub.dispose();
 			await target?.close();
