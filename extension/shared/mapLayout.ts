@@ -155,23 +155,34 @@ export function edgeControl(e: Pick<MapEdge, 'x1' | 'y1' | 'x2' | 'y2'>, center?
 export interface LabelSpot { x: number; y: number }
 
 const LABEL_TS = [0.5, 0.35, 0.65, 0.22, 0.78, 0.42, 0.58];
+/** Shifts off the curve, in label heights, tried when no spot on it is free. */
+const LABEL_SHIFTS = [-1, 1, -2, 2];
 
 /**
  * Label positions (layout units) for edges drawn as quadratic curves (x1,y1)–(cx,cy)–(x2,y2): each label is a
  * `widths[i]` × `height` box centred on its curve, at the middle when free, else at the first point along the curve
- * (t = 0.35, 0.65, …) whose box overlaps no label placed before; the middle when none is free. Edges between two
+ * (t = 0.35, 0.65, …) whose box overlaps no label placed before, then at those points shifted one or two label
+ * heights up or down; when none is free, the candidate that overlaps the least. Edges between two
  * hosts start and end near each other, so their middles crowd together.
  */
 export function placeEdgeLabels(edges: ReadonlyArray<Pick<MapEdge, 'x1' | 'y1' | 'x2' | 'y2' | 'cx' | 'cy'>>, widths: readonly number[], height: number): LabelSpot[] {
 	const placed: Array<{ x: number; y: number; w: number }> = [];
-	const free = (x: number, y: number, w: number): boolean => placed.every(p => Math.abs(p.x - x) * 2 >= p.w + w || Math.abs(p.y - y) >= height);
+	/** Area this box shares with the boxes placed so far (0: free). */
+	const overlap = (x: number, y: number, w: number): number => placed.reduce((sum, p) =>
+		sum + Math.max(0, (p.w + w) / 2 - Math.abs(p.x - x)) * Math.max(0, height - Math.abs(p.y - y)), 0);
 	return edges.map((e, i) => {
 		const w = widths[i] ?? 0;
 		const at = (t: number): LabelSpot => ({
 			x: (1 - t) * (1 - t) * e.x1 + 2 * (1 - t) * t * e.cx + t * t * e.x2,
 			y: (1 - t) * (1 - t) * e.y1 + 2 * (1 - t) * t * e.cy + t * t * e.y2,
 		});
-		const spot = LABEL_TS.map(at).find(p => free(p.x, p.y, w)) ?? at(0.5);
+		// On the curve first (middle, then along it); then shifted a label height off it; else the least-covered spot.
+		const onCurve = LABEL_TS.map(at);
+		const candidates = [...onCurve, ...LABEL_SHIFTS.flatMap(k => onCurve.map(p => ({ x: p.x, y: p.y + k * height })))];
+		let spot = candidates.find(p => overlap(p.x, p.y, w) === 0);
+		if (!spot) {
+			spot = candidates.reduce((best, p) => (overlap(p.x, p.y, w) < overlap(best.x, best.y, w) ? p : best), candidates[0]);
+		}
 		placed.push({ ...spot, w });
 		return spot;
 	});
@@ -186,10 +197,28 @@ export function heatColor(t: number): [number, number, number] {
 	return [0, 1, 2].map(k => Math.round(stops[i][k] + (stops[i + 1][k] - stops[i][k]) * f)) as [number, number, number];
 }
 
-/** Position of bandwidth bw on the heat-map scale (log between min and max). */
+/** The heat-map scale: linear when the values span less than a decade (a log scale would hide nothing there), else log. */
+export function heatScale(bwMin: number, bwMax: number): 'linear' | 'log' {
+	return bwMin > 0 && bwMax / bwMin >= 10 ? 'log' : 'linear';
+}
+
+/** Position of bandwidth bw on the heat-map scale (heatScale: linear under a decade, log from one). */
 export function heatT(bw: number, bwMin: number, bwMax: number): number {
 	if (!(bwMax > bwMin) || !(bw > 0)) { return 1; }
+	if (heatScale(bwMin, bwMax) === 'linear') { return (bw - bwMin) / (bwMax - bwMin); }
 	return Math.log(bw / bwMin) / Math.log(bwMax / bwMin);
+}
+
+/** Ticks of the colour-scale legend: min, max and up to three between, at their place t on the scale, labels distinct. */
+export function heatTicks(bwMin: number, bwMax: number): Array<{ t: number; label: string }> {
+	if (!(bwMax > bwMin) || !(bwMin >= 0)) { return Number.isFinite(bwMax) && bwMax > 0 ? [{ t: 1, label: bwMax.toFixed(2) }] : []; }
+	const log = heatScale(bwMin, bwMax) === 'log';
+	const values = [0, 0.25, 0.5, 0.75, 1].map(t => (log ? bwMin * (bwMax / bwMin) ** t : bwMin + (bwMax - bwMin) * t));
+	for (let d = 1; d <= 6; d++) {
+		const labels = values.map(v => v.toFixed(v >= 100 ? Math.max(0, d - 2) : d));
+		if (new Set(labels).size === labels.length) { return values.map((v, i) => ({ t: heatT(v, bwMin, bwMax), label: labels[i] })); }
+	}
+	return [{ t: 0, label: bwMin.toPrecision(6) }, { t: 1, label: bwMax.toPrecision(6) }];
 }
 
 /**
@@ -227,11 +256,39 @@ export const DEFAULT_PALETTE: ClassPalette = {
 	same_gpu: '#89d185', p2p: '#3794ff', gpudirect_rdma: '#b180d7', host_staging: '#d18616', not_cuda_aware: '#f14c4c', host_memory: '#8b949e',
 };
 
-/** Stand-alone SVG of the laid-out map (for export). Text is escaped. */
-export function mapToSvg(doc: MapDocument, view: MapView, palette: ClassPalette, colors: { fg: string; bg: string; box: string }): string {
+/** The laid-out map with every coordinate multiplied by k (edge widths, dot radius and text sizes kept). */
+export function scaleView(view: MapView, k: number): MapView {
+	const box = <T extends { x: number; y: number; w: number; h: number }>(b: T): T => ({ ...b, x: b.x * k, y: b.y * k, w: b.w * k, h: b.h * k });
+	const ranks = new Map<number, RankNode>([...view.ranks].map(([id, r]) => [id, { ...r, x: r.x * k, y: r.y * k }]));
+	return {
+		...view, width: view.width * k, height: view.height * k, ranks,
+		hosts: view.hosts.map(h => ({ ...box(h), gpus: h.gpus.map(g => ({ ...box(g), ranks: g.ranks.map(r => ranks.get(r.rank) ?? r) })) })),
+		edges: view.edges.map(e => ({ ...e, x1: e.x1 * k, y1: e.y1 * k, x2: e.x2 * k, y2: e.y2 * k, cx: e.cx * k, cy: e.cy * k })),
+	};
+}
+
+/** Width the export spreads a small map to (labels and legends keep their size, so a 4-rank map needs the room). */
+const EXPORT_MIN_WIDTH = 640;
+
+/**
+ * Stand-alone SVG of the whole laid-out map (for export; PNG is this drawn at 2×): host and GPU boxes, ranks with
+ * their numbers, edges with non-overlapping bandwidth labels, the class legend and the width scale. A small map is
+ * spread to EXPORT_MIN_WIDTH (at most 4×). Text is escaped.
+ */
+export function mapToSvg(doc: MapDocument, laidOut: MapView, palette: ClassPalette, colors: { fg: string; bg: string; box: string }): string {
+	const view = scaleView(laidOut, Math.min(4, Math.max(1, EXPORT_MIN_WIDTH / (laidOut.width || EXPORT_MIN_WIDTH))));
 	const f = (n: number): string => (Math.round(n * 10) / 10).toString();
 	const out: string[] = [];
-	const legendH = 24;
+	// Legend rows below the map: the classes (wrapped to the map's width), then the width scale.
+	const items = PATH_CLASSES.map(c => ({ c, w: 24 + PATH_CLASS_LABELS[c].length * 6.2 }));
+	const rows: Array<typeof items> = [[]];
+	let used = 6;
+	for (const it of items) {
+		if (used + it.w > view.width && rows[rows.length - 1].length > 0) { rows.push([]); used = 6; }
+		rows[rows.length - 1].push(it);
+		used += it.w;
+	}
+	const legendH = rows.length * 18 + 6 + (view.bwMax > 0 ? 18 : 0);
 	out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${f(view.width)}" height="${f(view.height + legendH)}" viewBox="0 0 ${f(view.width)} ${f(view.height + legendH)}" font-family="sans-serif" font-size="11">`);
 	out.push(`<rect width="100%" height="100%" fill="${escapeHtml(colors.bg)}"/>`);
 	out.push(`<title>${escapeHtml(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} pairs`)}</title>`);
@@ -249,12 +306,46 @@ export function mapToSvg(doc: MapDocument, view: MapView, palette: ClassPalette,
 	}
 	for (const r of view.ranks.values()) {
 		out.push(`<circle cx="${f(r.x)}" cy="${f(r.y)}" r="${view.rankRadius}" fill="${escapeHtml(colors.fg)}"><title>rank ${r.rank}</title></circle>`);
+		if (view.ranks.size <= 128) { out.push(`<text x="${f(r.x)}" y="${f(r.y + 0.5)}" text-anchor="middle" dominant-baseline="middle" font-size="${f(Math.min(10, view.rankRadius * 1.3))}" font-weight="bold" fill="${escapeHtml(colors.bg)}">${r.rank}</text>`); }
 	}
-	let x = 6;
-	for (const c of PATH_CLASSES) {
-		out.push(`<rect x="${x}" y="${f(view.height + 8)}" width="10" height="10" fill="${escapeHtml(palette[c])}"/><text x="${x + 14}" y="${f(view.height + 17)}" fill="${escapeHtml(colors.fg)}">${escapeHtml(PATH_CLASS_LABELS[c])}</text>`);
-		x += 24 + PATH_CLASS_LABELS[c].length * 6.2;
+	// Bandwidth labels on the edges (all of them in an export, not only what fits the viewport), placed so that none overlap.
+	if (view.edges.length <= 400) {
+		const labels = view.edges.map(e => (e.pair.bandwidth_gbps === null ? e.pair.status : `${e.pair.bandwidth_gbps.toFixed(1)} GB/s`));
+		const widths = labels.map(l => l.length * LABEL_CHAR_W + 6);
+		const spots = placeEdgeLabels(view.edges, widths, LABEL_H);
+		view.edges.forEach((e, i) => {
+			out.push(`<g class="edge-label"><rect x="${f(spots[i].x - widths[i] / 2)}" y="${f(spots[i].y - LABEL_H / 2)}" width="${f(widths[i])}" height="${LABEL_H}" fill="${escapeHtml(colors.bg)}" fill-opacity="0.85"/>` +
+				`<text x="${f(spots[i].x)}" y="${f(spots[i].y)}" text-anchor="middle" dominant-baseline="middle" font-size="10" fill="${escapeHtml(palette[e.pair.class])}">${escapeHtml(labels[i])}</text></g>`);
+		});
+	}
+	rows.forEach((row, ri) => {
+		let x = 6;
+		const y = view.height + 8 + ri * 18;
+		for (const { c, w } of row) {
+			out.push(`<rect x="${f(x)}" y="${f(y)}" width="10" height="10" fill="${escapeHtml(palette[c])}"/><text x="${f(x + 14)}" y="${f(y + 9)}" fill="${escapeHtml(colors.fg)}">${escapeHtml(PATH_CLASS_LABELS[c])}</text>`);
+			x += w;
+		}
+	});
+	if (view.bwMax > 0) {
+		out.push(`<text x="6" y="${f(view.height + 8 + rows.length * 18 + 9)}" fill="${escapeHtml(colors.fg)}">${escapeHtml(`Edge width: bandwidth, ${view.bwMin.toFixed(2)}–${view.bwMax.toFixed(2)} GB/s (log scale)`)}</text>`);
 	}
 	out.push('</svg>');
 	return out.join('\n');
+}
+
+/** Text metrics the SVG export assumes for its 10 px labels (no DOM here to measure them). */
+const LABEL_CHAR_W = 5.8;
+const LABEL_H = 14;
+
+/**
+ * The export's default file name: the map's host(s) and the local date, e.g. `transport-map-node1-2026-12-03.svg`
+ * (`node1+3` when it spans four hosts). Only [A-Za-z0-9._-] survive from host names.
+ */
+export function exportFileName(doc: Pick<MapDocument, 'ranks'>, ext: string, now: Date = new Date()): string {
+	const hosts = [...new Set((Array.isArray(doc.ranks) ? doc.ranks : []).map(r => String(r?.host ?? '')).filter(h => h.length > 0))];
+	const first = (hosts[0] ?? 'map').replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '').slice(0, 60) || 'map';
+	const who = hosts.length > 1 ? `${first}+${hosts.length - 1}` : first;
+	const pad = (n: number): string => String(n).padStart(2, '0');
+	const date = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
+	return `transport-map-${who}-${date}.${ext}`;
 }

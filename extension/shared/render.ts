@@ -43,6 +43,8 @@ export interface RenderStrings {
 	createdLine: string;
 	/** Heading of the headline's evidence list. */
 	headlineBasis: string;
+	/** Title of an evidence link (the panel): where clicking it goes. */
+	openEvidence: string;
 }
 
 /** English defaults. */
@@ -78,6 +80,7 @@ export const DEFAULT_STRINGS: RenderStrings = {
 	unknown: 'unknown',
 	createdLine: 'Created {0} by {1} {2} in {3} ms',
 	headlineBasis: 'Based on',
+	openEvidence: 'Open this line (the file, or the raw output below)',
 };
 
 /** Options for `renderReportHtml`. */
@@ -85,6 +88,8 @@ export interface RenderOptions {
 	strings?: RenderStrings;
 	/** Copy buttons (they need the webview script); off in the standalone report. Default true. */
 	interactive?: boolean;
+	/** How the creation time is shown (the panel: the viewer's local time); default the ISO text as stored. */
+	formatTime?: (iso: string) => string;
 }
 
 const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -104,7 +109,7 @@ export function displayArgv(argv: readonly string[]): string {
 	return argv.map(a => (a.length > 0 && /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
-function renderSummary(report: Report, s: RenderStrings): string {
+function renderSummary(report: Report, s: RenderStrings, formatTime: (iso: string) => string): string {
 	const sum: HostSummary = report.summary;
 	const gpus: HostSummary['gpus'] = Array.isArray(sum.gpus) ? sum.gpus : [];
 	const gpuList = gpus.length === 0
@@ -120,7 +125,7 @@ function renderSummary(report: Report, s: RenderStrings): string {
 <div class="summary-item" data-key="cuda"><dt>${e(s.cudaDriver)}</dt><dd><span class="summary-label">${e(sum.cuda?.label)}</span> <span class="summary-detail">${e(sum.cuda?.driverVersion)}</span></dd></div>
 <div class="summary-item" data-key="gpus"><dt>${e(s.gpus)} (${e(gpus.length)})</dt><dd>${gpuList}</dd></div>
 </dl>
-<p class="summary-meta">${fmt(s.createdLine, report.createdAt, report.tool?.name, report.tool?.version, report.elapsedMs)}</p>
+<p class="summary-meta">${fmt(s.createdLine, typeof report.createdAt === 'string' ? formatTime(report.createdAt) : report.createdAt, report.tool?.name, report.tool?.version, report.elapsedMs)}</p>
 </section>`;
 }
 
@@ -137,11 +142,15 @@ function renderHeadline(report: Report, s: RenderStrings): string {
 </section>`;
 }
 
-function renderEvidence(ev: readonly Evidence[], s: RenderStrings): string {
+function renderEvidence(ev: readonly Evidence[], s: RenderStrings, interactive: boolean): string {
 	if (!Array.isArray(ev) || ev.length === 0) { return ''; }
-	const items = ev.map(x => {
+	const items = ev.map((x, i) => {
 		const where = x.lineNo !== undefined ? `${x.source}:${x.lineNo}` : x.source;
-		return `<li class="evidence-line" data-source="${e(x.source)}"><span class="evidence-source">${e(where)}</span><code class="evidence-text">${e(x.line)}</code></li>`;
+		// Interactive (the panel): the place is a link; media/panel/main.ts opens the file or scrolls the raw output to it.
+		const place = interactive
+			? `<a href="#" class="evidence-source evidence-link" data-evidence-index="${i}" title="${e(s.openEvidence)}">${e(where)}</a>`
+			: `<span class="evidence-source">${e(where)}</span>`;
+		return `<li class="evidence-line" data-source="${e(x.source)}">${place}<code class="evidence-text">${e(x.line)}</code></li>`;
 	}).join('');
 	return `<div class="evidence"><h5 class="evidence-heading">${e(s.evidence)}</h5><ul class="evidence-list">${items}</ul></div>`;
 }
@@ -152,7 +161,7 @@ function sourceLink(url: string): string {
 	return href ? `<a class="source-link" href="${e(href)}">${e(url)}</a>` : `<code class="source-doc">${e(url)}</code>`;
 }
 
-function renderFinding(f: Finding, s: RenderStrings, interactive: boolean): string {
+function renderFinding(f: Finding, index: number, s: RenderStrings, interactive: boolean): string {
 	const sev = SEVERITIES.includes(f.severity) ? f.severity : 'info';
 	let fix = '';
 	if (f.fix) {
@@ -170,10 +179,10 @@ function renderFinding(f: Finding, s: RenderStrings, interactive: boolean): stri
 		const href = safeHref(f.source);
 		source = `<p class="finding-source">${e(s.source)}: ${href ? `<a href="${e(href)}">${e(f.source)}</a>` : e(f.source)}</p>`;
 	}
-	return `<article class="finding severity-${sev}" data-rule-id="${e(f.id)}" data-severity="${sev}">
+	return `<article class="finding severity-${sev}" data-rule-id="${e(f.id)}" data-finding-index="${index}" data-severity="${sev}">
 <h4 class="finding-title"><span class="severity-badge severity-${sev}">${e(sev)}</span> ${e(f.title)}</h4>
 <p class="finding-message">${e(f.message)}</p>
-${renderEvidence(f.evidence, s)}${fix}${source}
+${renderEvidence(f.evidence, s, interactive)}${fix}${source}
 </article>`;
 }
 
@@ -183,7 +192,7 @@ function renderFindings(findings: readonly Finding[], s: RenderStrings, interact
 	const groups = SEVERITIES.map(sev => {
 		const inGroup = list.filter(f => (SEVERITIES.includes(f.severity) ? f.severity : 'info') === sev);
 		if (inGroup.length === 0) { return ''; }
-		return `<section class="severity-group group-${sev}" data-severity="${sev}"><h3 class="severity-heading">${e(heading[sev])} (${inGroup.length})</h3>${inGroup.map(f => renderFinding(f, s, interactive)).join('\n')}</section>`;
+		return `<section class="severity-group group-${sev}" data-severity="${sev}"><h3 class="severity-heading">${e(heading[sev])} (${inGroup.length})</h3>${inGroup.map(f => renderFinding(f, list.indexOf(f), s, interactive)).join('\n')}</section>`;
 	}).join('\n');
 	const counts = SEVERITIES.map(sev => `<span class="count count-${sev}" data-severity="${sev}">${e(heading[sev])}: ${list.filter(f => f.severity === sev).length}</span>`).join(' ');
 	return `<section id="findings" class="findings"><h2>${e(s.findings)} <span class="counts">${counts}</span></h2>${list.length === 0 ? `<p class="no-findings">${e(s.noFindings)}</p>` : groups}</section>`;
@@ -216,7 +225,7 @@ export function renderReportHtml(report: Report, options: RenderOptions = {}): s
 	const interactive = options.interactive ?? true;
 	return `<div class="report" data-schema="${e(report.schema)}">
 ${renderHeadline(report, s)}
-${renderSummary(report, s)}
+${renderSummary(report, s, options.formatTime ?? (iso => iso))}
 ${renderFindings(report.findings, s, interactive)}
 ${renderRaw(report.raw, s)}
 </div>`;

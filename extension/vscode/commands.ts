@@ -8,7 +8,8 @@ import { errorText, type Logger } from '../core/logger';
 /** Every command id this extension contributes (package.json `contributes.commands`). */
 export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle'
 	| 'gpumpiDoctor.addHost' | 'gpumpiDoctor.editHost' | 'gpumpiDoctor.removeHost' | 'gpumpiDoctor.refreshHosts' | 'gpumpiDoctor.testConnection'
-	| 'gpumpiDoctor.reproIpc' | 'gpumpiDoctor.reproFallback' | 'gpumpiDoctor.openReproResult' | 'gpumpiDoctor.showTransportMap';
+	| 'gpumpiDoctor.reproIpc' | 'gpumpiDoctor.reproFallback' | 'gpumpiDoctor.openReproResult' | 'gpumpiDoctor.showTransportMap'
+	| 'gpumpiDoctor.showPanel' | 'gpumpiDoctor.showFinding' | 'gpumpiDoctor.copyFixCommand';
 
 let invocation = 0;
 let lastError: { id: CommandId; message: string } | undefined;

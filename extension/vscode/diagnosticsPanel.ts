@@ -3,6 +3,7 @@
  * validated by PANEL_PROTOCOL), follows the inspection service, and answers copy / rerun.
  */
 import * as vscode from 'vscode';
+import { evidenceTarget } from '../shared/findingLocations';
 import { escapeHtml } from '../shared/htmlEscape';
 import { toolbarAndContent } from '../shared/webviewHtml';
 import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../shared/protocol';
@@ -19,6 +20,8 @@ export const DIAGNOSTICS_VIEW_TYPE = 'gpumpiDoctor.diagnostics';
 export class DiagnosticsPanel extends Disposable {
 	private static _current: DiagnosticsPanel | undefined;
 	private readonly _host: WebviewPanelHost<ToWebviewMessage, PanelRequests>;
+	/** A finding to reveal once the webview is ready (asked for before it loaded). */
+	private _pendingReveal: number | undefined;
 
 	/** Show the panel (creating it when needed). */
 	static show(extensionUri: vscode.Uri, service: InspectionService, log: Logger): DiagnosticsPanel {
@@ -45,7 +48,29 @@ export class DiagnosticsPanel extends Disposable {
 			strings: panelStrings(),
 			bodyHtml: toolbarAndContent(`<button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button>`, vscode.l10n.t('Loading…')),
 			handlers: {
-				ready: () => ({ type: 'readyResponse', report: this._service.lastReport ?? null, busy: this._service.busy }),
+				ready: () => {
+					const reveal = this._pendingReveal;
+					this._pendingReveal = undefined;
+					return { type: 'readyResponse', report: this._service.lastReport ?? null, busy: this._service.busy, ...(reveal !== undefined ? { revealFindingIndex: reveal } : {}) };
+				},
+				openEvidence: async msg => {
+					// Indices into the report this panel shows; the host resolves the file itself, never a path from the webview.
+					const report = this._service.lastReport;
+					const ev = report?.findings[msg.findingIndex]?.evidence[msg.evidenceIndex];
+					const target = ev && report ? evidenceTarget(ev, report.raw, report.host.kind) : null;
+					if (target?.kind !== 'file') {
+						this._log.warn(`openEvidence: finding ${msg.findingIndex} evidence ${msg.evidenceIndex} is not a file line of this machine; ignored`);
+						throw new Error('not a file line');
+					}
+					const line = Math.max(0, target.line - 1);
+					try {
+						await vscode.window.showTextDocument(vscode.Uri.file(target.path), { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preview: true });
+					} catch (e) {
+						this._log.warn(`cannot open ${target.path}: ${e instanceof Error ? e.message : String(e)}`);
+						void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}; the panel shows what the inspection read instead.', target.path));
+						throw e;
+					}
+				},
 				copy: async msg => {
 					await vscode.env.clipboard.writeText(msg.text);
 					this._log.debug(`copied ${msg.text.length} characters to the clipboard`);
@@ -59,6 +84,11 @@ export class DiagnosticsPanel extends Disposable {
 
 	/** Whether the webview has sent `ready` since it was (re)loaded. */
 	get isReady(): boolean { return this._host.isReady; }
+
+	/** Scroll the panel to finding `index` of the shown report (now, or once the webview has loaded). */
+	revealFinding(index: number): void {
+		if (!this._host.post({ type: 'revealFinding', findingIndex: index })) { this._pendingReveal = index; }
+	}
 
 	override dispose(): void {
 		if (DiagnosticsPanel._current === this) { DiagnosticsPanel._current = undefined; }
@@ -111,6 +141,7 @@ function panelStrings(): RenderStrings & { rerun: string; copied: string; waitin
 		unknown: t('unknown'),
 		createdLine: t('Created {0} by {1} {2} in {3} ms', '{0}', '{1}', '{2}', '{3}'),
 		headlineBasis: t('Based on'),
+		openEvidence: t('Open this line (the file, or the raw output below)'),
 		rerun: t('Re-run'),
 		copied: t('Copied'),
 		waiting: t('No report yet. Run "GPU-MPI: Inspect Host".'),

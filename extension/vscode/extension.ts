@@ -15,6 +15,8 @@ import { registerTransportMap, TransportMapPanel, type TransportMapPanelState } 
 import { ReproPanel, type ReproPanelState } from './reproPanel';
 import { registerReproCommands } from './reproCommands';
 import { core } from './lazyCore';
+import { COPY_FIX_COMMAND, FindingDiagnostics, SHOW_FINDING_COMMAND } from './findingDiagnostics';
+import { SHOW_PANEL_COMMAND, VerdictStatusBar, type VerdictItemState } from './verdictStatusBar';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -32,6 +34,10 @@ export interface GpumpiDoctorApi {
 	reproPanelState(): ReproPanelState | null;
 	/** The transport-map panel's state (ready, which map reached the webview), or null when it is closed. */
 	transportMapState(): TransportMapPanelState | null;
+	/** How many diagnostics the last report put in the Problems panel. */
+	problemCount(): number;
+	/** What the verdict status bar item shows, or undefined while it is hidden. */
+	statusBar(): VerdictItemState | undefined;
 	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
 	activationTimings(): ActivationTimings;
 }
@@ -66,6 +72,22 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		const key = hostKeyOf(arg) ?? await pickHost();
 		return key === undefined ? undefined : inspect(key);
 	};
+	// The Problems panel and the status bar follow every report of this window.
+	const problems = new FindingDiagnostics(logger.child('problems'));
+	const statusBar = new VerdictStatusBar();
+	context.subscriptions.push(problems, statusBar, service.onDidChange(change => {
+		if (change.kind !== 'report') { return; }
+		problems.update(change.report);
+		statusBar.update(change.report);
+	}));
+	const showFinding = (id?: unknown, index?: unknown): void => {
+		const report = service.lastReport;
+		if (!report) { throw new Error(vscode.l10n.t('No report yet. Run "GPU-MPI: Inspect Host".')); }
+		// The index is checked against the id: a stale diagnostic from an older report reveals the finding by id.
+		let at = typeof index === 'number' && report.findings[index]?.id === id ? index : report.findings.findIndex(f => f.id === id);
+		if (at < 0) { at = 0; }
+		showPanel().revealFinding(at);
+	};
 	const hostsTree = new HostsTreeProvider(service);
 	context.subscriptions.push(hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree));
 	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
@@ -93,6 +115,13 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerCommand('gpumpiDoctor.testConnection', hostCommands.testConnection, log, showLog),
 		registerCommand('gpumpiDoctor.refreshHosts', () => hostsTree.refresh(), log, showLog),
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
+		registerCommand(SHOW_PANEL_COMMAND, () => { showPanel(); }, log, showLog),
+		registerCommand(SHOW_FINDING_COMMAND, showFinding, log, showLog),
+		registerCommand(COPY_FIX_COMMAND, async (text?: unknown) => {
+			if (typeof text !== 'string') { return; }
+			await vscode.env.clipboard.writeText(text);
+			void vscode.window.showInformationMessage(vscode.l10n.t('Copied: {0}', text));
+		}, log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => DiagnosticsPanel.current?.dispose() },
 		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
@@ -116,6 +145,8 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		}),
 		reproPanelState: () => ReproPanel.current?.state ?? null,
 		transportMapState: () => TransportMapPanel.current?.state ?? null,
+		problemCount: () => problems.count,
+		statusBar: () => statusBar.state,
 		activationTimings: () => ({ ...timings }),
 	};
 }

@@ -54,3 +54,21 @@ export async function openLaunchTarget(hostKey: string, np: number, mpirun: stri
 	log.info(`launch target ${target.label}: ${target.flavor}, engine ${target.engine}${target.spec.srun ? ', srun' : ''}`);
 	return target;
 }
+
+/**
+ * Check right after a host is picked that it can be reached (this machine always can), before any option is asked:
+ * an unreachable host is the honest ssh error (refused, unknown host, timeout, auth), not a failure minutes later.
+ */
+export async function checkReachable(hostKey: string, log: Logger): Promise<void> {
+	if (hostKey === LOCAL_HOST_KEY) { return; }
+	const host = findHost(hostKey);
+	if (host instanceof Error) { throw host; }
+	const r = await vscode.window.withProgress(
+		{ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: connecting to {0} ({1})…', host.name, host.sshHost) },
+		() => core().testConnection(host, { configFile: sshConfigFile() }));
+	if (!r.ok) {
+		log.warn(`cannot reach ${host.name} (${r.label}): ${r.error}`);
+		throw new Error(vscode.l10n.t('Cannot reach {0} ({1}): {2}', host.name, r.label, r.error));
+	}
+	log.info(`reached ${host.name} (${host.sshHost})`);
+}

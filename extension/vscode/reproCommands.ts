@@ -20,11 +20,15 @@ import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 import { parseSize } from '../shared/sizeText';
 import { LOCAL_HOST_KEY } from './inspectionService';
 import { pickHost } from './hostsView';
-import { hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
+import { checkReachable, hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
+import { MultiStepInput, type Step } from './multiStepInput';
 import { ReproPanel } from './reproPanel';
 import { readReproTrials, readSettings } from './settings';
 
 const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
+
+/** The last ipc and fallback results of each host in this window, shown together. */
+const lastByHost = new Map<string, { ipc: ReproPanelData['ipc']; fallback: ReproPanelData['fallback']; ipcSource: string; fallbackSource: string }>();
 
 /** Register the three commands. */
 export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: () => Report | undefined, showLog: () => void): vscode.Disposable {
@@ -75,63 +79,83 @@ function lastChoices(context: vscode.ExtensionContext, log: Logger): ReproChoice
 	return c;
 }
 
+/** The flow's state: the choices as they are being made (seeded with the last ones). */
+interface ChoiceState { last: ReproChoices; mpirun: string; memory: string; size: string; sizes: string; variants: string[]; presets: string[]; custom: string | null; loopback: boolean; baseline: boolean }
+
+/**
+ * The reproducer's options as one multi-step input (multiStepInput.ts): launcher, [its path], memory, size(s),
+ * [variants], configurations, [a custom preset]; a step counter in each title, Back to the step before, Escape cancels.
+ */
 async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promise<ReproChoices | undefined> {
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
-	// Launcher.
-	const launchers = [
-		{ label: vscode.l10n.t('mpirun on PATH'), value: '' },
-		{ label: 'mpirun.openmpi', value: 'mpirun.openmpi' },
-		{ label: 'mpirun.mpich', value: 'mpirun.mpich' },
-		{ label: vscode.l10n.t('Other launcher…'), value: '\u0000other' },
-	];
-	if (last.mpirun && !launchers.some(l => l.value === last.mpirun)) { launchers.unshift({ label: last.mpirun, value: last.mpirun }); }
-	const items = launchers.map(l => ({ ...l, picked: l.value === last.mpirun, description: l.value === last.mpirun ? vscode.l10n.t('last used') : undefined }));
-	const launcher = await vscode.window.showQuickPick(items, { title: `${title}: ${vscode.l10n.t('launcher')}`, placeHolder: vscode.l10n.t('Which mpirun launches the ranks ({0})', which === 'ipc' ? '4 ranks' : '2 ranks') });
-	if (!launcher) { return undefined; }
-	let mpirun = launcher.value;
-	if (mpirun === '\u0000other') {
-		const v = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Path of the launcher (run without a shell)'), value: last.mpirun, validateInput: s => checkMpirun(s.trim()) });
-		if (v === undefined) { return undefined; }
-		mpirun = v.trim();
-	}
-	// Memory.
-	const mem = await vscode.window.showQuickPick([
-		{ label: 'device', description: vscode.l10n.t('GPU buffers (falls back to host memory without a GPU, and says why)') },
-		{ label: 'host', description: vscode.l10n.t('host buffers: same flow, no GPU verdict') },
-	].map(m => ({ ...m, picked: m.label === last.memory })), { title: `${title}: ${vscode.l10n.t('memory')}` });
-	if (!mem) { return undefined; }
-	let size = last.size, sizes = last.sizes, variants = last.variants;
-	if (which === 'ipc') {
-		const s = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Message size'), value: last.size, validateInput: x => checkSize(x.trim()) });
-		if (s === undefined) { return undefined; }
-		size = s.trim();
-		const vs = await vscode.window.showQuickPick([...IPC_VARIANTS].map(v => ({ label: v, picked: last.variants.includes(v) })), { title: `${title}: ${vscode.l10n.t('variants')}`, canPickMany: true });
-		if (!vs || vs.length === 0) { return undefined; }
-		variants = vs.map(v => v.label);
-	} else {
-		const s = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Message sizes (×4 steps)'), value: last.sizes, validateInput: x => checkSizes(x.trim()) });
-		if (s === undefined) { return undefined; }
-		sizes = s.trim();
-	}
-	// Presets, side by side.
-	const BASE = '\u0000baseline', LOOP = '\u0000loopback', CUSTOM = '\u0000custom';
-	const customs = last.presets.filter(p => !REPRO_PRESETS.some(x => x.id === p));
-	const presetItems: Array<vscode.QuickPickItem & { id: string }> = [
-		{ id: BASE, label: vscode.l10n.t('Baseline (no preset)'), picked: last.baseline },
-		{ id: LOOP, label: vscode.l10n.t('Single node: keep TCP on loopback'), detail: 'UCX_NET_DEVICES=lo', picked: last.loopback },
-		...REPRO_PRESETS.map(p => ({ id: p.id, label: p.label, detail: p.detail, picked: last.presets.includes(p.id) })),
-		...customs.map(c => ({ id: c, label: c, detail: vscode.l10n.t('custom'), picked: true })),
-		{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…') },
-	];
-	const chosen = await vscode.window.showQuickPick(presetItems, { title: `${title}: ${vscode.l10n.t('configurations (each runs separately)')}`, canPickMany: true });
-	if (!chosen) { return undefined; }
-	const presets = chosen.filter(c => !c.id.startsWith('\u0000')).map(c => c.id);
-	if (chosen.some(c => c.id === CUSTOM)) {
-		const v = await vscode.window.showInputBox({ title, prompt: vscode.l10n.t('Environment preset NAME=VALUE for every rank'), placeHolder: 'UCX_RNDV_THRESH=inf', validateInput: x => checkCustomPreset(x.trim()) });
-		if (v === undefined) { return undefined; }
-		presets.push(v.trim());
-	}
-	const c = validateChoices({ mpirun, memory: mem.label, size, sizes, variants, presets, loopback: chosen.some(x => x.id === LOOP), baseline: chosen.some(x => x.id === BASE) });
+	const OTHER = '\u0000other', BASE = '\u0000baseline', LOOP = '\u0000loopback', CUSTOM = '\u0000custom';
+	const state: ChoiceState = { last, mpirun: last.mpirun, memory: last.memory, size: last.size, sizes: last.sizes, variants: [...last.variants], presets: [...last.presets], custom: null, loopback: last.loopback, baseline: last.baseline };
+
+	const launcher: Step<ChoiceState> = async (input, st) => {
+		const launchers = [
+			{ label: vscode.l10n.t('mpirun on PATH'), value: '' },
+			{ label: 'mpirun.openmpi', value: 'mpirun.openmpi' },
+			{ label: 'mpirun.mpich', value: 'mpirun.mpich' },
+			{ label: vscode.l10n.t('Other launcher…'), value: OTHER },
+		];
+		if (st.last.mpirun && !launchers.some(l => l.value === st.last.mpirun)) { launchers.unshift({ label: st.last.mpirun, value: st.last.mpirun }); }
+		const items = launchers.map(l => ({ ...l, description: l.value === st.last.mpirun ? vscode.l10n.t('last used') : undefined }));
+		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('launcher')}`, placeholder: vscode.l10n.t('Which mpirun launches the ranks ({0})', which === 'ipc' ? '4 ranks' : '2 ranks'), items, selected: items.filter(i => i.value === st.mpirun) });
+		if (picked.value === OTHER) { return launcherPath; }
+		st.mpirun = picked.value;
+		return memory;
+	};
+	const launcherPath: Step<ChoiceState> = async (input, st) => {
+		st.mpirun = await input.box({ title: `${title}: ${vscode.l10n.t('launcher')}`, prompt: vscode.l10n.t('Path of the launcher (run without a shell)'), value: st.mpirun, validate: v => checkMpirun(v) });
+		return memory;
+	};
+	const memory: Step<ChoiceState> = async (input, st) => {
+		const items = [
+			{ label: 'device', description: vscode.l10n.t('GPU buffers (falls back to host memory without a GPU, and says why)') },
+			{ label: 'host', description: vscode.l10n.t('host buffers: same flow, no GPU verdict') },
+		];
+		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('memory')}`, items, selected: items.filter(i => i.label === st.memory) });
+		st.memory = picked.label;
+		return which === 'ipc' ? size : sizes;
+	};
+	const size: Step<ChoiceState> = async (input, st) => {
+		st.size = await input.box({ title: `${title}: ${vscode.l10n.t('message size')}`, prompt: vscode.l10n.t('Message size'), value: st.size, validate: x => checkSize(x) });
+		return variants;
+	};
+	const variants: Step<ChoiceState> = async (input, st) => {
+		const items = [...IPC_VARIANTS].map(v => ({ label: v }));
+		const picked = await input.pick({ title: `${title}: ${vscode.l10n.t('variants')}`, items, selected: items.filter(i => st.variants.includes(i.label)), canPickMany: true });
+		st.variants = picked.map(v => v.label);
+		return presets;
+	};
+	const sizes: Step<ChoiceState> = async (input, st) => {
+		st.sizes = await input.box({ title: `${title}: ${vscode.l10n.t('message sizes')}`, prompt: vscode.l10n.t('Message sizes (×4 steps)'), value: st.sizes, validate: x => checkSizes(x) });
+		return presets;
+	};
+	const presets: Step<ChoiceState> = async (input, st) => {
+		const customs = st.presets.filter(p => !REPRO_PRESETS.some(x => x.id === p));
+		const items: Array<vscode.QuickPickItem & { id: string }> = [
+			{ id: BASE, label: vscode.l10n.t('Baseline (no preset)') },
+			{ id: LOOP, label: vscode.l10n.t('Single node: keep TCP on loopback'), detail: 'UCX_NET_DEVICES=lo' },
+			...REPRO_PRESETS.map(p => ({ id: p.id, label: p.label, detail: p.detail })),
+			...customs.map(c => ({ id: c, label: c, detail: vscode.l10n.t('custom') })),
+			{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…') },
+		];
+		const selected = items.filter(i => (i.id === BASE && st.baseline) || (i.id === LOOP && st.loopback) || st.presets.includes(i.id));
+		const chosen = await input.pick({ title: `${title}: ${vscode.l10n.t('configurations (each runs separately)')}`, items, selected, canPickMany: true });
+		st.presets = chosen.filter(c => !c.id.startsWith('\u0000')).map(c => c.id);
+		st.loopback = chosen.some(x => x.id === LOOP);
+		st.baseline = chosen.some(x => x.id === BASE);
+		st.custom = null;
+		return chosen.some(c => c.id === CUSTOM) ? custom : undefined;
+	};
+	const custom: Step<ChoiceState> = async (input, st) => {
+		st.custom = await input.box({ title: `${title}: ${vscode.l10n.t('custom preset')}`, prompt: vscode.l10n.t('Environment preset NAME=VALUE for every rank'), placeholder: 'UCX_RNDV_THRESH=inf', value: '', validate: x => checkCustomPreset(x) });
+		return undefined;
+	};
+
+	if (!await MultiStepInput.run(launcher, state, which === 'ipc' ? 5 : 4)) { return undefined; }
+	const c = validateChoices({ mpirun: state.mpirun, memory: state.memory, size: state.size, sizes: state.sizes, variants: state.variants, presets: state.custom ? [...state.presets, state.custom] : state.presets, loopback: state.loopback, baseline: state.baseline });
 	if (typeof c === 'string') { throw new Error(c); }
 	return c;
 }
@@ -141,8 +165,11 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	const last = lastChoices(context, log);
 	const { hostKey: argHost, rest: arg } = hostOfArgument(argument);
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
-	const hostKey = argHost ?? (arg === undefined || arg === null || arg instanceof vscode.Uri ? await pickHost(title) : LOCAL_HOST_KEY);
+	const asks = arg === undefined || arg === null || arg instanceof vscode.Uri;
+	const hostKey = argHost ?? (asks ? await pickHost(title) : LOCAL_HOST_KEY);
 	if (!hostKey) { return undefined; }
+	// Options asked by hand: is the host reachable? Checked before the questions (with options given, openLaunchTarget says so).
+	if (asks) { await checkReachable(hostKey, log); }
 	let choices: ReproChoices | undefined;
 	if (arg !== undefined && arg !== null && !(arg instanceof vscode.Uri)) {
 		const c = validateChoices(arg, last);
@@ -192,8 +219,21 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			}
 			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;
 			data.source = `${which} run on ${on} at ${started.toLocaleTimeString()} with ${launcher} (${flavor})${abort.signal.aborted ? ' — cancelled, partial results' : ''}`;
-			p.setResults(data);
-			if (abort.signal.aborted) { void vscode.window.showInformationMessage(vscode.l10n.t('Reproducer cancelled; the panel shows the runs that finished.')); }
+			// The other reproducer's last result on this host stays beside this one (one panel with both).
+			const kept = lastByHost.get(hostKey) ?? { ipc: null, fallback: [], ipcSource: '', fallbackSource: '' };
+			if (which === 'ipc') { kept.ipc = data.ipc; kept.ipcSource = data.source; } else { kept.fallback = data.fallback; kept.fallbackSource = data.source; }
+			lastByHost.set(hostKey, kept);
+			const other = which === 'ipc' ? (kept.fallback.length > 0 ? kept.fallbackSource : '') : (kept.ipc ? kept.ipcSource : '');
+			const shown: ReproPanelData = { ipc: kept.ipc, fallback: kept.fallback, source: other ? `${data.source}; beside it: ${other}` : data.source };
+			p.setResults(shown);
+			const again = vscode.l10n.t('Run Again');
+			const command: CommandId = which === 'ipc' ? 'gpumpiDoctor.reproIpc' : 'gpumpiDoctor.reproFallback';
+			const rerunArg = { ...choices!, host: hostKey };
+			void vscode.window.showInformationMessage(abort.signal.aborted
+				? vscode.l10n.t('Reproducer cancelled; the panel shows the runs that finished.')
+				: vscode.l10n.t('The {0} reproducer on {1} finished.', which, where), again).then(choice => {
+				if (choice === again) { void vscode.commands.executeCommand(command, rerunArg); }
+			});
 			return data;
 		} finally {
 			sub.dispose();

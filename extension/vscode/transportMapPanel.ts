@@ -4,6 +4,7 @@
  * with progress and cancel) or from a saved JSON file. Exports (SVG, PNG, JSON) are posted by the webview and
  * written here after a save dialog.
  */
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
 import { errorText, type Logger } from '../core/logger';
@@ -11,6 +12,7 @@ import { core } from './lazyCore';
 import { escapeHtml } from '../shared/htmlEscape';
 import { MAP_PROTOCOL, type MapExportFormat, type MapRequests, type MapStrings, type ToMapWebviewMessage } from '../shared/mapProtocol';
 import type { MapDocument } from '../shared/mapSchema';
+import { exportFileName } from '../shared/mapLayout';
 import { registerCommand, type CommandId } from './commands';
 import { Disposable } from './dispose';
 import { pickHost } from './hostsView';
@@ -34,6 +36,8 @@ export interface TransportMapPanelState {
 	/** Path class of every delivered pair, in document order. */
 	classes: string[];
 	busy: boolean;
+	/** The file the last export wrote, or null. */
+	lastExport: string | null;
 }
 
 /** The single transport-map panel of this window. */
@@ -42,6 +46,7 @@ export class TransportMapPanel extends Disposable {
 	private _busy = false;
 	private _map: MapDocument | null = null;
 	private _source = '';
+	private _lastExport: string | null = null;
 	private _delivered: { map: MapDocument; source: string } | null = null;
 	private readonly _host: WebviewPanelHost<ToMapWebviewMessage, MapRequests>;
 
@@ -85,7 +90,7 @@ export class TransportMapPanel extends Disposable {
 	/** What the webview has been sent (tests). */
 	get state(): TransportMapPanelState {
 		const d = this._delivered;
-		return { ready: this._host.isReady, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0, classes: d?.map.pairs.map(p => p.class) ?? [], busy: this._busy };
+		return { ready: this._host.isReady, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0, classes: d?.map.pairs.map(p => p.class) ?? [], busy: this._busy, lastExport: this._lastExport };
 	}
 
 	/** Show `map` (from `source`: a file name or "run"). */
@@ -108,11 +113,20 @@ export class TransportMapPanel extends Disposable {
 
 	private async _export(format: MapExportFormat, data: string): Promise<boolean> {
 		const filters: Record<MapExportFormat, Record<string, string[]>> = { svg: { SVG: ['svg'] }, png: { PNG: ['png'] }, json: { JSON: ['json'] } };
-		const uri = await vscode.window.showSaveDialog({ filters: filters[format], saveLabel: vscode.l10n.t('Export'), title: vscode.l10n.t('Export transport map') });
+		const dir = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(os.homedir());
+		const defaultUri = vscode.Uri.joinPath(dir, exportFileName(this._map ?? { ranks: [] }, format));
+		const uri = await vscode.window.showSaveDialog({ defaultUri, filters: filters[format], saveLabel: vscode.l10n.t('Export'), title: vscode.l10n.t('Export transport map') });
 		if (!uri) { return false; }
 		const bytes = format === 'png' ? Buffer.from(data.slice(data.indexOf(',') + 1), 'base64') : Buffer.from(data, 'utf8');
 		await vscode.workspace.fs.writeFile(uri, bytes);
 		this._log.info(`exported the transport map as ${format} to ${uri.fsPath} (${bytes.length} bytes)`);
+		this._lastExport = uri.fsPath;
+		const open = vscode.l10n.t('Open');
+		const reveal = vscode.l10n.t('Reveal in File Explorer');
+		void vscode.window.showInformationMessage(vscode.l10n.t('Transport map exported to {0}', uri.fsPath), open, reveal).then(choice => {
+			if (choice === open) { void vscode.commands.executeCommand('vscode.open', uri); }
+			if (choice === reveal) { void vscode.commands.executeCommand('revealFileInOS', uri); }
+		});
 		return true;
 	}
 }

@@ -9,7 +9,7 @@
 import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import { DEFAULT_MAP_STRINGS, MAP_PROTOCOL, type MapExportFormat, type MapRequests, type ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
 import {
-	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatT, layoutMap, mapToSvg, placeEdgeLabels,
+	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatScale, heatT, heatTicks, layoutMap, mapToSvg, placeEdgeLabels,
 	type ClassPalette, type MapEdge, type MapFilter, type MapView,
 } from '../../extension/shared/mapLayout';
 import { CHANNEL_LABELS, PATH_CLASSES, PATH_CLASS_LABELS, type MapDocument, type MapPair, type PathClass } from '../../extension/shared/mapSchema';
@@ -354,7 +354,7 @@ function drawMatrix(): void {
 	ctx.strokeStyle = colors().fg; ctx.lineWidth = Math.max(1, cell / 4);
 	ctx.strokeRect(cursor.b * cell, cursor.a * cell, cell, cell);
 	drawScale(view.bwMin, view.bwMax);
-	matrixCanvas.setAttribute('aria-label', `Bandwidth matrix ${n}×${n}, ${view.bwMin.toFixed(2)}–${view.bwMax.toFixed(2)} GB/s (log colour scale); cursor at ${cursor.a},${cursor.b}: arrow keys move, Enter shows the pair`);
+	matrixCanvas.setAttribute('aria-label', `Bandwidth matrix ${n}×${n}, ${view.bwMin.toFixed(2)}–${view.bwMax.toFixed(2)} GB/s (${heatScale(view.bwMin, view.bwMax)} colour scale); cursor at ${cursor.a},${cursor.b}: arrow keys move, Enter shows the pair`);
 }
 
 function drawScale(min: number, max: number): void {
@@ -363,8 +363,13 @@ function drawScale(min: number, max: number): void {
 	const ctx = scaleCanvas.getContext('2d');
 	if (!ctx) { return; }
 	for (let x = 0; x < w; x++) { const [r, g, b] = heatColor(x / (w - 1)); ctx.fillStyle = `rgb(${r},${g},${b})`; ctx.fillRect(x, 0, 1, h); }
-	scaleMin.textContent = `${min.toFixed(2)} GB/s`;
-	scaleMax.textContent = `${max.toFixed(2)} GB/s (log scale)` + (doc?.sampled ? '; pale blocks: the one measured pair of two hosts stands for all their pairs' : '');
+	// Tick marks at the legend's values (heatTicks: distinct labels; linear under a decade, log from one).
+	const ticks = heatTicks(min, max);
+	ctx.fillStyle = colors().bg;
+	for (const t of ticks.slice(1, -1)) { ctx.fillRect(Math.round(t.t * (w - 1)), 0, 1, h); }
+	scaleCanvas.title = ticks.map(t => `${t.label} GB/s`).join(' · ');
+	scaleMin.textContent = `${ticks[0]?.label ?? min.toFixed(2)} GB/s`;
+	scaleMax.textContent = `${ticks[ticks.length - 1]?.label ?? max.toFixed(2)} GB/s (${heatScale(min, max)} scale${ticks.length > 2 ? `; marks at ${ticks.slice(1, -1).map(t => t.label).join(', ')}` : ''})` + (doc?.sampled ? '; pale blocks: the one measured pair of two hosts stands for all their pairs' : '');
 }
 
 function pairAt(a: number, b: number): MapPair | undefined {
@@ -408,11 +413,35 @@ matrixCanvas.addEventListener('click', ev => {
 });
 
 // ---- export ----
+/** Rasterise an SVG document at `scale` (the img-src CSP allows data:). */
+function svgToPng(svg: string, scale: number): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const img = new Image();
+		img.onload = () => {
+			const c = document.createElement('canvas');
+			c.width = Math.ceil(img.naturalWidth * scale); c.height = Math.ceil(img.naturalHeight * scale);
+			const ctx = c.getContext('2d');
+			if (!ctx) { reject(new Error('no 2D canvas')); return; }
+			ctx.scale(scale, scale);
+			ctx.drawImage(img, 0, 0);
+			resolve(c.toDataURL('image/png'));
+		};
+		img.onerror = () => reject(new Error('the SVG of the map could not be drawn'));
+		const bytes = new TextEncoder().encode(svg);
+		let bin = '';
+		for (let i = 0; i < bytes.length; i += 0x8000) { bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000)); }
+		img.src = `data:image/svg+xml;base64,${btoa(bin)}`;
+	});
+}
+
 async function exportAs(format: MapExportFormat): Promise<void> {
 	if (!doc || !view) { return; }
 	let data: string;
-	if (format === 'json') { data = JSON.stringify(doc, null, 1); } else if (format === 'svg') { data = mapToSvg(doc, view, palette(), colors()); } else {
-		data = (mode === 'matrix' ? matrixCanvas : canvas).toDataURL('image/png');
+	if (format === 'json') { data = JSON.stringify(doc, null, 1); } else if (format === 'svg') { data = mapToSvg(doc, view, palette(), colors()); } else if (mode === 'matrix') {
+		data = matrixCanvas.toDataURL('image/png');
+	} else {
+		// The whole map with its labels and legend (the SVG export drawn at 2×), not the part the viewport shows.
+		try { data = await svgToPng(mapToSvg(doc, view, palette(), colors()), 2); } catch (e) { showError(e); return; }
 	}
 	try {
 		const saved = await rpc.request({ type: 'export', format, data });

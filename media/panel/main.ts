@@ -4,6 +4,7 @@
  * No inline scripts or styles: the CSP allows only this nonce'd bundle and the panel stylesheet.
  */
 import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../../extension/shared/protocol';
+import { evidenceTarget } from '../../extension/shared/findingLocations';
 import { DEFAULT_STRINGS, renderReportHtml, type RenderStrings } from '../../extension/shared/render';
 import type { Report } from '../../extension/shared/report';
 import { WebviewClient } from '../../extension/shared/webviewRpc';
@@ -34,13 +35,17 @@ const rpc = new WebviewClient<ToWebviewMessage, PanelRequests>(env => vscode.pos
 	switch (msg.type) {
 		case 'showReport': showReport(msg.report); return;
 		case 'busy': setBusy(msg.busy, msg.message); return;
+		case 'revealFinding': revealFinding(msg.findingIndex); return;
 	}
 });
 
 // Every message from the host passes PANEL_PROTOCOL's check first; anything else is dropped.
 window.addEventListener('message', ev => { rpc.receive(ev.data); });
 
+let shown: Report | null = null;
+
 function showReport(report: Report | null): void {
+	shown = report;
 	if (!content) { return; }
 	if (!report) {
 		content.innerHTML = '';
@@ -51,7 +56,7 @@ function showReport(report: Report | null): void {
 		return;
 	}
 	// renderReportHtml escapes every value; the CSP forbids inline script regardless.
-	content.innerHTML = renderReportHtml(report, { strings, interactive: true });
+	content.innerHTML = renderReportHtml(report, { strings, interactive: true, formatTime: localTime });
 	document.body.dataset.state = 'report';
 }
 
@@ -64,8 +69,74 @@ function setBusy(busy: boolean, message: string): void {
 	document.body.dataset.busy = busy ? 'true' : 'false';
 }
 
+/** The viewer's local time for an ISO timestamp (the stored text when it does not parse). */
+function localTime(iso: string): string {
+	const d = new Date(iso);
+	return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+/** Scroll to finding `index` and mark it for a moment. */
+function revealFinding(index: number): void {
+	const el = document.querySelector<HTMLElement>(`.finding[data-finding-index="${index}"]`);
+	if (!el) { return; }
+	el.scrollIntoView({ block: 'start' });
+	el.classList.add('revealed');
+	setTimeout(() => el.classList.remove('revealed'), 2500);
+}
+
+/** Open one raw output and scroll to line `line` of its stream (the pre is split into line spans on first use). */
+function revealRawLine(rawId: string, stream: 'stdout' | 'stderr', line: number | undefined): void {
+	const details = Array.from(document.querySelectorAll<HTMLDetailsElement>('details.raw-output')).find(d => d.dataset.rawId === rawId);
+	if (!details) { return; }
+	details.open = true;
+	const pre = details.querySelector<HTMLElement>(`.raw-stream[data-stream="${stream}"] pre`);
+	if (!pre || line === undefined) { details.scrollIntoView({ block: 'start' }); return; }
+	if (!pre.dataset.lines) {
+		const text = pre.textContent ?? '';
+		pre.textContent = '';
+		text.split('\n').forEach((l, i, all) => {
+			const span = document.createElement('span');
+			span.className = 'raw-line';
+			span.dataset.line = String(i + 1);
+			span.textContent = i < all.length - 1 ? `${l}\n` : l;
+			pre.appendChild(span);
+		});
+		pre.dataset.lines = 'split';
+	}
+	pre.querySelectorAll('.raw-line-target').forEach(x => x.classList.remove('raw-line-target'));
+	const span = pre.querySelector<HTMLElement>(`.raw-line[data-line="${line}"]`);
+	if (!span) { details.scrollIntoView({ block: 'start' }); return; }
+	span.classList.add('raw-line-target');
+	span.scrollIntoView({ block: 'center' });
+}
+
+/** An evidence link: the file line in an editor (through the host), else the raw output's line here. */
+function openEvidence(link: HTMLElement): void {
+	const article = link.closest<HTMLElement>('.finding');
+	const findingIndex = Number(article?.dataset.findingIndex);
+	const evidenceIndex = Number(link.dataset.evidenceIndex);
+	const ev = shown?.findings?.[findingIndex]?.evidence?.[evidenceIndex];
+	if (!shown || !ev) { return; }
+	const target = evidenceTarget(ev, shown.raw, shown.host?.kind ?? '');
+	if (target?.kind === 'file') {
+		void rpc.request({ type: 'openEvidence', findingIndex, evidenceIndex }).catch(() => {
+			// The file cannot be opened (gone, unreadable): show what the collector read instead.
+			const raw = evidenceTarget(ev, shown?.raw ?? [], 'not-local');
+			if (raw?.kind === 'raw') { revealRawLine(raw.rawId, raw.stream, raw.line); }
+		});
+	} else if (target?.kind === 'raw') {
+		revealRawLine(target.rawId, target.stream, target.line);
+	}
+}
+
 document.addEventListener('click', ev => {
 	const target = ev.target instanceof Element ? ev.target : null;
+	const link = target?.closest<HTMLElement>('.evidence-link');
+	if (link) {
+		ev.preventDefault();
+		openEvidence(link);
+		return;
+	}
 	const copy = target?.closest<HTMLButtonElement>('button.copy-button');
 	if (copy) {
 		const text = copy.dataset.copy ?? '';
@@ -83,7 +154,11 @@ document.addEventListener('click', ev => {
 if (rerunButton) { rerunButton.textContent = strings.rerun; }
 
 rpc.request({ type: 'ready' }).then(
-	r => { setBusy(r.busy, r.busy ? (busyEl?.textContent ?? '') : ''); showReport(r.report); },
+	r => {
+		setBusy(r.busy, r.busy ? (busyEl?.textContent ?? '') : '');
+		showReport(r.report);
+		if (typeof r.revealFindingIndex === 'number') { revealFinding(r.revealFindingIndex); }
+	},
 	err => {
 		if (content) {
 			content.textContent = '';

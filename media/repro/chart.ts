@@ -43,6 +43,24 @@ export function niceMax(v: number): { max: number; step: number } {
 	return { max: 10 * base, step: 2.5 * base };
 }
 
+/** Decimals that print every multiple of `step` exactly and distinctly (0.25 → 2, 2.5 → 1, 0.05 → 2, 5 → 0). */
+export function tickDecimals(step: number): number {
+	if (!(step > 0) || !Number.isFinite(step)) { return 0; }
+	for (let d = 0; d <= 6; d++) {
+		const scaled = step * 10 ** d;
+		if (Math.abs(scaled - Math.round(scaled)) < 1e-9 * Math.max(1, scaled)) { return d; }
+	}
+	return 6;
+}
+
+/** The y tick labels 0, step, … yMax: the same number of decimals for all, so no two read the same. */
+export function yTickLabels(yMax: number, step: number): string[] {
+	const d = tickDecimals(step);
+	const out: string[] = [];
+	for (let i = 0; i * step <= yMax + step / 2; i++) { out.push(i === 0 ? '0' : (i * step).toFixed(d)); }
+	return out;
+}
+
 /** The SVG markup of a line chart. Points with non-finite or non-positive x are dropped (log axis). */
 export function buildLineChart(spec: LineChartSpec): string {
 	const width = spec.width ?? 560;
@@ -67,11 +85,12 @@ export function buildLineChart(spec: LineChartSpec): string {
 	const sy = (y: number): number => margin.top + plotH - (Math.max(0, y) / yMax) * plotH;
 	const parts: string[] = [head];
 	// Grid and y ticks.
-	for (let v = 0; v <= yMax + step / 2; v += step) {
-		const y = fmt(sy(v));
+	// Labels from the step (not formatY, which rounds for tooltips: 0.025-steps would all read "0.0"); the unit is the axis label.
+	yTickLabels(yMax, step).forEach((label, i) => {
+		const y = fmt(sy(i * step));
 		parts.push(`<line class="chart-grid" x1="${margin.left}" x2="${margin.left + plotW}" y1="${y}" y2="${y}"/>`);
-		parts.push(`<text class="chart-tick" x="${margin.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${escapeSvg(spec.formatY(v))}</text>`);
-	}
+		parts.push(`<text class="chart-tick" x="${margin.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${escapeSvg(label)}</text>`);
+	});
 	// x ticks at powers of two, thinned to at most ~8 labels.
 	const every = Math.max(1, Math.ceil((x1 - x0) / 8));
 	for (let e = x0; e <= x1; e++) {

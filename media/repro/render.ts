@@ -163,8 +163,13 @@ export function renderReproHtml(data: ReproPanelData): string {
 	if (data.fallback.length > 1) {
 		out.push(`<nav class="toc">${data.fallback.map((f, i) => `<a href="#fallback-${i}">${escapeHtml(f.config)}</a>`).join(' ')}</nav>`);
 	}
+	// Both reproducers' results of a host: side by side (two columns where the panel is wide enough, stacked otherwise).
+	const both = data.ipc !== null && data.fallback.length > 0;
+	if (both) { out.push('<div class="side-by-side"><div class="column column-ipc">'); }
 	if (data.ipc) { out.push(renderIpc(data.ipc)); }
+	if (both) { out.push('</div><div class="column column-fallback">'); }
 	data.fallback.forEach((f, i) => out.push(renderFallback(f, i)));
+	if (both) { out.push('</div></div>'); }
 	if (!data.ipc && data.fallback.length === 0) { out.push('<p class="placeholder">No reproducer results in this file.</p>'); }
 	return out.join('');
 }

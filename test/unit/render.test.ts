@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPORT_SCHEMA, type Finding, type Report } from '../../extension/shared/report';
-import { displayArgv, renderReportHtml, renderStandaloneReport } from '../../extension/shared/render';
+import { DEFAULT_STRINGS, displayArgv, renderReportHtml, renderStandaloneReport } from '../../extension/shared/render';
 import { escapeHtml } from '../../extension/shared/htmlEscape';
 
 const EVIL = `<script>alert("x")</script><img src=x onerror='alert(1)'>\`&amp;`;
@@ -114,7 +114,11 @@ describe('renderReportHtml', () => {
 	});
 
 	it('shows evidence with source id and line number, and raw outputs in <details>', () => {
-		assert.ok(html.includes(`<span class="evidence-source">${escapeHtml(`ompi_info${EVIL}:12`)}</span>`));
+		// Interactive (the panel): the place is a link to the line (media/panel/main.ts opens it); static: plain text.
+		assert.ok(html.includes(`data-evidence-index="0" title="${escapeHtml(DEFAULT_STRINGS.openEvidence)}">${escapeHtml(`ompi_info${EVIL}:12`)}</a>`), 'evidence link');
+		const still = renderReportHtml(hostileReport(), { interactive: false });
+		assert.ok(still.includes(`<span class="evidence-source">${escapeHtml(`ompi_info${EVIL}:12`)}</span>`));
+		assert.ok(!still.includes('evidence-link'));
 		assert.match(html, /<section id="summary"/);
 		assert.match(html, /<section id="raw"/);
 		assert.equal((html.match(/<details class="raw-output/g) ?? []).length, 3);

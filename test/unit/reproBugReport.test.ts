@@ -71,6 +71,15 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 		const m2 = bugReportMarkdown({ fallback: loaded.fallback.slice(0, 1), inspect });
 		assert.match(m2, /CUDA driver: 570\.124\.06/);
 		assert.match(m2, /GPUs: 0: NVIDIA H200/);
+		assert.match(m2, /^- Host inspection: ran \(time unknown\)$/m);
+		assert.doesNotMatch(m2, /Host inspection: none/);
+	});
+
+	it('says when no host inspection ran in the session', () => {
+		const m3 = bugReportMarkdown({ fallback: loaded.fallback.slice(0, 1) });
+		assert.match(m3, /^- Host inspection: none in this session \(run "GPU-MPI: Inspect Host" or `gpumpi-doctor inspect --json` and attach it\)$/m);
+		const withHeadline = { summary: { ucx: { label: '', cuda: 'no', detail: '' }, cuda: { label: '', driverVersion: '' }, gpus: [] }, createdAt: '2026-12-03T10:00:00Z', headline: { verdict: 'fails', text: 'GPU buffers will fail here: X.', evidence: [] } } as unknown as Report;
+		assert.match(bugReportMarkdown({ fallback: loaded.fallback.slice(0, 1), inspect: withHeadline }), /^- Host inspection: GPU buffers will fail here: X\. \(2026-12-03T10:00:00Z\)$/m);
 	});
 
 	it('hostile strings cannot break the Markdown structure or smuggle a shell command', () => {

@@ -50,6 +50,17 @@ describe('repro panel markup on the real H200 result', () => {
 	const loaded = loadReproText(fs.readFileSync(FIXTURE, 'utf8'));
 	const html = renderReproHtml({ ipc: loaded.ipc, fallback: loaded.fallback, source: 'repro-2026-12-02.json (saved device result)' });
 
+	it('puts IPC and fallback results of one host side by side, and only when both exist', () => {
+		assert.ok(loaded.ipc && loaded.fallback.length > 0, 'the fixture has both');
+		const cols = /<div class="side-by-side"><div class="column column-ipc"><section class="ipc">[\s\S]*<\/section><\/div><div class="column column-fallback"><section class="fallback" id="fallback-0">/;
+		assert.match(html, cols);
+		const ipcOnly = renderReproHtml({ ipc: loaded.ipc, fallback: [], source: 'x' });
+		const fbOnly = renderReproHtml({ ipc: null, fallback: loaded.fallback, source: 'x' });
+		assert.doesNotMatch(ipcOnly, /side-by-side/);
+		assert.doesNotMatch(fbOnly, /side-by-side/);
+		assert.equal((html.match(/<div /g) ?? []).length - (html.match(/<\/div>/g) ?? []).length, 0, 'balanced divs');
+	});
+
 	it('shows the config × variant matrix with the crash badge (rank 3, signal 11)', () => {
 		assert.equal((html.match(/<tr><th scope="row">/g) ?? []).length, 3);
 		// One mark per trial (a button that opens the trial's log), the class badge and the rate sentence.

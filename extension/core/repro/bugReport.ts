@@ -164,6 +164,10 @@ export function bugReportMarkdown(input: BugReportInput): string {
 	if (input.inspect && input.inspect.summary.gpus.length > 0) {
 		out.push(`- GPUs: ${input.inspect.summary.gpus.map(g => `${g.index}: ${g.name}`).join(', ')}`);
 	}
+	// Say so when no host was inspected: the readers of the report then know the versions above are the reproducer's only.
+	out.push(input.inspect
+		? `- Host inspection: ${input.inspect.headline?.text ?? 'ran'} (${input.inspect.createdAt ?? 'time unknown'})`
+		: '- Host inspection: none in this session (run "GPU-MPI: Inspect Host" or `gpumpi-doctor inspect --json` and attach it)');
 	const memory = ipcRuns.find(v => v.memory)?.memory ?? fallback.find(f => f.memory)?.memory ?? null;
 	const reason = ipcRuns.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? fallback.find(f => f.gpuUnavailableReason)?.gpuUnavailableReason;
 	out.push(`- Buffers: ${memory === 'device' ? 'device memory (cuMemAlloc)' : memory === 'host' ? `host memory — no GPU verdict (${reason ?? 'no GPU'})` : 'unknown'}`, '');

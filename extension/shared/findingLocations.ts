@@ -1,0 +1,128 @@
+/**
+ * Where a finding's evidence lives, for the Problems panel, its quick fixes and the panel's evidence links: a line
+ * of a file on this machine (an MCA parameter file the collector read, any evidence whose source is an absolute
+ * path), or a line of one raw tool output of the report. Pure, no vscode, no DOM: the extension host maps the
+ * result to vscode.Diagnostics and code actions (extension/vscode/findingDiagnostics.ts), the webview uses
+ * evidenceTarget to scroll its raw-output view.
+ */
+import type { Evidence, Finding, RawOutput, Report, Severity } from './report';
+
+/** The prefix of the raw output id of an MCA parameter file the collector read (`mca_params:/etc/openmpi/…`). */
+export const MCA_PARAMS_PREFIX = 'mca_params:';
+
+/** A line (1-based) of a file on the inspected machine, or of one raw output's stdout / stderr (line absent: no line known). */
+export type EvidenceTarget =
+	| { kind: 'file'; path: string; line: number }
+	| { kind: 'raw'; rawId: string; stream: 'stdout' | 'stderr'; line?: number };
+
+/** The file an evidence source names, when it names one (MCA parameter files; absolute paths). */
+export function evidenceFile(source: string): string | null {
+	const p = source.startsWith(MCA_PARAMS_PREFIX) ? source.slice(MCA_PARAMS_PREFIX.length) : source;
+	return p.startsWith('/') && !p.includes('\0') ? p : null;
+}
+
+function isLineNo(n: unknown): n is number {
+	return typeof n === 'number' && Number.isInteger(n) && n >= 1;
+}
+
+/**
+ * Where one evidence line can be shown. A file only when the report is of this machine (`hostKind` 'local': the
+ * extension runs where the files are; an SSH host's or a bundle's file is not here) and the line is known;
+ * otherwise the raw output it was read from, in the stream whose line `lineNo` is the quoted line (stdout first).
+ */
+export function evidenceTarget(ev: Evidence, raw: readonly RawOutput[], hostKind: string): EvidenceTarget | null {
+	if (typeof ev?.source !== 'string') { return null; }
+	const file = evidenceFile(ev.source);
+	if (file && hostKind === 'local' && isLineNo(ev.lineNo)) { return { kind: 'file', path: file, line: ev.lineNo }; }
+	const r = (Array.isArray(raw) ? raw : []).find(x => x?.id === ev.source);
+	if (!r) { return null; }
+	if (!isLineNo(ev.lineNo)) { return { kind: 'raw', rawId: r.id, stream: 'stdout' }; }
+	const at = (text: unknown): string | undefined => typeof text === 'string' ? text.split('\n')[ev.lineNo! - 1]?.replace(/\r$/, '') : undefined;
+	const quoted = (ev.line ?? '').trim();
+	const stream = at(r.stdout)?.trim() === quoted ? 'stdout' : at(r.stderr)?.trim() === quoted ? 'stderr' : (at(r.stdout) !== undefined ? 'stdout' : 'stderr');
+	return { kind: 'raw', rawId: r.id, stream, line: ev.lineNo };
+}
+
+/** One line edit a quick fix makes; applied only while the line still reads `expected` (else the file changed). */
+export interface LineEdit {
+	title: string;
+	path: string;
+	line: number;
+	expected: string;
+	replacement: string;
+	/** The one to prefer when there are several (VS Code's "preferred" quick fix). */
+	preferred: boolean;
+}
+
+/** One Problems-panel entry: a finding at a file line. */
+export interface DiagnosticSpec {
+	path: string;
+	/** 1-based. */
+	line: number;
+	severity: Severity;
+	message: string;
+	findingId: string;
+	/** Index of the finding in report.findings (the panel reveals it). */
+	findingIndex: number;
+	/** The first public source of the finding, linked from the diagnostic's code. */
+	sourceUrl?: string;
+	/** The fix command the finding suggests (copied by a code action). */
+	fixCommand?: string;
+	edits: LineEdit[];
+}
+
+const SETTING = /^\s*([A-Za-z0-9_]+)\s*=\s*(.*?)\s*$/;
+
+/** The value a fix command gives MCA parameter `name` (`--mca name value`, `OMPI_MCA_name=value`), if it gives one. */
+export function fixValueFor(name: string, command: string | undefined): string | null {
+	if (typeof command !== 'string') { return null; }
+	const tokens = command.split(/\s+/);
+	for (let i = 0; i < tokens.length; i++) {
+		if ((tokens[i] === '--mca' || tokens[i] === '-mca') && tokens[i + 1] === name && tokens[i + 2] && !tokens[i + 2].startsWith('-')) { return tokens[i + 2]; }
+		const m = /^OMPI_MCA_([A-Za-z0-9_]+)=(\S+)$/.exec(tokens[i]);
+		if (m && m[1] === name) { return m[2]; }
+	}
+	return null;
+}
+
+/** The quick fixes for one finding's evidence line in an MCA parameter file: set it to the fix's value, or comment it out. */
+function mcaEdits(f: Finding, path: string, line: number, text: string): LineEdit[] {
+	const m = SETTING.exec(text);
+	if (!m || text.trimStart().startsWith('#')) { return []; }
+	const [, name, value] = m;
+	const out: LineEdit[] = [];
+	const wanted = fixValueFor(name, f.fix?.command);
+	if (wanted !== null && wanted !== value) {
+		out.push({ title: `Set "${name} = ${wanted}" in ${path}`, path, line, expected: text, replacement: `${name} = ${wanted}`, preferred: true });
+	}
+	out.push({ title: `Comment out "${name} = ${value}" in ${path} (Open MPI's default applies)`, path, line, expected: text, replacement: `# ${text.trim()}   # commented out by GPU-MPI Doctor (${f.id})`, preferred: out.length === 0 });
+	return out;
+}
+
+/**
+ * The Problems-panel entries of a report: every finding evidence line that is a line of a file on this machine,
+ * once per (file, line, finding). Reports of other hosts or bundles give none (their files are not here).
+ */
+export function diagnosticsOf(report: Pick<Report, 'findings' | 'raw' | 'host'>): DiagnosticSpec[] {
+	const out: DiagnosticSpec[] = [];
+	const seen = new Set<string>();
+	const findings = Array.isArray(report.findings) ? report.findings : [];
+	findings.forEach((f, findingIndex) => {
+		for (const ev of Array.isArray(f?.evidence) ? f.evidence : []) {
+			const t = evidenceTarget(ev, report.raw, report.host?.kind ?? '');
+			if (t?.kind !== 'file') { continue; }
+			const key = `${t.path}\0${t.line}\0${f.id}`;
+			if (seen.has(key)) { continue; }
+			seen.add(key);
+			const sourceUrl = (Array.isArray(f.sources) ? f.sources : []).map(s => s?.url).find(u => typeof u === 'string' && /^https:\/\//.test(u));
+			out.push({
+				path: t.path, line: t.line, severity: f.severity, findingId: f.id, findingIndex,
+				message: `${f.title}: ${f.message}${f.fix?.text ? ` Fix: ${f.fix.text}` : ''}`,
+				...(sourceUrl ? { sourceUrl } : {}),
+				...(typeof f.fix?.command === 'string' && f.fix.command.length > 0 ? { fixCommand: f.fix.command } : {}),
+				edits: ev.source.startsWith(MCA_PARAMS_PREFIX) ? mcaEdits(f, t.path, t.line, ev.line) : [],
+			});
+		}
+	});
+	return out;
+}

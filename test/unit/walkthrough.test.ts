@@ -1,0 +1,39 @@
+/**
+ * The walkthrough (package.json contributes.walkthroughs) can only point at what ships: every command link in a
+ * step is a contributed command, every image exists and is named in .vscodeignore (so it is in the .vsix), and the
+ * four steps are inspect, repro ipc, repro fallback and map.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const ROOT = process.cwd();
+
+interface Step { id: string; description: string; media: { image?: string; markdown?: string; altText?: string }; completionEvents?: string[] }
+
+describe('walkthrough', () => {
+	const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { contributes: { commands: { command: string }[]; walkthroughs: { id: string; steps: Step[] }[] } };
+	const commands = new Set(pkg.contributes.commands.map(c => c.command));
+	const walk = pkg.contributes.walkthroughs[0];
+	const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split('\n').map(l => l.trim());
+
+	it('has the four steps, each opening its command', () => {
+		assert.deepEqual(walk.steps.map(s => s.id), ['inspect', 'reproIpc', 'reproFallback', 'map']);
+		for (const s of walk.steps) {
+			const links = [...s.description.matchAll(/\(command:([A-Za-z.]+)\)/g)].map(m => m[1]);
+			assert.equal(links.length, 1, `${s.id}: one command link`);
+			assert.ok(commands.has(links[0]), `${s.id}: ${links[0]} is contributed`);
+			assert.deepEqual(s.completionEvents, [`onCommand:${links[0]}`]);
+		}
+	});
+
+	it('shows images that exist and ship in the .vsix, each with alt text', () => {
+		for (const s of walk.steps) {
+			const img = s.media.image;
+			assert.ok(img, `${s.id} has an image`);
+			assert.ok(fs.statSync(path.join(ROOT, img)).size > 1000, `${img} exists`);
+			assert.ok(ignore.includes(`!${img}`), `${img} is named in .vscodeignore`);
+			assert.ok((s.media.altText ?? '').length > 10, `${s.id} has alt text`);
+		}
+	});
+});
