@@ -78,6 +78,8 @@ struct Measurement {
 	long long words = 0, wrong = 0;
 	std::string err;  // rank 0
 	int errClass = 0;
+	std::string skipReason;  // a mode that does not apply here (lib-shm across hosts)
+	std::string protocol;    // lib-* modes: the libgpumpi protocol the transfers used
 	std::vector<RankMemory> mems = std::vector<RankMemory>(2);
 	double best() const {
 		double b = 0;
@@ -116,6 +118,7 @@ Measurement measureOne(const FallbackOptions& opts, FallbackRun& run, int rank, 
 			m.secs.push_back(smax);
 		}
 		sampler.stop();
+		m.protocol = run.lastProtocol();
 		if (m.status == kOk && rank == 1) m.status = run.verify(mode, sz, m.words, m.wrong);
 		int stAll = 0;
 		MPI_Allreduce(&m.status, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -162,15 +165,31 @@ Sweep measureSweep(const FallbackOptions& opts, const ReproStart& start) {
 		if (rank == 0 && sweep.detail.empty()) sweep.detail = "buffer allocation failed";
 		return sweep;
 	}
+	// The lib-* modes: libgpumpi started once, the user's persistent staging buffer registered once (both ranks).
+	LibSession lib;
+	std::string libError;
+	if (std::any_of(opts.modes.begin(), opts.modes.end(), isLibMode)) {
+		int libHere = lib.open(MPI_COMM_WORLD, opts.chunkBytes, opts.nbuf, start.device ? start.cuda.device : -1) ? 1 : 0, libAll = 0;
+		MPI_Allreduce(&libHere, &libAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (libAll) run.attachLib(&lib);
+		else libError = firstError(rank, lib.error());
+		if (!libAll && rank == 0 && libError.empty()) libError = "libgpumpi did not start";
+	}
 	for (const auto& mode : opts.modes) {
-		bool skipRest = false;
+		const bool libMode = isLibMode(mode);
+		const bool libDown = libMode && !libError.empty();
+		const std::string why = libMode && !libDown ? libSkipReason(mode, lib.path(), start.device) : "";
+		bool skipRest = libDown || !why.empty();
 		for (unsigned long long sz : opts.sizes) {
 			sweep.results.push_back(measureOne(opts, run, rank, mode, sz, skipRest));
-			int status = sweep.results.back().status;
-			skipRest = skipRest || status == kMpiError || status == kSetupError;
+			Measurement& m = sweep.results.back();
+			if (libDown) { m.status = kSetupError; m.err = libError; }
+			else if (!why.empty()) m.skipReason = why;
+			skipRest = skipRest || m.status == kMpiError || m.status == kSetupError;
 		}
 	}
-	return sweep;
+	run.attachLib(nullptr);
+	return sweep;  // lib closes here (collective), before MPI_Finalize
 }
 
 double gbps(unsigned long long bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
@@ -179,8 +198,14 @@ void writeMeasurement(JsonWriter& w, const FallbackOptions& opts, const Measurem
 	w.beginObject();
 	w.key("mode").value(m.mode);
 	w.key("size_bytes").value(m.size);
-	w.key("messages").value(m.mode == "staged" ? (m.size + opts.chunkBytes - 1) / opts.chunkBytes : (m.size + kMaxMessageBytes - 1) / kMaxMessageBytes);
+	w.key("messages").value(m.mode == "staged" || m.protocol == "staged" || m.protocol == "shm" ? (m.size + opts.chunkBytes - 1) / opts.chunkBytes : (m.size + kMaxMessageBytes - 1) / kMaxMessageBytes);
 	w.key("status").value(m.status == kSkipped ? "skipped" : statusName(m.status));
+	if (!m.skipReason.empty()) w.key("skipped_reason").value(m.skipReason);
+	if (isLibMode(m.mode)) {
+		w.key("protocol");
+		if (m.protocol.empty()) w.null();
+		else w.value(m.protocol);
+	}
 	if (m.status == kMpiError || m.status == kSetupError) {
 		w.key("error").value(m.err);
 		if (m.status == kMpiError) w.key("error_class").value(m.errClass);
@@ -224,7 +249,7 @@ std::string summaryLine(const Measurement& m) {
 	long long dev = std::max(m.mems[0].deviceGrowth, m.mems[1].deviceGrowth);
 	const double best = m.best();
 	char line[256];
-	std::snprintf(line, sizeof line, "  %-7s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", m.mode.c_str(), formatSize(m.size).c_str(),
+	std::snprintf(line, sizeof line, "  %-10s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", m.mode.c_str(), formatSize(m.size).c_str(),
 	              best > 0 ? gbps(m.size, best) : 0.0, m.secs.empty() ? 0.0 : gbps(m.size, median(m.secs)),
 	              m.status == kOk ? "verified" : (m.status == kSkipped ? "skipped" : statusName(m.status)),
 	              rss < 0 ? 0.0 : static_cast<double>(rss) / (1 << 20), dev < 0 ? "-" : std::to_string(dev >> 20).c_str());
@@ -259,7 +284,7 @@ void report(const FallbackOptions& opts, const ReproStart& start, const Job& job
 	w.key("max_message_bytes").value(kMaxMessageBytes);
 	std::string& outcome = sweep.outcome;
 	std::string& detail = sweep.detail;
-	std::string table = "  mode         size  best GB/s   median  data          RSS+ MiB  dev+ MiB\n";
+	std::string table = "  mode            size  best GB/s   median  data          RSS+ MiB  dev+ MiB\n";
 	w.key("results").beginArray();
 	for (const Measurement& m : sweep.results) {
 		writeMeasurement(w, opts, m);
