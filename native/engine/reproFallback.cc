@@ -53,7 +53,22 @@ std::string firstError(int rank, const std::string& mine) {
 struct Job {
 	std::vector<std::string> hosts;
 	std::vector<int> deviceOrdinals;
+	std::vector<long long> memTotal, memAvailable;  // bytes from each rank's /proc/meminfo (-1 unreadable)
 };
+
+/** MemTotal / MemAvailable of this host in bytes (-1 when /proc/meminfo cannot be read). */
+void readMeminfo(long long& total, long long& available) {
+	total = available = -1;
+	FILE* f = std::fopen("/proc/meminfo", "r");
+	if (!f) return;
+	char line[256];
+	while (std::fgets(line, sizeof line, f)) {
+		long long kb = 0;
+		if (std::sscanf(line, "MemTotal: %lld kB", &kb) == 1) total = kb * 1024;
+		else if (std::sscanf(line, "MemAvailable: %lld kB", &kb) == 1) available = kb * 1024;
+	}
+	std::fclose(f);
+}
 
 Job describeJob(const ReproStart& start) {
 	const int size = start.size;
@@ -66,6 +81,14 @@ Job describeJob(const ReproStart& start) {
 	int myDev = start.device ? start.cuda.device : -1;
 	job.deviceOrdinals.assign(static_cast<size_t>(size > 0 ? size : 1), -1);
 	MPI_Gather(&myDev, 1, MPI_INT, job.deviceOrdinals.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+	long long mine[2] = {-1, -1};
+	readMeminfo(mine[0], mine[1]);  // before the buffers: what the node has for the transfers
+	std::vector<long long> all(static_cast<size_t>(size > 0 ? size : 1) * 2, -1);
+	MPI_Gather(mine, 2, MPI_LONG_LONG, all.data(), 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+	for (int r = 0; r < size; r++) {
+		job.memTotal.push_back(all[static_cast<size_t>(r) * 2]);
+		job.memAvailable.push_back(all[static_cast<size_t>(r) * 2 + 1]);
+	}
 	return job;
 }
 
@@ -277,6 +300,15 @@ void report(const FallbackOptions& opts, const ReproStart& start, const Job& job
 	w.key("same_node").value(size == 2 && job.hosts[0] == job.hosts[1]);
 	w.key("device_ordinals").beginArray();
 	for (int d : job.deviceOrdinals) w.value(d);
+	w.endArray();
+	w.key("node_memory").beginArray();
+	for (size_t r = 0; r < job.memTotal.size(); r++) {
+		w.beginObject();
+		w.key("rank").value(static_cast<int>(r));
+		writeGrowth(w, "mem_total_bytes", job.memTotal[r]);
+		writeGrowth(w, "mem_available_bytes", job.memAvailable[r]);
+		w.endObject();
+	}
 	w.endArray();
 	w.key("chunk_bytes").value(opts.chunkBytes);
 	w.key("nbuf").value(opts.nbuf);
