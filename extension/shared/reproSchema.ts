@@ -391,6 +391,20 @@ export interface ReproFallbackReport {
 	stats: FallbackStat[];
 	transports: TransportEvidence;
 	verdict: FallbackVerdict;
+	/** Every measured option ranked, the recommendation and its code (extension/core/repro/fallbackRanking.ts);
+	 *  absent in reports saved before 2026-12-03. */
+	ranking?: FallbackRankingJson;
+}
+
+/** The ranking as the report carries it (shared/ cannot import core/: the same shape, structurally). */
+export interface FallbackRankingJson {
+	atBytes: number | null;
+	options: { mode: string; label: string; bestGbps: ValueSpread; extraHostBytes: ValueSpread | null; extraDeviceBytes: ValueSpread | null }[];
+	best: { mode: string; label: string } | null;
+	mpiGrowthPerGiB: number | null;
+	mpiOomBytes: number | null;
+	fix: { mode: string; code: string; build: string[]; example: string; setup: string; exchange: string; teardown: string } | null;
+	text: string[];
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

@@ -3,7 +3,8 @@
  * temporary prefix, then native/examples/staged_exchange.c copied OUTSIDE the tree and built two ways against the
  * installed package only — the host's real mpicc (mpicc.openmpi / mpicc.mpich) with `pkg-config --cflags --libs
  * gpumpi`, and a tiny CMake project with find_package(gpumpi) — and run under real mpirun -np 2 (host memory: this
- * machine has no GPU). No shell anywhere: pkg-config's output is split into argv here.
+ * machine has no GPU). Also the fix the fallback verdict hands over (extension/core/repro/fallbackFix.ts): its exact
+ * setup / exchange / teardown strings placed in a small harness, compiled the same way and run. No shell anywhere: pkg-config's output is split into argv here.
  * Builds: node scripts/ensure.mjs --all-mpis (native/build/engine-openmpi and engine-mpich).
  */
 import * as assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../../extension/core/native';
 import { execute, type ExecuteResult } from '../../extension/core/proc';
+import { libFix, type LibFixMode } from '../../extension/core/repro/fallbackFix';
 
 const ROOT = repoRoot() ?? process.cwd();
 const TIMEOUT_MS = 180_000;
@@ -82,6 +84,39 @@ for (const { flavor, mpicc, launch } of FLAVORS) {
 			const cc = await run([mpicc, 'staged_exchange.c', ...flags, '-o', 'staged_exchange'], src, env);
 			assert.equal(cc.exitCode, 0, show(cc));
 			await runExample(launch, './staged_exchange', src);
+		});
+
+		it('the fallback verdict\'s fix (each lib mode) compiles against the installed package and moves the data', async () => {
+			const env = { PKG_CONFIG_PATH: path.join(prefix, 'lib', 'pkgconfig') };
+			const pc = await run(['pkg-config', '--cflags', '--libs', 'gpumpi'], src, env);
+			const flags = pc.stdout.trim().split(/\s+/).filter(Boolean);
+			for (const mode of ['lib-auto', 'lib-staged', 'lib-shm'] as LibFixMode[]) {
+				const fix = libFix(mode, 1 << 20, 4, flavor);
+				assert.ok(fix.code.includes(fix.setup) && fix.code.includes(fix.exchange) && fix.code.includes(fix.teardown), 'Copy code must copy the tested lines');
+				const file = `fix_${mode.replace('-', '_')}.c`;
+				fs.writeFileSync(path.join(src, file), [
+					'#include <mpi.h>', '#include <stdio.h>', '#include <stdlib.h>', '#include <string.h>', '#include "gpumpi.h"',
+					'int main(int argc, char** argv) {',
+					'MPI_Init(&argc, &argv);',
+					'int rank = 0; MPI_Comm_rank(MPI_COMM_WORLD, &rank);',
+					'int peer = 1 - rank, tag = 7;',
+					'size_t bytes = ((size_t)3 << 20) + 5;',
+					'unsigned char* sendbuf = malloc(bytes); unsigned char* recvbuf = malloc(bytes);',
+					'for (size_t i = 0; i < bytes; ++i) sendbuf[i] = (unsigned char)(i * 13 + (size_t)rank);',
+					'memset(recvbuf, 0, bytes);',
+					fix.setup, fix.exchange,
+					'size_t bad = 0; for (size_t i = 0; i < bytes; ++i) if (recvbuf[i] != (unsigned char)(i * 13 + (size_t)peer)) ++bad;',
+					'printf("rank %d: %zu wrong of %zu\\n", rank, bad, bytes);',
+					fix.teardown,
+					'free(sendbuf); free(recvbuf);',
+					'MPI_Finalize();', 'return bad != 0;', '}', '',
+				].join('\n'));
+				const cc = await run([mpicc, '-Wall', '-Werror', file, ...flags, '-o', file.replace(/\.c$/, '')], src, env);
+				assert.equal(cc.exitCode, 0, `${mode}: the printed fix does not compile\n${show(cc)}\n${fs.readFileSync(path.join(src, file), 'utf8')}`);
+				const r = await run([...launch, `./${file.replace(/\.c$/, '')}`], src, { LD_LIBRARY_PATH: undefined });
+				assert.equal(r.exitCode, 0, `${mode}\n${show(r)}`);
+				for (const rank of [0, 1]) { assert.match(r.stdout, new RegExp(`^rank ${rank}: 0 wrong of 3145733$`, 'm'), `${mode}\n${show(r)}`); }
+			}
 		});
 
 		it('builds it with a CMake project using find_package(gpumpi) and runs it under mpirun -np 2', async () => {

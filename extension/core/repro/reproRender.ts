@@ -111,6 +111,13 @@ export function renderFallbackReport(rep: ReproFallbackReport): string {
 	}
 	out.push('', 'Verdict:');
 	for (const t of rep.verdict.text) { out.push(`  ${t}`); }
+	const fix = rep.ranking?.fix;
+	if (fix) {
+		out.push('', `The fix (${fix.mode}): replace MPI_Isend/MPI_Irecv for this peer with libgpumpi (complete program: ${fix.example})`);
+		for (const l of fix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+		out.push('  Build:');
+		for (const l of fix.build) { out.push(`    ${l}`); }
+	}
 	return out.join('\n') + '\n';
 }
 
