@@ -5,9 +5,11 @@
  * trials are built from them, with a small spread per trial. The engine test runs the same code on real output.
  */
 import * as assert from 'node:assert/strict';
-import { fallbackStats } from '../../extension/core/repro/fallbackRunner';
+import { combineFallback, fallbackStats } from '../../extension/core/repro/fallbackRunner';
+import { renderFallbackReport } from '../../extension/core/repro/reproRender';
+import { renderReproHtml } from '../../media/repro/render';
 import { rankFallback } from '../../extension/core/repro/fallbackRanking';
-import type { FallbackTrialResult } from '../../extension/shared/reproSchema';
+import type { FallbackTrialResult, ReproFallbackDocument } from '../../extension/shared/reproSchema';
 
 const MiB = 1024 * 1024, GiB = 1024 * MiB;
 
@@ -75,5 +77,31 @@ describe('fallback ranking', () => {
 		assert.deepEqual(r.options.map(o => o.mode), ['lib-staged', 'mpi']);
 		assert.equal(r.best?.mode, 'lib-staged');
 		assert.match(r.fix!.code, /GPUMPI_FORCE_STAGED/);
+	});
+});
+
+describe('fallback ranking in the reports', () => {
+	it('the text report prints the fix and build lines; the panel has the ranked table, "Copy code" with exactly the fix, and "Open example"', () => {
+		const results = h200Like();
+		const docs = [1, 2, 3].map(trial => ({ trial, doc: {
+			schema: 'gpumpi.repro.fallback/1', memory: 'device', requested_memory: 'device', gpu_unavailable_reason: null, np: 2,
+			mpi: { library_version: 'Open MPI v5.0.7', implementation: 'openmpi', cuda_aware: { compile_time: true, run_time: true, query: 'MPIX' } },
+			hosts: ['h', 'h'], same_node: true, device_ordinals: [0, 0], node_memory: [{ rank: 0, mem_total_bytes: 64 * GiB, mem_available_bytes: 60 * GiB }],
+			chunk_bytes: 16 * MiB, nbuf: 4, iters: 3, max_message_bytes: GiB, results: results.filter(r => r.trial === trial).map(({ trial: _t, ...r }) => r),
+			outcome: 'ok', detail: '',
+		} as ReproFallbackDocument }));
+		const rep = combineFallback('ucx UCX_TLS=sm,cuda_copy,self', [], docs, { lanes: [], protocols: [], btls: [], lines: [] }, 3);
+		assert.equal(rep.ranking?.best?.mode, 'lib-shm');
+		assert.ok(rep.verdict.text.some(t => t.startsWith('Recommended: libgpumpi (shm)')));
+		const text = renderFallbackReport(rep);
+		assert.match(text, /The fix \(lib-shm\): replace MPI_Isend\/MPI_Irecv/);
+		assert.match(text, /mpicc\.openmpi app\.c \$\(pkg-config --cflags --libs gpumpi\)/);
+		const html = renderReproHtml({ ipc: null, fallback: [rep], source: 'test' });
+		assert.match(html, /<tr class="best"><td class="num">1<\/td><td>libgpumpi \(shm\)<\/td>/);
+		const m = /class="copy-evidence copy-code" data-copy="([^"]*)"/.exec(html);
+		assert.ok(m, 'Copy code button');
+		const unescaped = m[1].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+		assert.equal(unescaped, rep.ranking!.fix!.code);
+		assert.match(html, /<button type="button" class="open-example">Open example \(native\/examples\/staged_exchange\.c\)<\/button>/);
 	});
 });
