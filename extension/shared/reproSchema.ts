@@ -249,6 +249,9 @@ export interface IpcVerdict {
 	why: string[];
 	/** Variants that worked instead: every trial correct, with their count ("bounce (ucx): 11 of 11 correct"). */
 	worksInstead: string[];
+	/** When bounce works instead: libgpumpi's IPC helper calls that do the bounce (extension/core/repro/fallbackFix.ts);
+	 *  absent in reports saved before 2026-12-03. */
+	bounceFix?: { exporter: string; importer: string; code: string; example: string };
 	/** The direct variant's verdict class over all configurations (null when not run). */
 	directClass: TrialClass | null;
 	conditions: IpcConditions;

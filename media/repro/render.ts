@@ -63,6 +63,11 @@ function renderIpc(rep: ReproIpcReport): string {
 	const cls = rep.verdict.directWorks === true ? 'ok' : rep.verdict.directClass === 'unreliable' ? 'warn' : rep.verdict.directWorks === false ? 'bad' : 'unknown';
 	out.push(`<p class="verdict verdict-${cls}">${escapeHtml(rep.verdict.answer)}</p>`);
 	if (rep.verdict.why.length > 0) { out.push(`<pre class="why">${rep.verdict.why.map(escapeHtml).join('\n')}</pre>`); }
+	const bf = rep.verdict.bounceFix;
+	if (bf) {
+		out.push(`<pre class="code fix">${escapeHtml(bf.code)}</pre><p><button type="button" class="copy-evidence copy-code" data-copy="${escapeHtml(bf.code)}">Copy code</button> ` +
+			`<button type="button" class="open-example">Open example (${escapeHtml(bf.example)})</button></p>`);
+	}
 	out.push('<table class="matrix"><thead><tr><th>configuration</th>');
 	for (const v of variants) { out.push(v === 'crash-test' ? '<th title="deliberate crash (test hook: rank 1 stores through address 0x10)">crash-test <span class="dim">(hook)</span></th>' : `<th>${escapeHtml(v)}</th>`); }
 	out.push('</tr></thead><tbody>');

@@ -13,7 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../../extension/core/native';
 import { execute, type ExecuteResult } from '../../extension/core/proc';
-import { libFix, type LibFixMode } from '../../extension/core/repro/fallbackFix';
+import { ipcBounceFix, libFix, type LibFixMode } from '../../extension/core/repro/fallbackFix';
 
 const ROOT = repoRoot() ?? process.cwd();
 const TIMEOUT_MS = 180_000;
@@ -117,6 +117,22 @@ for (const { flavor, mpicc, launch } of FLAVORS) {
 				assert.equal(r.exitCode, 0, `${mode}\n${show(r)}`);
 				for (const rank of [0, 1]) { assert.match(r.stdout, new RegExp(`^rank ${rank}: 0 wrong of 3145733$`, 'm'), `${mode}\n${show(r)}`); }
 			}
+		});
+
+		it('the IPC verdict\'s bounce code (gpumpi_ipc_export / open / irecv / close) compiles against the installed package', async () => {
+			const env = { PKG_CONFIG_PATH: path.join(prefix, 'lib', 'pkgconfig') };
+			const flags = (await run(['pkg-config', '--cflags', '--libs', 'gpumpi'], src, env)).stdout.trim().split(/\s+/).filter(Boolean);
+			const fix = ipcBounceFix();
+			assert.ok(fix.code.includes(fix.exporter) && fix.code.includes(fix.importer));
+			fs.writeFileSync(path.join(src, 'bounce_fix.c'), [
+				'#include <mpi.h>', '#include <stdio.h>', '#include "gpumpi.h"',
+				'/* compile check only: exporting needs device memory, which this machine has not */',
+				'void export_side(gpumpi_ctx* ctx, void* dev_ptr, int importer, int tag) {', fix.exporter, '}',
+				'void import_side(gpumpi_ctx* ctx, size_t bytes, int exporter, int sender, int tag) {', fix.importer, '}',
+				'int main(void) { return 0; }', '',
+			].join('\n'));
+			const cc = await run([mpicc, '-Wall', '-Werror', 'bounce_fix.c', ...flags, '-o', 'bounce_fix'], src, env);
+			assert.equal(cc.exitCode, 0, `${show(cc)}\n${fs.readFileSync(path.join(src, 'bounce_fix.c'), 'utf8')}`);
 		});
 
 		it('builds it with a CMake project using find_package(gpumpi) and runs it under mpirun -np 2', async () => {

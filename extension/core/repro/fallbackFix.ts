@@ -74,27 +74,36 @@ export function libFix(mode: LibFixMode, chunkBytes = 16 << 20, nbuf = 4, mpiFla
 	return { mode, setup, exchange, teardown, code, build, example: 'native/examples/staged_exchange.c' };
 }
 
-/** The IPC verdict's "bounce" fix: receive into your own device buffer, then copy into the peer's exported memory. */
-export function ipcBounceFix(): { code: string; example: string } {
-	const code = [
-		'#include "gpumpi.h"',
-		'',
-		'/* Exporter (owns the GPU memory): send the handle as plain bytes */',
+/** The IPC verdict's "bounce" fix: the exporter sends a handle; the importer opens it once and lets gpumpi_irecv
+ *  receive into it (through the library's device bounce buffer, never handing the imported pointer to MPI). */
+export function ipcBounceFix(): { exporter: string; importer: string; code: string; example: string } {
+	const exporter = [
 		'gpumpi_ipc_handle h;',
-		'gpumpi_ipc_export(ctx, dev_ptr, &h);',
+		'if (gpumpi_ipc_export(ctx, dev_ptr, &h) != GPUMPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);',
 		'MPI_Send(&h, sizeof h, MPI_BYTE, importer, tag, MPI_COMM_WORLD);',
-		'',
-		'/* Importer: open it once; gpumpi_irecv into the imported pointer goes through the library\'s device bounce buffer,',
-		'   never handing the IPC-imported pointer to MPI */',
+	].join('\n');
+	const importer = [
 		'gpumpi_ipc_handle h;',
 		'MPI_Recv(&h, sizeof h, MPI_BYTE, exporter, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);',
 		'void* peer_mem = NULL;',
-		'gpumpi_ipc_open(ctx, &h, &peer_mem);',
 		'gpumpi_request* r = NULL;',
-		'gpumpi_irecv(ctx, peer_mem, bytes, sender, tag, &r);',
-		'gpumpi_wait(ctx, &r);',
+		'if (gpumpi_ipc_open(ctx, &h, &peer_mem) != GPUMPI_SUCCESS ||',
+		'    gpumpi_irecv(ctx, peer_mem, bytes, sender, tag, &r) != GPUMPI_SUCCESS ||',
+		'    gpumpi_wait(ctx, &r) != GPUMPI_SUCCESS) {',
+		'	fprintf(stderr, "gpumpi: %s\\n", gpumpi_last_error(ctx));',
+		'	MPI_Abort(MPI_COMM_WORLD, 1);',
+		'}',
 		'gpumpi_ipc_close(ctx, peer_mem); /* when done with it */',
+	].join('\n');
+	const code = [
+		'#include "gpumpi.h" /* ctx from gpumpi_init, as for the staging fix */',
+		'',
+		'/* Exporter (owns the GPU memory dev_ptr): send the handle as plain bytes */',
+		exporter,
+		'',
+		'/* Importer: open it once; the sender (any rank) sends with gpumpi_isend as usual */',
+		importer,
 		'',
 	].join('\n');
-	return { code, example: 'native/examples/staged_exchange.c' };
+	return { exporter, importer, code, example: 'native/examples/staged_exchange.c' };
 }

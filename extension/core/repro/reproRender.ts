@@ -52,6 +52,10 @@ export function renderIpcReport(rep: ReproIpcReport): string {
 	out.push('  (trials: . correct, C crashed, H hung, W wrong data, L launch error, E other)');
 	out.push('', `Verdict: ${rep.verdict.answer}`);
 	for (const w of rep.verdict.why) { out.push(`  ${w}`); }
+	if (rep.verdict.bounceFix) {
+		out.push('', `The bounce with libgpumpi (complete program: ${rep.verdict.bounceFix.example}):`);
+		for (const l of rep.verdict.bounceFix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+	}
 	for (const v of rep.variants.filter(x => x.variant === 'direct')) {
 		const lanes = [...new Set(v.runs.flatMap(r => r.evidence.filter(l => /ep_cfg\[|mca: bml: Using/.test(l))))].slice(0, 6);
 		if (lanes.length > 0) {
