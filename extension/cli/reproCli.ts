@@ -36,7 +36,7 @@ const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --variants a,b         ipc variants (default direct,bounce,host,send-from-import)
   --sizes S              fallback sizes, "1M..1G" (x4 steps) or "1M,64M", at most 64, multiples of 4 bytes
                          (default 1M..1G)
-  --modes a,b            fallback modes (default mpi,staged,host)   --iters N (default 3)
+  --modes a,b            fallback modes (default mpi,staged,host,lib-auto,lib-staged,lib-shm) --iters N (default 3)
   --chunk S --nbuf N     fallback staging pipeline (default 16M x 4; chunk 4K..1G, nbuf 1..64)
   --preset NAME=VALUE    environment for every rank (Open MPI -x, MPICH -genv), repeatable (e.g. UCX_TLS=^cuda_ipc)
   --mca K V              Open MPI MCA parameter, repeatable (e.g. btl_smcuda_use_cuda_ipc 0)

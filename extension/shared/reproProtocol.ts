@@ -35,7 +35,9 @@ export interface CopyBugReportResponse { type: 'copyBugReportResponse'; chars: n
 export interface ReproCopyRequest { type: 'copy'; text: string }
 /** Ask the host to open one trial's raw output in an editor (the strip's marks, "Open its log"). */
 export interface OpenTrialLogRequest { type: 'openTrialLog'; config: string; variant: string; trial: number }
-export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest | OpenTrialLogRequest;
+/** Ask the host to open the shipped libgpumpi example (native/examples/staged_exchange.c) in an editor. */
+export interface OpenExampleRequest { type: 'openExample' }
+export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest | OpenTrialLogRequest | OpenExampleRequest;
 
 /** Each request of the reproducer webview and the host's reply. */
 export type ReproRequests = {
@@ -43,6 +45,7 @@ export type ReproRequests = {
 	copyBugReport: { request: CopyBugReportRequest; reply: CopyBugReportResponse };
 	copy: { request: ReproCopyRequest; reply: void };
 	openTrialLog: { request: OpenTrialLogRequest; reply: void };
+	openExample: { request: OpenExampleRequest; reply: void };
 };
 // #endregion
 
@@ -66,7 +69,7 @@ export const DEFAULT_REPRO_STRINGS: ReproStrings = {
 	copyFailed: 'Copy failed',
 };
 
-const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy', 'openTrialLog']);
+const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy', 'openTrialLog', 'openExample']);
 
 /** Validate something that claims to be a message from the reproducer webview; null for anything unexpected. */
 export function asFromReproWebviewEnvelope(raw: unknown): Envelope<FromReproWebviewMessage> | null {

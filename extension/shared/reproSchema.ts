@@ -26,8 +26,10 @@ export const IPC_VARIANTS = ['direct', 'bounce', 'host', 'send-from-import'] as 
 /** One IPC variant name. */
 export type IpcVariant = (typeof IPC_VARIANTS)[number] | 'crash-test';
 
-/** Fallback modes. */
-export const FALLBACK_MODES = ['mpi', 'staged', 'host'] as const;
+/** Fallback modes: MPI, the user-style pipeline, host baseline, and the same transfers through libgpumpi. */
+export const FALLBACK_MODES = ['mpi', 'staged', 'host', 'lib-auto', 'lib-staged', 'lib-shm'] as const;
+/** The libgpumpi modes (engine/libModes.hh); absent from documents of engines before 2026-12-03. */
+export const FALLBACK_LIB_MODES = ['lib-auto', 'lib-staged', 'lib-shm'] as const;
 /** One fallback mode. */
 export type FallbackMode = (typeof FALLBACK_MODES)[number];
 
@@ -101,6 +103,10 @@ export interface FallbackResult {
 	size_bytes: number;
 	messages: number;
 	status: 'ok' | 'wrong_data' | 'mpi_error' | 'setup_error' | 'skipped';
+	/** Why a mode does not apply here (lib-shm across hosts); absent otherwise. */
+	skipped_reason?: string;
+	/** lib-* modes: the libgpumpi protocol used (direct | staged | shm), null when nothing ran. */
+	protocol?: string | null;
 	error?: string;
 	error_class?: number;
 	/** Slowest rank's time of each iteration. */
@@ -122,6 +128,8 @@ export interface ReproFallbackDocument {
 	hosts: string[];
 	same_node: boolean;
 	device_ordinals: number[];
+	/** Each rank's host memory from /proc/meminfo before the buffers; absent before 2026-12-03. */
+	node_memory?: { rank: number; mem_total_bytes: number | null; mem_available_bytes: number | null }[];
 	chunk_bytes: number;
 	nbuf: number;
 	iters: number;
@@ -241,6 +249,9 @@ export interface IpcVerdict {
 	why: string[];
 	/** Variants that worked instead: every trial correct, with their count ("bounce (ucx): 11 of 11 correct"). */
 	worksInstead: string[];
+	/** When bounce works instead: libgpumpi's IPC helper calls that do the bounce (extension/core/repro/fallbackFix.ts);
+	 *  absent in reports saved before 2026-12-03. */
+	bounceFix?: { exporter: string; importer: string; code: string; example: string };
 	/** The direct variant's verdict class over all configurations (null when not run). */
 	directClass: TrialClass | null;
 	conditions: IpcConditions;
@@ -383,6 +394,20 @@ export interface ReproFallbackReport {
 	stats: FallbackStat[];
 	transports: TransportEvidence;
 	verdict: FallbackVerdict;
+	/** Every measured option ranked, the recommendation and its code (extension/core/repro/fallbackRanking.ts);
+	 *  absent in reports saved before 2026-12-03. */
+	ranking?: FallbackRankingJson;
+}
+
+/** The ranking as the report carries it (shared/ cannot import core/: the same shape, structurally). */
+export interface FallbackRankingJson {
+	atBytes: number | null;
+	options: { mode: string; label: string; bestGbps: ValueSpread; extraHostBytes: ValueSpread | null; extraDeviceBytes: ValueSpread | null }[];
+	best: { mode: string; label: string } | null;
+	mpiGrowthPerGiB: number | null;
+	mpiOomBytes: number | null;
+	fix: { mode: string; code: string; build: string[]; example: string; setup: string; exchange: string; teardown: string } | null;
+	text: string[];
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

@@ -74,6 +74,12 @@ export class ReproPanel extends Disposable {
 					return { type: 'copyBugReportResponse', chars: md.length };
 				},
 				copy: async msg => { await vscode.env.clipboard.writeText(msg.text); },
+				openExample: async () => {
+					// Shipped in the .vsix (.vscodeignore: !native/examples/**); opened read-only as the user's copy source.
+					const uri = vscode.Uri.joinPath(extensionUri, 'native', 'examples', 'staged_exchange.c');
+					const doc = await vscode.workspace.openTextDocument(uri);
+					await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+				},
 				openTrialLog: async msg => {
 					const text = this.trialLog(msg.config, msg.variant, msg.trial);
 					if (text === null) { throw new Error(vscode.l10n.t('No trial {0} of {1} under {2} in the shown results.', msg.trial, msg.variant, msg.config)); }

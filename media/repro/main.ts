@@ -67,6 +67,11 @@ document.addEventListener('click', ev => {
 		);
 		return;
 	}
+	const ex = target?.closest<HTMLButtonElement>('button.open-example');
+	if (ex) {
+		rpc.request({ type: 'openExample' }).then(() => { ex.classList.add('opened'); }, (e: unknown) => { ex.title = `Cannot open it: ${e instanceof Error ? e.message : String(e)}`; });
+		return;
+	}
 	const ev2 = target?.closest<HTMLButtonElement>('button.copy-evidence');
 	if (ev2) {
 		rpc.request({ type: 'copy', text: ev2.dataset.copy ?? '' }).then(() => { ev2.textContent = strings.copied; }, () => { ev2.textContent = strings.copyFailed; });

@@ -63,6 +63,11 @@ function renderIpc(rep: ReproIpcReport): string {
 	const cls = rep.verdict.directWorks === true ? 'ok' : rep.verdict.directClass === 'unreliable' ? 'warn' : rep.verdict.directWorks === false ? 'bad' : 'unknown';
 	out.push(`<p class="verdict verdict-${cls}">${escapeHtml(rep.verdict.answer)}</p>`);
 	if (rep.verdict.why.length > 0) { out.push(`<pre class="why">${rep.verdict.why.map(escapeHtml).join('\n')}</pre>`); }
+	const bf = rep.verdict.bounceFix;
+	if (bf) {
+		out.push(`<pre class="code fix">${escapeHtml(bf.code)}</pre><p><button type="button" class="copy-evidence copy-code" data-copy="${escapeHtml(bf.code)}">Copy code</button> ` +
+			`<button type="button" class="open-example">Open example (${escapeHtml(bf.example)})</button></p>`);
+	}
 	out.push('<table class="matrix"><thead><tr><th>configuration</th>');
 	for (const v of variants) { out.push(v === 'crash-test' ? '<th title="deliberate crash (test hook: rank 1 stores through address 0x10)">crash-test <span class="dim">(hook)</span></th>' : `<th>${escapeHtml(v)}</th>`); }
 	out.push('</tr></thead><tbody>');
@@ -105,6 +110,26 @@ function maxOf(r: FallbackResult, f: (m: FallbackResult['memory'][number]) => nu
 
 function gbps(y: number): string { return y === 0 ? '0' : y >= 100 ? `${Math.round(y)}` : y >= 10 ? y.toFixed(0) : y.toFixed(1); }
 
+/** The ranked options and, for a libgpumpi recommendation, its code with "Copy code" and "Open example". */
+function renderRanking(rep: ReproFallbackReport): string {
+	const rk = rep.ranking;
+	if (!rk || rk.options.length === 0 || rk.atBytes === null) { return ''; }
+	const mibS = (s: { median: number; min: number; max: number; n: number } | null): string => s ? escapeHtml(spreadText({ ...s, median: s.median / MiB, min: s.min / MiB, max: s.max / MiB }, 1)) : '–';
+	const out: string[] = [`<h3>Options ranked at ${escapeHtml(sizeLabel(rk.atBytes))}</h3>`,
+		'<table class="results ranking"><thead><tr><th>#</th><th>option</th><th>GB/s, median (min–max)</th><th>extra host MiB</th><th>extra device MiB</th></tr></thead><tbody>'];
+	rk.options.forEach((o, i) => {
+		out.push(`<tr${rk.best?.mode === o.mode ? ' class="best"' : ''}><td class="num">${i + 1}</td><td>${escapeHtml(o.label)}</td><td class="num">${escapeHtml(spreadText(o.bestGbps))}</td><td class="num">${mibS(o.extraHostBytes)}</td><td class="num">${mibS(o.extraDeviceBytes)}</td></tr>`);
+	});
+	out.push('</tbody></table>');
+	if (rk.fix) {
+		out.push(`<h3>The fix (${escapeHtml(rk.fix.mode)})</h3><pre class="code fix">${escapeHtml(rk.fix.code)}</pre>`,
+			`<pre class="cmd">${escapeHtml(rk.fix.build.join('\n'))}</pre>`,
+			`<p><button type="button" class="copy-evidence copy-code" data-copy="${escapeHtml(rk.fix.code)}">Copy code</button> ` +
+			`<button type="button" class="open-example">Open example (${escapeHtml(rk.fix.example)})</button></p>`);
+	}
+	return out.join('');
+}
+
 function renderFallback(rep: ReproFallbackReport, index: number): string {
 	const modes = [...new Set(rep.results.map(r => r.mode))];
 	const out: string[] = [`<section class="fallback" id="fallback-${index}"><h2>GPU-buffer fallback · ${escapeHtml(rep.config)}</h2>`, mpiLine(rep.mpi)];
@@ -118,6 +143,7 @@ function renderFallback(rep: ReproFallbackReport, index: number): string {
 		out.push(`<tr><td>${escapeHtml(st.mode)}</td><td class="num">${escapeHtml(sizeLabel(st.sizeBytes))}</td><td class="num">${st.ok}/${st.trials}</td><td class="num">${st.bestGbps ? escapeHtml(spreadText(st.bestGbps)) : '–'}</td><td class="num">${r ? escapeHtml(spreadText({ ...r, median: r.median / MiB, min: r.min / MiB, max: r.max / MiB }, 1)) : '–'}</td></tr>`);
 	}
 	out.push('</tbody></table>');
+	out.push(renderRanking(rep));
 	for (const r of rep.runs.filter(x => x.outcome !== 'ok')) {
 		out.push(`<p class="notice">Run ${escapeHtml(r.modes.join(','))} (trial ${r.trial}): ${escapeHtml(r.outcome)}${r.detail ? ` — ${escapeHtml(r.detail)}` : ''}</p>`);
 	}

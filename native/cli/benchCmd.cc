@@ -20,6 +20,7 @@
 #include "cudaDriver.hh"
 #include "gpumpi.h"
 #include "json.hh"
+#include "libModes.hh"
 
 namespace {
 
@@ -109,19 +110,6 @@ int rawMpi(Bench& b, char* buf, size_t bytes) {
 		b.sampleDev();
 	}
 	return MPI_SUCCESS;
-}
-
-gpumpi_status libXfer(Bench& b, gpumpi_ctx* ctx, char* buf, size_t bytes, unsigned flags, gpumpi_protocol* proto) {
-	gpumpi_request* r = nullptr;
-	gpumpi_status st = b.rank == 0 ? gpumpi_isend_ex(ctx, buf, bytes, 1, 5, flags, &r) : gpumpi_irecv_ex(ctx, buf, bytes, 0, 5, flags, &r);
-	if (st != GPUMPI_SUCCESS) return st;
-	*proto = gpumpi_request_protocol(r);
-	int done = 0;
-	while (!done && st == GPUMPI_SUCCESS) {
-		st = gpumpi_test(ctx, &r, &done);
-		b.sampleDev();
-	}
-	return st;
 }
 
 double median(std::vector<double> v) {
@@ -290,8 +278,7 @@ Row measure(Bench& b, const BenchOptions& o, const BenchStart& s, const std::str
 	const size_t tbytes = hostLimit ? std::min(bytes, static_cast<size_t>(1) << 30) : bytes;
 	row.size = tbytes;
 	if (mode == "mpi" && b.device && s.info.mpi_cuda_aware != 1) row.skipped = "MPI is not CUDA-aware: device pointers cannot go to MPI";
-	if (mode == "direct" && b.device && s.info.mpi_cuda_aware != 1) row.skipped = "MPI is not CUDA-aware";
-	if (mode == "shm" && !s.info.same_host) row.skipped = "peer is on another host";
+	if (mode != "mpi" && !hostLimit) row.skipped = gpumpi::libSkipReason(mode, s.info, b.device);
 	long long bad = -1;
 	gpumpi_protocol proto = GPUMPI_PROTO_DIRECT;
 	size_t devFree0 = 0, tot = 0;
@@ -312,8 +299,8 @@ Row measure(Bench& b, const BenchOptions& o, const BenchStart& s, const std::str
 			int rc = rawMpi(b, tbuf, tbytes);
 			if (rc != MPI_SUCCESS) row.error = "MPI error " + std::to_string(rc);
 		} else {
-			unsigned fl = mode == "direct" ? GPUMPI_FORCE_DIRECT : mode == "staged" ? GPUMPI_FORCE_STAGED : mode == "shm" ? GPUMPI_FORCE_SHM : 0;
-			gpumpi_status st = libXfer(b, s.ctx, tbuf, tbytes, fl, &proto);
+			unsigned fl = gpumpi::libCallFlags(mode, true) & ~static_cast<unsigned>(GPUMPI_STAGE_HOST);  // bench: host buffers stay as they are
+			gpumpi_status st = gpumpi::libTransfer(s.ctx, b.rank, tbuf, tbytes, fl, &proto, [&b] { b.sampleDev(); });
 			if (st != GPUMPI_SUCCESS) row.error = std::string(gpumpi_strerror(st)) + ": " + gpumpi_last_error(s.ctx);
 		}
 		double mine = MPI_Wtime() - t0, secs = 0;

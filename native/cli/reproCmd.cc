@@ -7,6 +7,7 @@
 
 #include "args.hh"
 #include "command.hh"
+#include "libModes.hh"
 #include "reproFallback.hh"
 #include "reproIpc.hh"
 
@@ -19,9 +20,10 @@ const char* kUsage =
     "                        [--memory device|host] [--json]            (run under mpirun -np 4)\n"
     "       gpumpi repro fallback [--sizes 1M..1G|1M,64M] [--modes mpi,staged,host] [--chunk 16M] [--nbuf 4]\n"
     "                        [--memory device|host] [--iters 3] [--json] (run under mpirun -np 2)\n"
+    "                        (--modes also takes lib-auto, lib-staged, lib-shm: the same transfers through libgpumpi)\n"
     "\n"
     "ipc: the IPC-pointer scenario (ranks 0,2 export GPU memory, ranks 1,3 import it and receive into it).\n"
-    "fallback: device-buffer bandwidth and memory of MPI vs manual pinned staging vs host-to-host.\n"
+    "fallback: device-buffer bandwidth and memory of MPI vs manual pinned staging vs host-to-host vs libgpumpi.\n"
     "With --json the document is printed between the lines @@GPUMPI-JSON-BEGIN@@ and @@GPUMPI-JSON-END@@.\n"
     "Test hooks: ipc --variant crash-test or --inject crash (rank 1 really segfaults), --inject hang (rank 1 sleeps),\n"
     "  --inject crash-fraction=F --inject-seed S --trial I (rank 1 segfaults or rank 3 aborts in a fraction F of the\n"
@@ -88,7 +90,8 @@ int fallbackCommand(const std::vector<std::string>& args) {
 			if (!valueOf(args, i, v)) return usageError("--modes needs a value");
 			o.modes.clear();
 			for (const auto& m : split(v)) {
-				if (m != "mpi" && m != "staged" && m != "host") return usageError("unknown mode '" + m + "' (mpi, staged, host)");
+				if (m != "mpi" && m != "staged" && m != "host" && !gpumpi::isLibMode(m))
+					return usageError("unknown mode '" + m + "' (mpi, staged, host, lib-auto, lib-staged, lib-shm)");
 				bool dup = false;
 				for (const auto& x : o.modes) dup = dup || x == m;
 				if (!dup) o.modes.push_back(m);

@@ -53,7 +53,22 @@ std::string firstError(int rank, const std::string& mine) {
 struct Job {
 	std::vector<std::string> hosts;
 	std::vector<int> deviceOrdinals;
+	std::vector<long long> memTotal, memAvailable;  // bytes from each rank's /proc/meminfo (-1 unreadable)
 };
+
+/** MemTotal / MemAvailable of this host in bytes (-1 when /proc/meminfo cannot be read). */
+void readMeminfo(long long& total, long long& available) {
+	total = available = -1;
+	FILE* f = std::fopen("/proc/meminfo", "r");
+	if (!f) return;
+	char line[256];
+	while (std::fgets(line, sizeof line, f)) {
+		long long kb = 0;
+		if (std::sscanf(line, "MemTotal: %lld kB", &kb) == 1) total = kb * 1024;
+		else if (std::sscanf(line, "MemAvailable: %lld kB", &kb) == 1) available = kb * 1024;
+	}
+	std::fclose(f);
+}
 
 Job describeJob(const ReproStart& start) {
 	const int size = start.size;
@@ -66,6 +81,14 @@ Job describeJob(const ReproStart& start) {
 	int myDev = start.device ? start.cuda.device : -1;
 	job.deviceOrdinals.assign(static_cast<size_t>(size > 0 ? size : 1), -1);
 	MPI_Gather(&myDev, 1, MPI_INT, job.deviceOrdinals.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+	long long mine[2] = {-1, -1};
+	readMeminfo(mine[0], mine[1]);  // before the buffers: what the node has for the transfers
+	std::vector<long long> all(static_cast<size_t>(size > 0 ? size : 1) * 2, -1);
+	MPI_Gather(mine, 2, MPI_LONG_LONG, all.data(), 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+	for (int r = 0; r < size; r++) {
+		job.memTotal.push_back(all[static_cast<size_t>(r) * 2]);
+		job.memAvailable.push_back(all[static_cast<size_t>(r) * 2 + 1]);
+	}
 	return job;
 }
 
@@ -78,6 +101,8 @@ struct Measurement {
 	long long words = 0, wrong = 0;
 	std::string err;  // rank 0
 	int errClass = 0;
+	std::string skipReason;  // a mode that does not apply here (lib-shm across hosts)
+	std::string protocol;    // lib-* modes: the libgpumpi protocol the transfers used
 	std::vector<RankMemory> mems = std::vector<RankMemory>(2);
 	double best() const {
 		double b = 0;
@@ -116,6 +141,7 @@ Measurement measureOne(const FallbackOptions& opts, FallbackRun& run, int rank, 
 			m.secs.push_back(smax);
 		}
 		sampler.stop();
+		m.protocol = run.lastProtocol();
 		if (m.status == kOk && rank == 1) m.status = run.verify(mode, sz, m.words, m.wrong);
 		int stAll = 0;
 		MPI_Allreduce(&m.status, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -162,15 +188,31 @@ Sweep measureSweep(const FallbackOptions& opts, const ReproStart& start) {
 		if (rank == 0 && sweep.detail.empty()) sweep.detail = "buffer allocation failed";
 		return sweep;
 	}
+	// The lib-* modes: libgpumpi started once, the user's persistent staging buffer registered once (both ranks).
+	LibSession lib;
+	std::string libError;
+	if (std::any_of(opts.modes.begin(), opts.modes.end(), isLibMode)) {
+		int libHere = lib.open(MPI_COMM_WORLD, opts.chunkBytes, opts.nbuf, start.device ? start.cuda.device : -1) ? 1 : 0, libAll = 0;
+		MPI_Allreduce(&libHere, &libAll, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (libAll) run.attachLib(&lib);
+		else libError = firstError(rank, lib.error());
+		if (!libAll && rank == 0 && libError.empty()) libError = "libgpumpi did not start";
+	}
 	for (const auto& mode : opts.modes) {
-		bool skipRest = false;
+		const bool libMode = isLibMode(mode);
+		const bool libDown = libMode && !libError.empty();
+		const std::string why = libMode && !libDown ? libSkipReason(mode, lib.path(), start.device) : "";
+		bool skipRest = libDown || !why.empty();
 		for (unsigned long long sz : opts.sizes) {
 			sweep.results.push_back(measureOne(opts, run, rank, mode, sz, skipRest));
-			int status = sweep.results.back().status;
-			skipRest = skipRest || status == kMpiError || status == kSetupError;
+			Measurement& m = sweep.results.back();
+			if (libDown) { m.status = kSetupError; m.err = libError; }
+			else if (!why.empty()) m.skipReason = why;
+			skipRest = skipRest || m.status == kMpiError || m.status == kSetupError;
 		}
 	}
-	return sweep;
+	run.attachLib(nullptr);
+	return sweep;  // lib closes here (collective), before MPI_Finalize
 }
 
 double gbps(unsigned long long bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
@@ -179,8 +221,14 @@ void writeMeasurement(JsonWriter& w, const FallbackOptions& opts, const Measurem
 	w.beginObject();
 	w.key("mode").value(m.mode);
 	w.key("size_bytes").value(m.size);
-	w.key("messages").value(m.mode == "staged" ? (m.size + opts.chunkBytes - 1) / opts.chunkBytes : (m.size + kMaxMessageBytes - 1) / kMaxMessageBytes);
+	w.key("messages").value(m.mode == "staged" || m.protocol == "staged" || m.protocol == "shm" ? (m.size + opts.chunkBytes - 1) / opts.chunkBytes : (m.size + kMaxMessageBytes - 1) / kMaxMessageBytes);
 	w.key("status").value(m.status == kSkipped ? "skipped" : statusName(m.status));
+	if (!m.skipReason.empty()) w.key("skipped_reason").value(m.skipReason);
+	if (isLibMode(m.mode)) {
+		w.key("protocol");
+		if (m.protocol.empty()) w.null();
+		else w.value(m.protocol);
+	}
 	if (m.status == kMpiError || m.status == kSetupError) {
 		w.key("error").value(m.err);
 		if (m.status == kMpiError) w.key("error_class").value(m.errClass);
@@ -224,7 +272,7 @@ std::string summaryLine(const Measurement& m) {
 	long long dev = std::max(m.mems[0].deviceGrowth, m.mems[1].deviceGrowth);
 	const double best = m.best();
 	char line[256];
-	std::snprintf(line, sizeof line, "  %-7s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", m.mode.c_str(), formatSize(m.size).c_str(),
+	std::snprintf(line, sizeof line, "  %-10s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", m.mode.c_str(), formatSize(m.size).c_str(),
 	              best > 0 ? gbps(m.size, best) : 0.0, m.secs.empty() ? 0.0 : gbps(m.size, median(m.secs)),
 	              m.status == kOk ? "verified" : (m.status == kSkipped ? "skipped" : statusName(m.status)),
 	              rss < 0 ? 0.0 : static_cast<double>(rss) / (1 << 20), dev < 0 ? "-" : std::to_string(dev >> 20).c_str());
@@ -253,13 +301,22 @@ void report(const FallbackOptions& opts, const ReproStart& start, const Job& job
 	w.key("device_ordinals").beginArray();
 	for (int d : job.deviceOrdinals) w.value(d);
 	w.endArray();
+	w.key("node_memory").beginArray();
+	for (size_t r = 0; r < job.memTotal.size(); r++) {
+		w.beginObject();
+		w.key("rank").value(static_cast<int>(r));
+		writeGrowth(w, "mem_total_bytes", job.memTotal[r]);
+		writeGrowth(w, "mem_available_bytes", job.memAvailable[r]);
+		w.endObject();
+	}
+	w.endArray();
 	w.key("chunk_bytes").value(opts.chunkBytes);
 	w.key("nbuf").value(opts.nbuf);
 	w.key("iters").value(opts.iters);
 	w.key("max_message_bytes").value(kMaxMessageBytes);
 	std::string& outcome = sweep.outcome;
 	std::string& detail = sweep.detail;
-	std::string table = "  mode         size  best GB/s   median  data          RSS+ MiB  dev+ MiB\n";
+	std::string table = "  mode            size  best GB/s   median  data          RSS+ MiB  dev+ MiB\n";
 	w.key("results").beginArray();
 	for (const Measurement& m : sweep.results) {
 		writeMeasurement(w, opts, m);

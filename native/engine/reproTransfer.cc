@@ -217,7 +217,17 @@ int FallbackRun::transfer(const std::string& mode, unsigned long long size, doub
 	int st = kOk;
 	if (mode == "host") st = plain(mHost, size);
 	else if (mode == "mpi") st = plain(mDevice ? asPtr(mDev) : mDevHost, size);
-	else st = mRank == 0 ? stagedSend(size) : stagedRecv(size);
+	else if (isLibMode(mode)) {
+		gpumpi_protocol proto = GPUMPI_PROTO_DIRECT;
+		if (!mLib) {
+			mError = "libgpumpi was not started";
+			st = kSetupError;
+		} else if (mLib->transfer(mode, mDevice ? asPtr(mDev) : mDevHost, size, mDevice, &proto) != GPUMPI_SUCCESS) {
+			mError = mLib->error();
+			st = kMpiError;
+		}
+		mLastProto = gpumpi_protocol_name(proto);
+	} else st = mRank == 0 ? stagedSend(size) : stagedRecv(size);
 	seconds = MPI_Wtime() - t0;
 	return st;
 }

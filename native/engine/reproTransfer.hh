@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "libModes.hh"
 #include "reproCommon.hh"
 #include "reproFallback.hh"
 
@@ -32,7 +33,14 @@ public:
 	/** Receiver: count wrong words of the last transfer. */
 	int verify(const std::string& mode, unsigned long long size, long long& words, long long& wrong);
 	CUcontext ctx() const { return mDevice ? mCuda.ctx : nullptr; }
-	long long libraryPinned(const std::string& mode) const { return mode == "staged" && mDevice ? static_cast<long long>(mStageBytes) : 0; }
+	long long libraryPinned(const std::string& mode) const {
+		if (isLibMode(mode)) return mLib ? mLib->pinnedBytes() : 0;
+		return mode == "staged" && mDevice ? static_cast<long long>(mStageBytes) : 0;
+	}
+	/** The libgpumpi session the lib-* modes run through (owned by the caller; null: none started). */
+	void attachLib(LibSession* lib) { mLib = lib; }
+	/** The protocol the last lib-* transfer used ("" for the other modes). */
+	const char* lastProtocol() const { return mLastProto; }
 	const std::string& error() const { return mError; }
 	int errorClass() const { return mErrorClass; }
 
@@ -64,6 +72,8 @@ private:
 	std::vector<CUevent> mEvents;
 	std::string mError;
 	int mErrorClass = 0;
+	LibSession* mLib = nullptr;
+	const char* mLastProto = "";
 };
 
 }  // namespace gpumpi::repro

@@ -5,7 +5,9 @@
  * pipelined staging protocol (paths where MPI would stage through host memory itself, or is not CUDA-aware).
  * Staging memory is registered once; it never grows with the message size.
  *
- * Build:  mpicc staged_exchange.c -I<prefix>/include -L<prefix>/lib -lgpumpi -o staged_exchange
+ * Build:  cmake --install native/build/engine-openmpi --prefix <prefix>   (or engine-mpich; docs/library.md)
+ *         mpicc staged_exchange.c $(PKG_CONFIG_PATH=<prefix>/lib/pkgconfig pkg-config --cflags --libs gpumpi) -o staged_exchange
+ *         (or CMake: find_package(gpumpi) + target_link_libraries(app PRIVATE gpumpi::gpumpi), CMAKE_PREFIX_PATH=<prefix>)
  * Run:    mpirun -np 2 ./staged_exchange [bytes] [--force-staged]
  * Without a GPU (or CUDA driver) it runs the same code on host memory, so it is also a CI test.
  */

@@ -6,7 +6,8 @@
 #             ob1 (smcuda), pml ucx, pml ucx with UCX_TLS=^cuda_ipc (also with UCX_MEMTYPE_CACHE=n), pml ucx over
 #             tcp,cuda_copy,self and tcp,cuda_copy,cuda_ipc,self; plus one crash-test run (a real SIGSEGV in
 #             rank 1, to see the device's crash output).
-#   fallback: 2 ranks, sizes 1M..1G, iters 3, modes mpi,staged,host under five configs: ob1 default,
+#   fallback: 2 ranks, sizes 1M..1G, iters 3, modes mpi,staged,host and libgpumpi's lib-auto,lib-staged,lib-shm
+#             (the ranking of the fallback verdict, issue 19), REPRO_FB_TRIALS (default 1) trials each, under five configs: ob1 default,
 #             ob1 --mca btl_smcuda_use_cuda_ipc 0, ob1 --mca btl tcp,self, ucx UCX_TLS=sm,cuda_copy,self,
 #             ucx UCX_TLS=tcp,cuda_copy,self; plus one small ucx run with UCX_PROTO_INFO=y UCX_PROTO_ENABLE=y for the
 #             protocol tables (that switch changes UCX 1.13's protocol selection, so it is kept out of the numbers).
@@ -15,6 +16,8 @@
 # entry per run: kind, config, variant|modes, command, exit_code, timed_out, duration_s, output (the transport,
 # crash and error lines plus the last 40 lines of the run), document (the engine's JSON or null)). Render it with
 #   node bin/gpumpi-doctor.js repro ipc --from-json gpu-out/repro.json   (and: repro fallback --from-json …)
+# REPRO_ONLY=fallback (or ipc) runs only that part. For the ranked fallback verdict (needs >= 2 trials):
+#   REPRO_ONLY=fallback REPRO_FB_TRIALS=3 REPRO_BUDGET_S=560 bash scripts/gpu/repro.sh
 # Total runtime about 3-5 minutes. Exit status: 0 when the engine built and every ipc/fallback run printed a document
 # (crash-test excepted).
 set -u
@@ -23,7 +26,10 @@ error_doc() { printf '[]\n'; }
 IPC_SIZE="${REPRO_IPC_SIZE:-64M}"
 SIZES="${REPRO_SIZES:-1M..1G}"
 ITERS="${REPRO_ITERS:-3}"
-BUDGET_S="${REPRO_BUDGET_S:-345}"  # every run ends (timeout) before this many seconds after the start
+BUDGET_S="${REPRO_BUDGET_S:-345}"
+ONLY="${REPRO_ONLY:-all}"
+FB_TRIALS="${REPRO_FB_TRIALS:-1}"
+FB_MODES=mpi,staged,host,lib-auto,lib-staged,lib-shm  # every run ends (timeout) before this many seconds after the start
 START=$(date +%s)
 
 # stdin -> one JSON string (ASCII only: control and non-ASCII bytes dropped; no jq/python on the device).
@@ -105,6 +111,7 @@ run() {
 # device memory for host memory, seen 2026-12-02) comes from the memory-type cache.
 IPC_CONFIGS=("ob1" "ucx" "ucx UCX_TLS=^cuda_ipc" "ucx UCX_TLS=^cuda_ipc UCX_MEMTYPE_CACHE=n"
              "ucx UCX_TLS=tcp,cuda_copy,self" "ucx UCX_TLS=tcp,cuda_copy,cuda_ipc,self")
+[ "$ONLY" = fallback ] && IPC_CONFIGS=()
 for config in "${IPC_CONFIGS[@]}"; do
   case "$config" in
     ob1) opts=("${OB1[@]}") ;;
@@ -118,10 +125,12 @@ for config in "${IPC_CONFIGS[@]}"; do
     [ "$LAST_DOC" = null ] && [ "$config" = ob1 ] && fail=1
   done
 done
-run ipc ob1 crash-test 60 "${BASE[@]}" "${OB1[@]}" -np 4 "$ENGINE" repro ipc --variant crash-test --size 1M --json
+[ "$ONLY" = fallback ] || run ipc ob1 crash-test 60 "${BASE[@]}" "${OB1[@]}" -np 4 "$ENGINE" repro ipc --variant crash-test --size 1M --json
 
 # ---- fallback: one run per config with all modes; if it dies without a document, the host paths again alone ----
 FB_CONFIGS=("ob1" "ob1 btl_smcuda_use_cuda_ipc=0" "ob1 btl=tcp,self" "ucx UCX_TLS=sm,cuda_copy,self" "ucx UCX_TLS=tcp,cuda_copy,self")
+[ "$ONLY" = ipc ] && FB_CONFIGS=()
+for trial in $(seq 1 "$FB_TRIALS"); do
 for config in "${FB_CONFIGS[@]}"; do
   case "$config" in
     "ob1") opts=("${OB1[@]}") ;;
@@ -130,13 +139,14 @@ for config in "${FB_CONFIGS[@]}"; do
     "ucx UCX_TLS=sm,cuda_copy,self") opts=("${UCX[@]}" -x UCX_TLS=sm,cuda_copy,self) ;;
     *) opts=("${UCX[@]}" -x UCX_TLS=tcp,cuda_copy,self) ;;
   esac
-  run fallback "$config" mpi,staged,host 100 "${BASE[@]}" "${opts[@]}" -np 2 "$ENGINE" repro fallback --sizes "$SIZES" --iters "$ITERS" --modes mpi,staged,host --json
+  run fallback "$config" "$FB_MODES" 130 "${BASE[@]}" "${opts[@]}" -np 2 "$ENGINE" repro fallback --sizes "$SIZES" --iters "$ITERS" --modes "$FB_MODES" --json
   if [ "$LAST_DOC" = null ]; then
     fail=1
-    run fallback "$config" staged,host 80 "${BASE[@]}" "${opts[@]}" -np 2 "$ENGINE" repro fallback --sizes "$SIZES" --iters "$ITERS" --modes staged,host --json
+    run fallback "$config" staged,host,lib-auto,lib-staged,lib-shm 100 "${BASE[@]}" "${opts[@]}" -np 2 "$ENGINE" repro fallback --sizes "$SIZES" --iters "$ITERS" --modes staged,host,lib-auto,lib-staged,lib-shm --json
   fi
 done
-run fallback "ucx UCX_TLS=sm,cuda_copy,self +PROTO_INFO" mpi 60 "${BASE[@]}" "${UCX[@]}" -x UCX_TLS=sm,cuda_copy,self -x UCX_PROTO_INFO=y -x UCX_PROTO_ENABLE=y \
+done
+[ "$ONLY" = ipc ] || run fallback "ucx UCX_TLS=sm,cuda_copy,self +PROTO_INFO" mpi 60 "${BASE[@]}" "${UCX[@]}" -x UCX_TLS=sm,cuda_copy,self -x UCX_PROTO_INFO=y -x UCX_PROTO_ENABLE=y \
   -np 2 "$ENGINE" repro fallback --sizes 1M,64M --iters 1 --modes mpi --json
 
 {

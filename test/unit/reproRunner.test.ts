@@ -149,6 +149,8 @@ describe('repro verdicts', () => {
 		assert.ok(!v.why.some(w => /cuda_ipc transport tries to export/.test(w)));
 		assert.deepEqual(v.worksInstead, ['bounce: 3 of 3 correct', 'host: 3 of 3 correct']);
 		assert.match(v.conditions.protocol, /^rendezvous: 64 MiB/);
+		// bounce works: the verdict hands over libgpumpi's IPC helper calls
+		assert.match(v.bounceFix?.code ?? '', /gpumpi_ipc_open\(ctx, &h, &peer_mem\)[\s\S]*gpumpi_irecv\(ctx, peer_mem, bytes, sender, tag, &r\)[\s\S]*gpumpi_ipc_close/);
 	});
 
 	it('IPC: one trial is never a verdict; 0 of 12 failed states the rate ruled out', () => {

@@ -15,6 +15,7 @@ import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
+import { rankFallback, type FallbackRanking } from './fallbackRanking';
 import { errorLines } from './failureSignatures';
 import { crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
 
@@ -133,15 +134,24 @@ export function combineFallback(config: string, runs: FallbackRun[], docs: Array
 	const stats = fallbackStats(results);
 	const trialsRun = Math.max(0, ...runs.map(r => r.trial));
 	const modes = modeSummaries(runs, requested);
+	const avail = tagged.flatMap(d => (d.doc.node_memory ?? []).map(m => m.mem_available_bytes)).filter((x): x is number => typeof x === 'number');
+	const ranking = rankFallback(stats, results, avail.length ? Math.min(...avail) : null, first?.memory === 'device', first?.chunk_bytes, first?.nbuf,
+		first?.mpi.implementation ?? 'unknown');
 	return {
 		schema: REPRO_FALLBACK_REPORT_SCHEMA, config, mpi: first?.mpi ?? null, memory: first?.memory ?? null,
 		gpuUnavailableReason: first?.gpu_unavailable_reason ?? null, trials: Math.max(requested, trialsRun),
 		partial: modes.some(m => m.trials < m.requested), modes, runs, results, stats, transports,
-		verdict: fallbackVerdict(first?.memory ?? null, first?.gpu_unavailable_reason ?? null, runs, results, transports, first?.mpi.cuda_aware.run_time ?? null, stats),
+		verdict: withRanking(fallbackVerdict(first?.memory ?? null, first?.gpu_unavailable_reason ?? null, runs, results, transports, first?.mpi.cuda_aware.run_time ?? null, stats), ranking),
+		ranking,
 	};
 }
 
 const MiB = 1024 * 1024;
+
+/** The verdict's text gains the ranking's lines (after the path and the staging comparison). */
+function withRanking(v: FallbackVerdict, r: FallbackRanking): FallbackVerdict {
+	return { ...v, text: [...v.text, ...r.text] };
+}
 
 function peakRss(r: FallbackResult): number | null {
 	const v = r.memory.map(m => m.rss_peak_growth_bytes).filter((x): x is number => typeof x === 'number');

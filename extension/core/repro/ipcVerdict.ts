@@ -4,6 +4,7 @@
  * count, and an explanation only where its signature was in that mode's own trials), what works instead (only
  * variants whose every trial was correct, with the count), and under which conditions the answer holds.
  */
+import { ipcBounceFix } from './fallbackFix';
 import type { IpcConditions, IpcVariantSummary, IpcVerdict, TrialClass } from '../../shared/reproSchema';
 import { DEFAULT_TRIALS, percent } from '../../shared/trialStats';
 import { signatureById } from './failureSignatures';
@@ -127,5 +128,7 @@ export function ipcVerdict(variants: IpcVariantSummary[], ctx: IpcVerdictContext
 	if (unsure.length > 0) { why.push(`Not recommended (intermittent): ${unsure.map(v => `${label(v, multi)}: ${v.sentence}`).join('; ')}.`); }
 	why.push(`Holds for: ${conditions.protocol}; ${conditions.placement}; ${conditions.memory ?? 'unknown'} memory.`);
 	why.push(`Could still have missed: ${conditions.missed.join('; ')}.`);
-	return { directWorks, directClass, gpuVerdict: gpu, answer, why, worksInstead: instead, conditions };
+	const bounceWorks = directWorks !== true && real.some(v => v.variant === 'bounce' && allCorrect(v));
+	if (bounceWorks) { why.push('The bounce with libgpumpi: gpumpi_ipc_open the peer\'s handle once, then gpumpi_irecv into it; the library receives into its own device buffer and copies (the code below).'); }
+	return { directWorks, directClass, gpuVerdict: gpu, answer, why, worksInstead: instead, conditions, ...(bounceWorks ? { bounceFix: ipcBounceFix() } : {}) };
 }

@@ -52,6 +52,10 @@ export function renderIpcReport(rep: ReproIpcReport): string {
 	out.push('  (trials: . correct, C crashed, H hung, W wrong data, L launch error, E other)');
 	out.push('', `Verdict: ${rep.verdict.answer}`);
 	for (const w of rep.verdict.why) { out.push(`  ${w}`); }
+	if (rep.verdict.bounceFix) {
+		out.push('', `The bounce with libgpumpi (complete program: ${rep.verdict.bounceFix.example}):`);
+		for (const l of rep.verdict.bounceFix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+	}
 	for (const v of rep.variants.filter(x => x.variant === 'direct')) {
 		const lanes = [...new Set(v.runs.flatMap(r => r.evidence.filter(l => /ep_cfg\[|mca: bml: Using/.test(l))))].slice(0, 6);
 		if (lanes.length > 0) {
@@ -91,17 +95,17 @@ export function renderFallbackReport(rep: ReproFallbackReport): string {
 	for (const r of rep.runs) {
 		if (r.outcome !== 'ok') { out.push(`Run ${r.modes.join(',')} (trial ${r.trial}): ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`); }
 	}
-	out.push('', `  ${pad('mode', 7)} ${lpad('size', 8)} ${lpad('ok', 6)}  ${pad('best GB/s: median (min–max)', 30)} RSS+ MiB: median (min–max)`);
+	out.push('', `  ${pad('mode', 10)} ${lpad('size', 8)} ${lpad('ok', 6)}  ${pad('best GB/s: median (min–max)', 30)} RSS+ MiB: median (min–max)`);
 	for (const st of rep.stats) {
 		const rss = st.rssGrowth ? spreadText({ ...st.rssGrowth, median: st.rssGrowth.median / (1 << 20), min: st.rssGrowth.min / (1 << 20), max: st.rssGrowth.max / (1 << 20) }, 1) : '-';
-		out.push(`  ${pad(st.mode, 7)} ${lpad(sizeText(st.sizeBytes), 8)} ${lpad(`${st.ok}/${st.trials}`, 6)}  ${pad(st.bestGbps ? spreadText(st.bestGbps) : '-', 30)} ${rss}`);
+		out.push(`  ${pad(st.mode, 10)} ${lpad(sizeText(st.sizeBytes), 8)} ${lpad(`${st.ok}/${st.trials}`, 6)}  ${pad(st.bestGbps ? spreadText(st.bestGbps) : '-', 30)} ${rss}`);
 	}
 	out.push('', 'Every trial:');
-	out.push(`  ${pad('mode', 7)} ${lpad('trial', 5)} ${lpad('size', 8)} ${lpad('best GB/s', 10)} ${lpad('median', 8)} ${pad(' data', 12)} ${lpad('RSS+ MiB', 9)} ${lpad('pin+ MiB', 9)} ${lpad('dev+ MiB', 9)} ${lpad('own pin', 8)}`);
+	out.push(`  ${pad('mode', 10)} ${lpad('trial', 5)} ${lpad('size', 8)} ${lpad('best GB/s', 10)} ${lpad('median', 8)} ${pad(' data', 12)} ${lpad('RSS+ MiB', 9)} ${lpad('pin+ MiB', 9)} ${lpad('dev+ MiB', 9)} ${lpad('own pin', 8)}`);
 	for (const r of rep.results) {
 		const data = r.status !== 'ok' ? ` ${r.status}` : r.verified.wrong === 0 ? ' verified' : ` ${r.verified.wrong} wrong`;
 		const pin = maxOf(r, m => Math.max(m.pinned_peak_growth_bytes ?? -1, m.locked_peak_growth_bytes ?? -1) >= 0 ? Math.max(m.pinned_peak_growth_bytes ?? 0, m.locked_peak_growth_bytes ?? 0) : null);
-		out.push(`  ${pad(r.mode, 7)} ${lpad(String(r.trial), 5)} ${lpad(sizeText(r.size_bytes), 8)} ${lpad(r.best_gbps === null ? '-' : r.best_gbps.toFixed(2), 10)} ${lpad(r.median_gbps === null ? '-' : r.median_gbps.toFixed(2), 8)} ${pad(data, 12)} ${lpad(mib(maxOf(r, m => m.rss_peak_growth_bytes)), 9)} ${lpad(mib(pin), 9)} ${lpad(mib(maxOf(r, m => m.device_used_peak_growth_bytes)), 9)} ${lpad(mib(maxOf(r, m => m.library_pinned_bytes)), 8)}`);
+		out.push(`  ${pad(r.mode, 10)} ${lpad(String(r.trial), 5)} ${lpad(sizeText(r.size_bytes), 8)} ${lpad(r.best_gbps === null ? '-' : r.best_gbps.toFixed(2), 10)} ${lpad(r.median_gbps === null ? '-' : r.median_gbps.toFixed(2), 8)} ${pad(data, 12)} ${lpad(mib(maxOf(r, m => m.rss_peak_growth_bytes)), 9)} ${lpad(mib(pin), 9)} ${lpad(mib(maxOf(r, m => m.device_used_peak_growth_bytes)), 9)} ${lpad(mib(maxOf(r, m => m.library_pinned_bytes)), 8)}`);
 		if (r.error) { out.push(`          ${r.error}`); }
 	}
 	out.push('  (RSS+/pin+/dev+: largest peak growth of either rank during the transfers; own pin: the reproducer\'s staging buffers)');
@@ -111,6 +115,13 @@ export function renderFallbackReport(rep: ReproFallbackReport): string {
 	}
 	out.push('', 'Verdict:');
 	for (const t of rep.verdict.text) { out.push(`  ${t}`); }
+	const fix = rep.ranking?.fix;
+	if (fix) {
+		out.push('', `The fix (${fix.mode}): replace MPI_Isend/MPI_Irecv for this peer with libgpumpi (complete program: ${fix.example})`);
+		for (const l of fix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+		out.push('  Build:');
+		for (const l of fix.build) { out.push(`    ${l}`); }
+	}
 	return out.join('\n') + '\n';
 }
 

@@ -66,7 +66,7 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		[['fallback', '--nbuf', '65'], /--nbuf needs an integer 1\.\.64, got "65"/],
 		[['fallback', '--iters', '0'], /--iters needs an integer 1\.\.1000/],
 		[['fallback', '--modes', ','], /--modes needs a comma-separated list of mpi, staged, host/],
-		[['fallback', '--modes', 'mpi,x'], /--modes: unknown mode "x" \(known: mpi, staged, host\)/],
+		[['fallback', '--modes', 'mpi,x'], /--modes: unknown mode "x" \(known: mpi, staged, host, lib-auto, lib-staged, lib-shm\)/],
 		[['ipc', '--variants', 'direct,evil'], /--variants: unknown variant "evil"/],
 		[['ipc', '--sizes', '1M'], /--sizes is a repro fallback option, not one of repro ipc/],
 		[['fallback', '--inject', 'crash'], /--inject is a repro ipc option, not one of repro fallback/],
