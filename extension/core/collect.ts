@@ -20,7 +20,7 @@ import { connectOutput } from './unreachable';
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
 
 /** What the addon probe gave: a result, or why the addon could not be used. */
-export type ProbeOutcome = { result: ProbeResult } | { error: string; tried: string[] };
+export type ProbeOutcome = { result: ProbeResult; afterResult?: string } | { error: string; tried: string[] };
 
 /** Where the engine is: an explicit path or a lookup by the mpirun's flavor (core/native.ts findEngine). */
 export type EngineLocator = (flavor: 'default' | 'openmpi' | 'mpich') => { path: string | null; tried: string[] };
@@ -192,7 +192,7 @@ async function runProbe(opts: CollectOptions): Promise<RawOutput> {
 		});
 		const outcome = await Promise.race([opts.probe(), timeout]);
 		const raw = 'result' in outcome
-			? internal('probe', ['addon.probe()'], JSON.stringify(outcome.result))
+			? internal('probe', ['addon.probe()'], JSON.stringify(outcome.result), undefined, outcome.afterResult ?? '')
 			: internal('probe', ['addon.probe()'], '', outcome.error, outcome.tried.join('\n'));
 		return { ...raw, durationMs: Date.now() - started };
 	} catch (e) {

@@ -63,4 +63,31 @@ describe('addon probe isolation (child process)', function () {
 			assert.match(outcome.error, /dlopen exploded/);
 		} finally { fake.restore(); }
 	});
+	// Fake: the real crash (SIGSEGV in v8::Isolate::Deinit, after the probe had answered; unit suite 2026-12-03)
+	// cannot be produced on demand; this module prints a complete result and then kills its process.
+	it('a complete result printed before the process dies is kept, with the crash named beside it', async () => {
+		const fake = withAddon(`module.exports = { version: () => "x", probe: () => {
+			const write = process.stdout.write.bind(process.stdout);
+			process.stdout.write = (d) => write(d, () => process.kill(process.pid, 'SIGSEGV'));
+			return Promise.resolve({ libraries: [{ soname: 'libfake.so.1', loaded: true }] });
+		} };`);
+		try {
+			const outcome = await addonProbe();
+			assert.ok('result' in outcome, 'error' in outcome ? outcome.error : '');
+			assert.equal(outcome.result.libraries[0]?.soname, 'libfake.so.1');
+			assert.match(outcome.afterResult ?? '', /killed by SIGSEGV after it had printed this complete result/);
+		} finally { fake.restore(); }
+	});
+
+	it('a result cut off by the crash is an error, not a result', async () => {
+		const fake = withAddon(`module.exports = { version: () => "x", probe: () => {
+			process.stdout.write('{"libraries":[{"soname":"libfa', () => process.kill(process.pid, 'SIGSEGV'));
+			return new Promise(() => {});
+		} };`);
+		try {
+			const outcome = await addonProbe();
+			assert.ok('error' in outcome);
+			assert.match(outcome.error, /killed by SIGSEGV/);
+		} finally { fake.restore(); }
+	});
 });
