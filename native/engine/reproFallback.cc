@@ -321,7 +321,9 @@ void report(const FallbackOptions& opts, const ReproStart& start, const Job& job
 	for (const Measurement& m : sweep.results) {
 		writeMeasurement(w, opts, m);
 		table += summaryLine(m);
-		if (m.status != kOk && outcome == "ok") {
+		// A mode that does not apply here (lib-shm across hosts) is a skipped row with its reason, not a failure.
+		const bool notApplicable = m.status == kSkipped && !m.skipReason.empty();
+		if (m.status != kOk && !notApplicable && outcome == "ok") {
 			outcome = "partial";
 			detail = m.mode + " at " + formatSize(m.size) + ": " + (m.status == kWrongData ? "wrong data" : m.err);
 		}
