@@ -322,6 +322,7 @@ void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* ra,
 		if (!seen) say(std::string(kCallNames[call]) + ": " + kDangerNames[int(kind)] + " at " + siteText(d.site) + " — " + detail + (kind == DangerKind::IpcImportUcx ? "; set GPUMPI_GUARD=fix or see docs/guard.md" : "; see docs/guard.md"));
 	}
 	g.dangers.push_back(std::move(d));
+	writeInterimReport();
 }
 
 const char* dangerName(DangerKind k) { return kDangerNames[int(k)]; }

@@ -139,6 +139,8 @@ DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const voi
 
 // guardReport.cc
 void writeReport(bool finalized);
+/** The report so far, marked "interim" (caller holds Lock): at each new danger, so a crash after it loses nothing. */
+void writeInterimReport();
 const char* dangerName(DangerKind k);
 
 // guardClassify.cc

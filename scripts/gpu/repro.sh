@@ -98,7 +98,7 @@ run() {
   output=$( { grep -v -e '^{"schema":"gpumpi' -e '^@@GPUMPI-JSON' "$out" |
               grep -E 'ep_cfg|\||bml: Using|@@GPUMPI-RANK|[Ss]ignal|BAD TERMINATION|PID|EXIT|[Ee]rror|ERROR|WARN|failed|cuIpc|cuda_ipc|cuMem|noticed|abort' | head -n 600
               printf '%s\n' '-- last lines --'
-              grep -v -e '^{"schema":"gpumpi' "$out" | tail -n 40; } | json_str)
+              grep -v -e '^{"schema":"gpumpi' -e '@@GPUMPI-JSON' "$out" | tail -n 40; } | json_str)
   entries+=("{\"kind\":\"$kind\",\"config\":\"$config\",\"$key\":\"$what\",\"command\":$(printf '%s ' "$@" | json_str),\"exit_code\":$rc,\"timed_out\":$timed,\"duration_s\":$secs,\"output\":$output,\"document\":$doc}")
   rm -f "$out"
   $timed && reap

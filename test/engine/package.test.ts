@@ -63,6 +63,9 @@ describe('npm run package: the .vsix and the CLI tarball', function () {
 		}
 		assert.ok(want.has('native/build/engine/libgpumpi.so'), 'the default engine no longer NEEDs libgpumpi.so: update this test');
 		for (const f of nativeSourceFiles(path.join(repo, 'native'))) { want.add(`native/${f}`); }
+		// the walkthrough's images (package.json contributes.walkthroughs[].steps[].media.image) ship with it
+		const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { contributes?: { walkthroughs?: { steps?: { media?: { image?: string } }[] }[] } };
+		for (const w of manifest.contributes?.walkthroughs ?? []) { for (const st of w.steps ?? []) { if (st.media?.image) { want.add(st.media.image); } } }
 		for (const page of ['panel', 'map', 'repro']) { assert.ok(want.has(`dist/${page}.js`) && want.has(`dist/${page}.css`), `dist/${page}.* not built`); }
 		const missing = [...want].filter(f => !files.has(f)).sort();
 		const extra = [...files].filter(f => !want.has(f)).sort();

@@ -39,6 +39,8 @@ export interface GuardRankReport {
 	schema: typeof GUARD_RANK_SCHEMA;
 	rank: number; size: number; host: string; pid: number;
 	mode: string; stage: boolean; finalized: boolean;
+	/** Written at a danger, before the program ended (absent in reports of builds before 2026-12-03: false). */
+	interim: boolean;
 	mpi: { library: string | null; cudaAware: 'yes' | 'no' | 'unknown'; pml: string | null; ucxCudaIpc: boolean | null };
 	cuda: { available: boolean; detail: string };
 	wallS: number | null;
@@ -119,6 +121,7 @@ function validate(raw: unknown): GuardRankReport {
 		mode: str(r.mode, 'mode', 32),
 		stage: bool(r.stage, 'stage'),
 		finalized: bool(r.finalized, 'finalized'),
+		interim: r.interim === true,
 		mpi: { library: strOrNull(mpi.library, 'mpi.library'), cudaAware, pml: strOrNull(mpi.pml, 'mpi.pml'), ucxCudaIpc: typeof mpi.ucxCudaIpc === 'boolean' ? mpi.ucxCudaIpc : null },
 		cuda: { available: bool(cuda.available, 'cuda.available'), detail: typeof cuda.detail === 'string' ? str(cuda.detail, 'cuda.detail') : '' },
 		wallS: typeof r.wallS === 'number' && Number.isFinite(r.wallS) && r.wallS >= 0 ? r.wallS : null,

@@ -90,8 +90,8 @@ describe('reproducer commands', function () {
 		assert.ok(data, 'the command returned results');
 		assert.deepEqual(data.fallback.map(f => f.config), ['default', '--mca pml ob1']);
 		for (const f of data.fallback) {
-			assert.deepEqual(f.runs.map(r => `${r.modes.join(',')}:${r.outcome}`), ['mpi:ok', 'staged:ok', 'host:ok'], f.runs.map(r => r.detail).join(' | '));
-			assert.equal(f.results.length, 6);
+			assert.deepEqual(f.runs.map(r => `${r.modes.join(',')}:${r.outcome}`), ['mpi', 'staged', 'host', 'lib-auto', 'lib-staged', 'lib-shm'].map(m => `${m}:ok`), f.runs.map(r => r.detail).join(' | '));
+			assert.equal(f.results.length, 12, 'six modes (MPI, manual staging, host, libgpumpi auto/staged/shm) at two sizes');
 			assert.ok(f.results.every(r => r.status === 'ok' && r.verified.wrong === 0 && (r.best_gbps ?? 0) > 0));
 		}
 		assert.ok(data.fallback[1].runs[0].command.includes('ob1'));
