@@ -98,6 +98,26 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		await page.locator('.explorer-folders-view, .monaco-workbench .part.sidebar').first().waitFor({ state: 'visible', timeout: 30_000 });
 	});
 
+	await check('the empty Hosts view offers "Inspect this machine" and "Add SSH host" (viewsWelcome)', async () => {
+		// Nothing is configured or inspected in this fresh window, so the tree has no rows and VS Code shows the
+		// view's welcome content; its command links are buttons.
+		const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'GPU-MPI Hosts' }) });
+		// The view is expanded in the Explorer by default; its content comes once the extension host has started.
+		await waitFor(async () => (await pane.locator('.welcome-view-content').isVisible()) || 'welcome content not visible',
+			{ timeoutMs: 60_000, what: 'the GPU-MPI Hosts view with its welcome content', intervalMs: 500 });
+		const buttons = (await pane.locator('.welcome-view-content .monaco-button').allTextContents()).map((t) => t.trim());
+		for (const want of ['Inspect this machine', 'Add SSH host']) {
+			if (!buttons.includes(want)) { throw new Error(`welcome buttons are ${JSON.stringify(buttons)}, no "${want}"`); }
+		}
+		// The picture: the folder section collapsed so the Hosts view has the height; the folder reopened after.
+		const folders = page.locator('.pane-header', { hasText: 'Workspace' }).first();
+		await folders.click();
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(300);
+		await page.screenshot({ path: path.join(path.dirname(screenshot), 'hosts-welcome.png'), clip: { x: 0, y: 0, width: 720, height: 480 } });
+		await folders.click();
+	});
+
 	await must(`command palette offers "${COMMAND_LABEL}"`, async () => {
 		// The palette lists the commands known when it opens; the extension host may still be starting, so
 		// reopen it until our contribution is there.
@@ -131,6 +151,18 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 			return text.includes(want) ? true : text.replace(/\s+/g, ' ');
 		}, { timeoutMs: 180_000, what: `#summary to contain "${want}"` });
 		metrics.uiCommandToSummaryMs = performance.now() - t0;
+	});
+
+	await check('after the inspection the Hosts view lists "This machine"; clicking the row keeps its report in the panel', async () => {
+		const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'GPU-MPI Hosts' }) });
+		const row = pane.locator('.monaco-list-row', { hasText: 'This machine' }).first();
+		await row.waitFor({ state: 'visible', timeout: 20_000 });
+		if (await pane.locator('.welcome-view-content').isVisible()) { throw new Error('the welcome content is still shown beside the rows'); }
+		const described = ((await row.textContent()) ?? '').replace(/\s+/g, ' ');
+		if (!/inspected .*problem/.test(described)) { throw new Error(`the row says "${described}", not "inspected …, n problem(s)"`); }
+		await row.click();
+		await waitFor(async () => ((await frame().locator('#summary').textContent({ timeout: 1000 })) ?? '').includes('Open MPI') || 'no summary',
+			{ timeoutMs: 20_000, what: 'the panel to show this machine\'s report after the click' });
 	});
 
 	await check('the headline verdict is shown first, above the summary, with the evidence it rests on', async () => {

@@ -75,6 +75,24 @@ describe('extension', () => {
 		assert.equal(`${inspect.category ?? ''}: ${inspect.title}`, 'GPU-MPI: Inspect Host');
 	});
 
+	it('the Hosts view is empty before anything is configured or inspected, so its welcome content shows', async () => {
+		// VS Code shows contributes.viewsWelcome only while the tree has no rows; this runs before any test inspects.
+		const ext = vscode.extensions.getExtension<{ hostsView(): unknown[]; lastReport(): unknown }>(EXTENSION_ID);
+		assert.ok(ext);
+		const api = await ext.activate();
+		assert.deepEqual(vscode.workspace.getConfiguration('gpumpiDoctor').get('hosts'), [], 'no hosts configured in the fixture');
+		assert.equal(api.lastReport(), undefined, 'nothing inspected yet in this window');
+		await vscode.commands.executeCommand('gpumpiDoctor.hostsView.focus');
+		assert.deepEqual(api.hostsView(), []);
+		const welcome = (ext.packageJSON.contributes?.viewsWelcome ?? []) as { view: string; contents: string }[];
+		const contents = welcome.find((w) => w.view === 'gpumpiDoctor.hostsView')?.contents ?? '';
+		const registered = new Set(await vscode.commands.getCommands(true));
+		for (const c of ['gpumpiDoctor.inspectHost', 'gpumpiDoctor.addHost']) {
+			assert.ok(contents.includes(`(command:${c})`), `welcome links ${c}`);
+			assert.ok(registered.has(c), `${c} is registered`);
+		}
+	});
+
 	it('"GPU-MPI: Show Log" runs without error', async () => {
 		await vscode.commands.executeCommand('gpumpiDoctor.showLog');
 	});
