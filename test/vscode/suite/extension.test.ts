@@ -93,6 +93,16 @@ describe('extension', () => {
 		}
 	});
 
+	it('contributes remote.portsAttributes defaults that ignore our MPI processes\' ports, beside VS Code\'s own', () => {
+		// VS Code accepts configurationDefaults for this (window-scoped) setting and merges the object with its default.
+		const inspected = vscode.workspace.getConfiguration('remote').inspect<Record<string, { onAutoForward?: string }>>('portsAttributes');
+		const def = inspected?.defaultValue ?? {};
+		const ours = Object.entries(def).filter(([k]) => /gpumpi|hydra_pmi_proxy/.test(k));
+		assert.equal(ours.length, 2, JSON.stringify(def));
+		for (const [, v] of ours) { assert.equal(v.onAutoForward, 'ignore'); }
+		assert.ok('443' in def, `VS Code's own default (443: https) kept: ${JSON.stringify(def)}`);
+	});
+
 	it('"GPU-MPI: Show Log" runs without error', async () => {
 		await vscode.commands.executeCommand('gpumpiDoctor.showLog');
 	});
