@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { runPanelChecks } from './uiPanels.mjs';
 
 const COMMAND_LABEL = 'GPU-MPI: Inspect Host';
 const MCA_PARAMS = '/etc/openmpi/openmpi-mca-params.conf';
@@ -271,6 +272,8 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		await page.waitForTimeout(300);
 		await page.screenshot({ path: screenshot.replace(/\.png$/, '-pml-ucx.png') });
 	});
+
+	await runPanelChecks(page, { check, shotDir: path.dirname(screenshot), debugDir });
 
 	await check('VS Code offers an ordinary listening port but none of our mpirun\'s (contributed remote.portsAttributes)', async () => {
 		// Control: a plain node server on 127.0.0.1; VS Code's process-based auto forwarding (the default in this
