@@ -116,4 +116,7 @@ export async function runPanelChecks(page, { check, shotDir, debugDir }) {
 			}
 		});
 	}
+	// The diagnostics panel in front again for what runs after (runVsix.mjs reads its raw outputs).
+	await palette(page, 'GPU-MPI: Show Panel').catch(() => {});
+	await page.waitForTimeout(500);
 }
