@@ -84,7 +84,7 @@ describe('remote.portsAttributes: VS Code ignores the ports of our MPI launches'
 			// VS Code 1.100 (remote.portsAttributes reader): a number, "a-b" range or "host:port" is a port key; anything else a RegExp.
 			assert.ok(Number.isNaN(Number(k.source)) && !/^\d+-\d+$/.test(k.source) && !/^[a-z0-9-]+:\d{1,5}$/.test(k.source), `${k.source} is read as a pattern`);
 		}
-		for (const other of ['python3\0-m\0http.server\0', 'node\0server.js\0', '/usr/bin/jupyter-lab\0--port\08888\0', '/home/u/gpumpi-app/bin/serve\0', 'mpirun\0-np\02\0./my_app\0']) {
+		for (const other of ['python3\x00-m\x00http.server\x00', 'node\x00server.js\x00', '/usr/bin/jupyter-lab\x00--port\x008888\x00', '/home/u/gpumpi-app/bin/serve\x00', 'mpirun\x00-np\x002\x00./my_app\x00']) {
 			assert.equal(keys.some(k => k.test(other)), false, `${JSON.stringify(other)} would lose its port notice`);
 		}
 	});
