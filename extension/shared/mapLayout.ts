@@ -87,7 +87,8 @@ export function layoutMap(doc: MapDocument, filter: MapFilter = allFilter()): Ma
 	});
 	const cellW = Math.max(0, ...hostSizes.map(s => s.w)) + 2 * PAD;
 	const cellH = Math.max(0, ...hostSizes.map(s => s.h)) + 2 * PAD;
-	const cols = Math.max(1, Math.ceil(Math.sqrt(hostOrder.length * 1.6 * cellH / Math.max(1, cellW))));
+	// Never more columns than hosts: a tall single host asked for 2 and the map (and its export) was half empty.
+	const cols = Math.max(1, Math.min(hostOrder.length, Math.ceil(Math.sqrt(hostOrder.length * 1.6 * cellH / Math.max(1, cellW)))));
 	const hosts: HostBox[] = [];
 	const ranks = new Map<number, RankNode>();
 	hostSizes.forEach((s, i) => {

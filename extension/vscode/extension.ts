@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { lastCommandError, registerCommand } from './commands';
 import { DiagnosticsPanel } from './diagnosticsPanel';
-import { HOSTS_VIEW_ID, HostsTreeProvider, hostKeyOf, pickHost } from './hostsView';
+import { HOSTS_VIEW_ID, HostsTreeProvider, SHOW_HOST_REPORT_COMMAND, hostKeyOf, pickHost } from './hostsView';
 import { hostCommandsFor, offerUnreachable } from './hostCommands';
 import { UNREACHABLE_ID } from '../core/unreachable';
 import { InspectionService, LOCAL_HOST_KEY } from './inspectionService';
@@ -26,8 +26,8 @@ export interface GpumpiDoctorApi {
 	inspect(host?: string): Promise<Report>;
 	/** The message of the last failed command (shown to the user as an error), for tests. */
 	lastCommandError(): string | undefined;
-	/** The rows of the hosts view (label, status), for tests. */
-	hostsView(): { label: string; description: string; problem: boolean }[];
+	/** The rows of the hosts view (label, status, what a click runs), for tests. */
+	hostsView(): { label: string; description: string; problem: boolean; click?: { command: string; arguments: unknown[] } }[];
 	/** Whether the diagnostics panel is open and its webview has sent `ready`. */
 	panelReady(): boolean;
 	/** The reproducer panel's state (ready, which results reached the webview), or null when it is closed. */
@@ -88,6 +88,15 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		if (at < 0) { at = 0; }
 		showPanel().revealFinding(at);
 	};
+	/** A click on a host row: that host's last report becomes the panel's (and the Problems panel's and status bar's). */
+	const showHostReport = (arg?: unknown): Report | undefined => {
+		const key = hostKeyOf(arg);
+		const report = key === undefined ? undefined : service.reportFor(key);
+		if (!report) { throw new Error(vscode.l10n.t('{0} has not been inspected in this window yet. Run "GPU-MPI: Inspect Host".', key ?? '?')); }
+		showPanel();
+		service.showReport(report);
+		return report;
+	};
 	const hostsTree = new HostsTreeProvider(service);
 	context.subscriptions.push(hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree));
 	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
@@ -113,6 +122,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerCommand('gpumpiDoctor.editHost', hostCommands.edit, log, showLog),
 		registerCommand('gpumpiDoctor.removeHost', hostCommands.remove, log, showLog),
 		registerCommand('gpumpiDoctor.testConnection', hostCommands.testConnection, log, showLog),
+		registerCommand(SHOW_HOST_REPORT_COMMAND, showHostReport, log, showLog),
 		registerCommand('gpumpiDoctor.refreshHosts', () => hostsTree.refresh(), log, showLog),
 		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
 		registerCommand(SHOW_PANEL_COMMAND, () => { showPanel(); }, log, showLog),
@@ -141,7 +151,8 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		hostsView: () => hostsTree.getChildren().map(n => {
 			const item = hostsTree.getTreeItem(n);
 			const label = typeof item.label === 'string' ? item.label : item.label?.label ?? '';
-			return { label, description: typeof item.description === 'string' ? item.description : '', problem: n.kind === 'problem' };
+			const click = item.command ? { command: item.command.command, arguments: item.command.arguments ?? [] } : undefined;
+			return { label, description: typeof item.description === 'string' ? item.description : '', problem: n.kind === 'problem', ...(click ? { click } : {}) };
 		}),
 		reproPanelState: () => ReproPanel.current?.state ?? null,
 		transportMapState: () => TransportMapPanel.current?.state ?? null,

@@ -18,6 +18,8 @@ export type HostTreeNode =
 
 /** The view id in package.json `contributes.views`. */
 export const HOSTS_VIEW_ID = 'gpumpiDoctor.hostsView';
+/** What a click on a host row runs: its last report in the panel (extension.ts registers it). */
+export const SHOW_HOST_REPORT_COMMAND = 'gpumpiDoctor.showHostReport';
 
 /** TreeDataProvider of the hosts view; refreshes on setting changes and inspection events. */
 export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>, vscode.Disposable {
@@ -43,6 +45,13 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 	getChildren(node?: HostTreeNode): HostTreeNode[] {
 		if (!node) {
 			const { hosts, problems } = readHosts();
+			// Nothing configured and this machine never inspected: no rows, so VS Code shows the view's welcome
+			// content (package.json `contributes.viewsWelcome`: "Inspect this machine" / "Add SSH host"). A view
+			// with a row is never "empty", and the welcome content never showed while "This machine" was always listed.
+			if (hosts.length === 0 && problems.length === 0 && !this._service.reportFor(LOCAL_HOST_KEY)
+				&& !this._service.reachFor(LOCAL_HOST_KEY) && this._service.runningHost !== LOCAL_HOST_KEY) {
+				return [];
+			}
 			return [
 				{ kind: 'host', key: LOCAL_HOST_KEY, label: vscode.l10n.t('This machine') },
 				...hosts.map((h): HostTreeNode => ({ kind: 'host', key: h.name, label: h.name, setting: h })),
@@ -86,6 +95,10 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 			: about;
 		item.iconPath = unreachable ? new vscode.ThemeIcon('debug-disconnect', new vscode.ThemeColor('errorForeground')) : new vscode.ThemeIcon(node.setting ? 'remote' : 'vm');
 		item.contextValue = node.setting ? 'gpumpiHost.ssh' : 'gpumpiHost.local';
+		// A click shows the host's last report; a host not inspected yet has none, and a click does nothing.
+		if (report) {
+			item.command = { command: SHOW_HOST_REPORT_COMMAND, title: vscode.l10n.t('Show Last Report'), arguments: [node.key] };
+		}
 		return item;
 	}
 

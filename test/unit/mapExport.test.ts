@@ -32,6 +32,15 @@ describe('map export', () => {
 		assert.equal(heatScale(0, 5), 'linear');
 	});
 
+	it('the layout is as wide as its hosts: one tall host gets one column, not a half-empty picture', () => {
+		for (const doc of [vader, slurm, load('map-1024.json')]) {
+			const v = layoutMap(doc);
+			const right = Math.max(...v.hosts.map(h => h.x + h.w));
+			// Only the padding right of the last column is left (PAD on each side of a cell, one more at the end).
+			assert.ok(v.width - right <= 3 * v.hosts[0].x, `${v.hosts.length} host(s): width ${v.width}, content ends at ${right}`);
+		}
+	});
+
 	it('legend ticks: distinct labels at increasing places, from min to max', () => {
 		for (const [lo, hi] of [[0.5558, 4.5407], [0.65, 12.98], [10.0, 10.04], [1, 1000], [3.2, 3.2001]]) {
 			const ticks = heatTicks(lo, hi);

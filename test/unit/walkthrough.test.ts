@@ -27,6 +27,15 @@ describe('walkthrough', () => {
 		}
 	});
 
+	it('the empty Hosts view offers "Inspect this machine" and "Add SSH host" (viewsWelcome), both contributed commands', () => {
+		const welcome = (pkg.contributes as { viewsWelcome?: { view: string; contents: string }[] }).viewsWelcome ?? [];
+		const hosts = welcome.find(w => w.view === 'gpumpiDoctor.hostsView');
+		assert.ok(hosts, 'viewsWelcome for gpumpiDoctor.hostsView');
+		const links = [...hosts.contents.matchAll(/\[([^\]]+)\]\(command:([A-Za-z.]+)\)/g)].map(m => [m[1], m[2]]);
+		assert.deepEqual(links, [['Inspect this machine', 'gpumpiDoctor.inspectHost'], ['Add SSH host', 'gpumpiDoctor.addHost']]);
+		for (const [, c] of links) { assert.ok(commands.has(c), `${c} is contributed`); }
+	});
+
 	it('shows images that exist and ship in the .vsix, each with alt text', () => {
 		for (const s of walk.steps) {
 			const img = s.media.image;

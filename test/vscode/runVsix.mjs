@@ -52,7 +52,14 @@ export async function runVsixSuite({ vsix = null } = {}) {
 		for (const t of ui.tests) { tests.push({ ...t, suite: 'vsix', title: `installed .vsix: ${t.title}` }); }
 		const title = 'the report\'s engine run is the installed copy\'s (not the repository\'s)';
 		try {
-			const raw = await page.locator('iframe.webview.ready').last().contentFrame().locator('#active-frame').contentFrame().locator('#raw').textContent({ timeout: 10_000 }) ?? '';
+			// The diagnostics panel's webview among the open ones (the UI checks also open the reproducer and map panels).
+			const frames = page.locator('iframe.webview.ready');
+			let raw = '';
+			for (let i = 0; i < await frames.count() && !raw; i++) {
+				const inner = frames.nth(i).contentFrame().locator('#active-frame').contentFrame().locator('#raw');
+				if (await inner.count() > 0) { raw = await inner.textContent({ timeout: 10_000 }) ?? ''; }
+			}
+			if (!raw) { throw new Error('no open webview has the report\'s raw outputs (#raw)'); }
 			const engineDir = fs.realpathSync(path.join(dir, 'native', 'build'));
 			if (!raw.includes(engineDir) && !raw.includes(path.join(dir, 'native', 'build'))) { throw new Error(`#raw does not name ${engineDir}: ${raw.replace(/\s+/g, ' ').slice(0, 300)}`); }
 			if (raw.includes(path.join(ROOT, 'native', 'build'))) { throw new Error(`#raw names the repository's engine ${path.join(ROOT, 'native', 'build')}`); }

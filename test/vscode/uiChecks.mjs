@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { runPanelChecks } from './uiPanels.mjs';
 
 const COMMAND_LABEL = 'GPU-MPI: Inspect Host';
 const MCA_PARAMS = '/etc/openmpi/openmpi-mca-params.conf';
@@ -96,6 +97,31 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 	await must('workbench opens the fixture folder', async () => {
 		await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 90_000 });
 		await page.locator('.explorer-folders-view, .monaco-workbench .part.sidebar').first().waitFor({ state: 'visible', timeout: 30_000 });
+	});
+
+	await check('the empty Hosts view offers "Inspect this machine" and "Add SSH host" (viewsWelcome)', async () => {
+		// Nothing is configured or inspected in this fresh window, so the tree has no rows and VS Code shows the
+		// view's welcome content; its command links are buttons.
+		const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'GPU-MPI Hosts' }) });
+		// In a fresh profile the view may start collapsed in the Explorer: a user clicks its header, so does this.
+		// Its content comes once the extension host has started.
+		await waitFor(async () => {
+			if (await pane.locator('.welcome-view-content').isVisible()) { return true; }
+			const header = page.locator('.pane-header', { hasText: 'GPU-MPI Hosts' }).first();
+			if ((await header.getAttribute('aria-expanded', { timeout: 1000 })) === 'false') { await header.click(); }
+			return 'welcome content not visible';
+		}, { timeoutMs: 60_000, what: 'the GPU-MPI Hosts view with its welcome content', intervalMs: 500 });
+		const buttons = (await pane.locator('.welcome-view-content .monaco-button').allTextContents()).map((t) => t.trim());
+		for (const want of ['Inspect this machine', 'Add SSH host']) {
+			if (!buttons.includes(want)) { throw new Error(`welcome buttons are ${JSON.stringify(buttons)}, no "${want}"`); }
+		}
+		// The picture: the folder section collapsed so the Hosts view has the height; the folder reopened after.
+		const folders = page.locator('.pane-header', { hasText: 'Workspace' }).first();
+		await folders.click();
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(300);
+		await page.screenshot({ path: path.join(path.dirname(screenshot), 'hosts-welcome.png'), clip: { x: 0, y: 0, width: 360, height: 420 } });
+		await folders.click();
 	});
 
 	await must(`command palette offers "${COMMAND_LABEL}"`, async () => {
@@ -214,6 +240,19 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		if (!summary.includes('Open MPI')) { throw new Error('the panel lost its report after the garbage'); }
 	});
 
+	await check('after the inspection the Hosts view lists "This machine"; clicking the row keeps its report in the panel', async () => {
+		const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'GPU-MPI Hosts' }) });
+		const row = pane.locator('.monaco-list-row', { hasText: 'This machine' }).first();
+		await row.waitFor({ state: 'visible', timeout: 20_000 });
+		if (await pane.locator('.welcome-view-content').isVisible()) { throw new Error('the welcome content is still shown beside the rows'); }
+		const described = ((await row.textContent()) ?? '').replace(/\s+/g, ' ');
+		if (!/inspected .*problem/.test(described)) { throw new Error(`the row says "${described}", not "inspected …, n problem(s)"`); }
+		await row.click();
+		await waitFor(async () => ((await frame().locator('#summary').textContent({ timeout: 1000 })) ?? '').includes('Open MPI') || 'no summary',
+			{ timeoutMs: 20_000, what: 'the panel to show this machine\'s report after the click' });
+		await frame().locator('#headline').waitFor({ state: 'visible', timeout: 10_000 });
+	});
+
 	await check(`screenshot of the window saved to ${path.relative(process.cwd(), screenshot)}`, async () => {
 		// Give the panel the whole width and drop notification toasts, so the picture shows the report.
 		await runPaletteCommand(page, 'View: Close Primary Side Bar').catch(() => {});
@@ -232,6 +271,53 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		await pml.scrollIntoViewIfNeeded({ timeout: 5000 });
 		await page.waitForTimeout(300);
 		await page.screenshot({ path: screenshot.replace(/\.png$/, '-pml-ucx.png') });
+	});
+
+	await runPanelChecks(page, { check, shotDir: path.dirname(screenshot), debugDir });
+
+	await check('VS Code offers an ordinary listening port but none of our mpirun\'s (contributed remote.portsAttributes)', async () => {
+		// Control: a plain node server on 127.0.0.1; VS Code's process-based auto forwarding (the default in this
+		// remote window) must offer it, otherwise this check proves nothing. Then a real mpirun of the engine, whose
+		// launcher and ranks listen (Open MPI's btl tcp from port 1024): none of their ports may be offered.
+		const { spawn } = await import('node:child_process');
+		await runPaletteCommand(page, 'Focus on Ports View').catch(() => {});
+		const notices = async () => {
+			await runPaletteCommand(page, 'Notifications: Show Notifications').catch(() => {});
+			const texts = await page.locator('.notification-list-item-message').allTextContents();
+			await page.keyboard.press('Escape');
+			return texts.join('\n');
+		};
+		// The Ports view lists every port VS Code detected and forwarded (notified or not): its cells, as words.
+		const portsView = async () => (await page.locator('.ports-view, [id="~remote.forwardedPortsContainer"]').allInnerTexts().catch(() => [])).join('\n').split(/\s+/);
+		const control = spawn(process.execPath, ['-e', "const s=require('net').createServer().listen(0,'127.0.0.1',()=>console.log(s.address().port))"], { stdio: ['ignore', 'pipe', 'ignore'] });
+		const engine = path.join(process.cwd(), 'native', 'build', 'engine-openmpi', 'gpumpi');
+		let mpirun;
+		try {
+			const controlPort = await new Promise((resolve, reject) => {
+				control.stdout.once('data', (b) => resolve(String(b).trim()));
+				setTimeout(() => reject(new Error('the control server did not start')), 10_000);
+			});
+			mpirun = spawn('mpirun.openmpi', ['--allow-run-as-root', '--oversubscribe', '-np', '2', engine, 'bench', '--memory', 'host', '--sizes', '256M', '--iters', '60', '--modes', 'mpi'], { stdio: 'ignore' });
+			const ours = new Set();
+			await waitFor(async () => {
+				for (const line of execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' }).split('\n')) {
+					if (/"(gpumpi|mpirun)",pid=/.test(line)) { ours.add(/:(\d+)\s/.exec(line)?.[1]); }
+				}
+				const listed = await portsView();
+				return listed.includes(String(controlPort)) && ours.size >= 2 ? true : `Ports view: ${listed.join(' ').slice(0, 200)}; our ports: ${[...ours].join(',')}`;
+			}, { timeoutMs: 45_000, what: `VS Code to detect the control port ${controlPort} while mpirun runs`, intervalMs: 2000 });
+			await page.waitForTimeout(4000); // more scans (every 2 s or more) while mpirun still runs
+			if (mpirun.exitCode !== null) { throw new Error(`mpirun ended (${mpirun.exitCode}) before the check`); }
+			const listed = await portsView();
+			const text = await notices();
+			const offered = [...ours].filter((p) => listed.includes(p) || new RegExp(`port ${p}\\b`).test(text));
+			if (offered.length > 0) { throw new Error(`VS Code offered our ports ${offered.join(', ')}: Ports view ${listed.join(' ').slice(0, 300)}; notices ${text.replace(/\s+/g, ' ').slice(0, 300)}`); }
+			await page.screenshot({ path: path.join(debugDir, 'ports-view.png') }).catch(() => {});
+			metrics.portsOursSeen = ours.size;
+		} finally {
+			control.kill();
+			mpirun?.kill();
+		}
 	});
 
 	const failures = tests.filter((t) => !t.ok).length;

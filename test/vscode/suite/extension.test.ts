@@ -75,6 +75,34 @@ describe('extension', () => {
 		assert.equal(`${inspect.category ?? ''}: ${inspect.title}`, 'GPU-MPI: Inspect Host');
 	});
 
+	it('the Hosts view is empty before anything is configured or inspected, so its welcome content shows', async () => {
+		// VS Code shows contributes.viewsWelcome only while the tree has no rows; this runs before any test inspects.
+		const ext = vscode.extensions.getExtension<{ hostsView(): unknown[]; lastReport(): unknown }>(EXTENSION_ID);
+		assert.ok(ext);
+		const api = await ext.activate();
+		assert.deepEqual(vscode.workspace.getConfiguration('gpumpiDoctor').get('hosts'), [], 'no hosts configured in the fixture');
+		assert.equal(api.lastReport(), undefined, 'nothing inspected yet in this window');
+		await vscode.commands.executeCommand('gpumpiDoctor.hostsView.focus');
+		assert.deepEqual(api.hostsView(), []);
+		const welcome = (ext.packageJSON.contributes?.viewsWelcome ?? []) as { view: string; contents: string }[];
+		const contents = welcome.find((w) => w.view === 'gpumpiDoctor.hostsView')?.contents ?? '';
+		const registered = new Set(await vscode.commands.getCommands(true));
+		for (const c of ['gpumpiDoctor.inspectHost', 'gpumpiDoctor.addHost']) {
+			assert.ok(contents.includes(`(command:${c})`), `welcome links ${c}`);
+			assert.ok(registered.has(c), `${c} is registered`);
+		}
+	});
+
+	it('contributes remote.portsAttributes defaults that ignore our MPI processes\' ports, beside VS Code\'s own', () => {
+		// VS Code accepts configurationDefaults for this (window-scoped) setting and merges the object with its default.
+		const inspected = vscode.workspace.getConfiguration('remote').inspect<Record<string, { onAutoForward?: string }>>('portsAttributes');
+		const def = inspected?.defaultValue ?? {};
+		const ours = Object.entries(def).filter(([k]) => /gpumpi|hydra_pmi_proxy/.test(k));
+		assert.equal(ours.length, 2, JSON.stringify(def));
+		for (const [, v] of ours) { assert.equal(v.onAutoForward, 'ignore'); }
+		assert.ok('443' in def, `VS Code's own default (443: https) kept: ${JSON.stringify(def)}`);
+	});
+
 	it('"GPU-MPI: Show Log" runs without error', async () => {
 		await vscode.commands.executeCommand('gpumpiDoctor.showLog');
 	});

@@ -16,7 +16,9 @@ const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
 interface HostsApi {
 	inspect(host?: string): Promise<Report>;
 	lastCommandError(): string | undefined;
-	hostsView(): { label: string; description: string; problem: boolean }[];
+	hostsView(): { label: string; description: string; problem: boolean; click?: { command: string; arguments: unknown[] } }[];
+	lastReport(): Report | undefined;
+	panelReady(): boolean;
 }
 
 async function api(): Promise<HostsApi> {
@@ -99,6 +101,32 @@ describe('hosts view and host commands', function () {
 		const row = doctor.hostsView().find(r => r.label === 'cluster-a');
 		assert.match(row?.description ?? '', /^unreachable: connection refused/);
 		assert.equal(fs.existsSync(PWNED), false, 'the invalid entry was never run');
+	});
+
+	it('clicking a host row shows that host\'s last report; a row never inspected has no click', async () => {
+		const doctor = await api();
+		const local = doctor.lastReport()?.host.kind === 'local' ? doctor.lastReport() : await doctor.inspect();
+		assert.equal(local?.host.kind, 'local');
+		const remote = await vscode.commands.executeCommand<Report | undefined>('gpumpiDoctor.inspectHost', 'cluster-a');
+		assert.equal(doctor.lastReport(), remote, 'cluster-a is the current report');
+		const click = (label: string): Thenable<Report | undefined> => {
+			const c = doctor.hostsView().find(r => r.label === label)?.click;
+			assert.ok(c, `the ${label} row has no click command: ${JSON.stringify(doctor.hostsView())}`);
+			// What VS Code runs when the row is clicked: TreeItem.command with its arguments.
+			return vscode.commands.executeCommand<Report | undefined>(c.command, ...c.arguments);
+		};
+		assert.equal(await click('This machine'), local);
+		assert.equal(doctor.lastReport(), local, 'the panel now shows this machine\'s report');
+		const t0 = Date.now();
+		while (!doctor.panelReady() && Date.now() - t0 < 30_000) { await new Promise(r => setTimeout(r, 100)); }
+		assert.ok(doctor.panelReady(), 'the panel is open and ready');
+		assert.equal(await click('cluster-a'), remote);
+		assert.equal(doctor.lastReport(), remote);
+		await vscode.commands.executeCommand('gpumpiDoctor.addHost', { name: 'node-3', sshHost: 'node-3.invalid' });
+		assert.equal(doctor.hostsView().find(r => r.label === 'node-3')?.click, undefined, 'not inspected: nothing to show');
+		assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.showHostReport', 'node-3'), undefined);
+		assert.match(doctor.lastCommandError() ?? '', /node-3 has not been inspected in this window yet/);
+		await vscode.commands.executeCommand('gpumpiDoctor.removeHost', 'node-3');
 	});
 
 	it('Test Connection names the reason ssh gives (refused, name not resolved) and marks the row', async () => {

@@ -1,0 +1,122 @@
+// UI checks of the reproducer and transport-map panels, driven like a user in the real workbench (after uiChecks.mjs's
+// inspect checks, same window): the palette opens a SAVED device result through VS Code's own file dialog (the
+// simple dialog code-server uses: a path typed into the quick input), the reproducer panel shows the IPC and fallback
+// results of one host side by side and the fallback's ranked options with "Copy code" / "Open example"; the map
+// panel's "Export SVG" / "Export PNG" buttons go through the save dialog and write files that show the whole map.
+// Screenshots (looked at, see the report): repro-side-by-side.png, repro-fallback-ranking.png, transport-map-export.png
+// (the exported SVG rendered by Chromium) next to the inspect screenshot.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPRO_RESULT = path.join(ROOT, 'test-fixtures', 'repro', 'h200-testbed', 'repro-2026-12-02.json');
+/** A real fallback run of this CPU machine (host memory, btl tcp,self) where libgpumpi's shm mode wins: its ranking carries the fix. */
+const FALLBACK_WITH_FIX = path.join(ROOT, 'test-fixtures', 'repro', 'this-host', 'fallback-tcp-host-memory-2026-12-03.json');
+const MAP_DOC = path.join(ROOT, 'test-fixtures', 'map', 'map-4-openmpi-vader.json');
+
+const webview = (page) => page.locator('iframe.webview.ready').last().contentFrame().locator('#active-frame').contentFrame();
+
+async function palette(page, label) {
+	const input = page.locator('.quick-input-widget input.input');
+	if (await input.isVisible()) { await page.keyboard.press('Escape'); }
+	await page.keyboard.press('F1');
+	await input.waitFor({ state: 'visible', timeout: 5000 });
+	await input.fill(`>${label}`);
+	await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor({ state: 'visible', timeout: 10_000 });
+	await page.keyboard.press('Enter');
+}
+
+/** VS Code's simple file dialog (open or save): type the absolute path, accept. */
+async function fileDialog(page, file) {
+	const input = page.locator('.quick-input-widget input.input');
+	await input.waitFor({ state: 'visible', timeout: 15_000 });
+	await page.waitForTimeout(500); // the dialog fills in its start folder first
+	await input.fill(file);
+	await page.waitForTimeout(300);
+	await page.keyboard.press('Enter');
+	await page.waitForTimeout(700);
+	if (await input.isVisible() && (await input.inputValue()) === file) { await page.keyboard.press('Enter'); }
+}
+
+async function until(fn, timeoutMs, what) {
+	const t0 = Date.now();
+	let last = '';
+	for (;;) {
+		try { const r = await fn(); if (r === true) { return; } last = String(r); } catch (e) { last = e instanceof Error ? e.message.split('\n')[0] : String(e); }
+		if (Date.now() - t0 > timeoutMs) { throw new Error(`timed out waiting for ${what} (last: ${last.slice(0, 300)})`); }
+		await new Promise((r) => setTimeout(r, 300));
+	}
+}
+
+/** Runs the panel checks through `check(title, fn)` of uiChecks.mjs; pictures go to `shotDir`, scratch files to `debugDir`. */
+export async function runPanelChecks(page, { check, shotDir, debugDir }) {
+	await check('Open Reproducer Result… (palette, file dialog): one host\'s IPC and fallback results side by side', async () => {
+		await palette(page, 'GPU-MPI: Open Reproducer Result');
+		await fileDialog(page, REPRO_RESULT);
+		const f = () => webview(page);
+		await until(async () => (await f().locator('.side-by-side .column-ipc').count()) > 0 && (await f().locator('.side-by-side .column-fallback').count()) > 0 || 'no side-by-side columns', 30_000, 'the reproducer panel with both columns');
+		const [ipc, fb] = [await f().locator('.column-ipc').boundingBox(), await f().locator('.column-fallback').boundingBox()];
+		if (!ipc || !fb || !(fb.x > ipc.x + ipc.width / 2)) { throw new Error(`the columns are not side by side: ipc ${JSON.stringify(ipc)}, fallback ${JSON.stringify(fb)}`); }
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(500);
+		await page.screenshot({ path: path.join(shotDir, 'repro-side-by-side.png') });
+	});
+
+	await check('the fallback result ranks the options and offers "Copy code" and "Open example"', async () => {
+		// The H200 result above predates libgpumpi's modes (MPI and manual staging only, no fix); this machine's run has one.
+		await palette(page, 'GPU-MPI: Open Reproducer Result');
+		await fileDialog(page, FALLBACK_WITH_FIX);
+		const f = webview(page);
+		await until(async () => (await f.locator('button.open-example').count()) > 0 || 'no Open example button', 30_000, 'the ranking with its fix');
+		const rows = await f.locator('table.ranking tbody tr').count();
+		if (rows < 2) { throw new Error(`the ranking table has ${rows} rows`); }
+		const buttons = (await f.locator('button.copy-code, button.open-example').allTextContents()).map((t) => t.trim());
+		if (!buttons.includes('Copy code') || !buttons.some((b) => b.startsWith('Open example'))) { throw new Error(`buttons: ${JSON.stringify(buttons)}`); }
+		// The picture: the "Options ranked" heading at the top, the table and the fix's code under it.
+		await f.locator('table.ranking').first().evaluate((t) => (t.previousElementSibling ?? t).scrollIntoView({ block: 'start' }));
+		await page.waitForTimeout(400);
+		await page.screenshot({ path: path.join(shotDir, 'repro-fallback-ranking.png') });
+	});
+
+	for (const format of ['svg', 'png']) {
+		await check(`the transport map's "Export ${format.toUpperCase()}" writes the whole map through the save dialog`, async () => {
+			const out = path.join(debugDir, `map-export.${format}`);
+			fs.rmSync(out, { force: true });
+			if (format === 'svg') {
+				await palette(page, 'GPU-MPI: Show Transport Map');
+				const open = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open a saved map JSON' }).first();
+				await open.waitFor({ state: 'visible', timeout: 10_000 });
+				await open.click();
+				await fileDialog(page, MAP_DOC);
+				// The map is drawn on canvases; the rank buttons over them (one per rank) say it is there.
+				await until(async () => (await webview(page).locator('button.rank').count()) >= 4 || 'no rank buttons yet', 30_000, 'the map webview to draw the map');
+			}
+			await webview(page).locator('button', { hasText: `Export ${format.toUpperCase()}` }).first().click();
+			await fileDialog(page, out);
+			await until(() => fs.existsSync(out) && fs.statSync(out).size > 1000 || `${out} not written`, 20_000, `the ${format} export`);
+			if (format === 'svg') {
+				const svg = fs.readFileSync(out, 'utf8');
+				const w = Number(/<svg[^>]*\swidth="([\d.]+)/.exec(svg)?.[1] ?? 0);
+				const h = Number(/<svg[^>]*\sheight="([\d.]+)/.exec(svg)?.[1] ?? 0);
+				if (w < 400 || h < 300) { throw new Error(`the SVG is ${w}×${h}, too small for the whole map`); }
+				for (const label of ['<title>rank 0</title>', '<title>rank 3</title>', 'GB/s']) { if (!svg.includes(label)) { throw new Error(`the SVG has no ${label}`); } }
+				// The picture of the exported file itself, as any viewer shows it.
+				const view = await page.context().newPage();
+				try {
+					await view.setViewportSize({ width: Math.ceil(w), height: Math.ceil(h) });
+					await view.goto(`file://${out}`);
+					await view.screenshot({ path: path.join(shotDir, 'transport-map-export.png') });
+				} finally { await view.close(); }
+			} else {
+				const b = fs.readFileSync(out);
+				if (b.subarray(1, 4).toString() !== 'PNG') { throw new Error('the PNG export is not a PNG'); }
+				const w = b.readUInt32BE(16); const h = b.readUInt32BE(20);
+				if (w < 800 || h < 600) { throw new Error(`the PNG is ${w}×${h}`); }
+			}
+		});
+	}
+	// The diagnostics panel in front again for what runs after (runVsix.mjs reads its raw outputs).
+	await palette(page, 'GPU-MPI: Show Panel').catch(() => {});
+	await page.waitForTimeout(500);
+}
