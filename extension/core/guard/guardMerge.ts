@@ -26,6 +26,8 @@ export interface GuardMergeInput {
 	where: string;
 	/** The mode asked for. */
 	mode: string;
+	/** The `gpumpi-doctor guard` options before `--` (kept in the fix-mode command; --mode, --json and --out are not). */
+	guardOptions?: string[];
 }
 
 /** Totals over every rank. */
@@ -84,7 +86,7 @@ const DANGERS: Record<string, DangerSpec> = {
 	'ipc-import-ucx-cuda-ipc': {
 		severity: 'error',
 		title: 'MPI call on a CUDA-IPC-imported buffer under UCX',
-		fix: cmd => ({ text: 'Run with the guard in fix mode: it bounces these calls through a device buffer the rank owns (no code change). Or send from / receive into a buffer the rank allocated itself and copy to the import (libgpumpi does it: docs/library.md).', command: `gpumpi-doctor guard --mode fix -- ${cmd}` }),
+		fix: cmd => ({ text: 'Run with the guard in fix mode: it bounces these calls through a device buffer the rank owns (no code change). Or send from / receive into a buffer the rank allocated itself and copy to the import (libgpumpi does it: docs/library.md).', command: `gpumpi-doctor guard --mode fix ${cmd}` }),
 		sources: [src(`${GUARD_DOC}#dangers`, 'which calls the guard flags and why'), src(`${GUARD_DOC}#fix-mode`, 'what fix mode does with them'), src(URLS.devIpc, 'the crash and corruption measured on the H200 testbed')],
 	},
 	'device-buffer-mpi-not-cuda-aware': {
@@ -124,7 +126,15 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 	}
 	const reports = [...byRank.values()].sort((a, b) => a.rank - b.rank);
 	const worldSize = sizes.size > 0 ? Math.max(...sizes) : input.expectedRanks;
-	const cmd = input.userCommand.map(a => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+	const quote = (args: readonly string[]): string => args.map(a => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+	const cmd = quote(input.userCommand);
+	const opts = input.guardOptions ?? [];
+	const kept: string[] = [];
+	for (let i = 0; i < opts.length; i++) {
+		if (opts[i] === '--mode' || opts[i] === '--out') { i++; continue; }
+		if (opts[i] !== '--json') { kept.push(opts[i]); }
+	}
+	const fixCmd = `${kept.length > 0 ? `${quote(kept)} ` : ''}-- ${cmd}`;
 	const exitText = input.exitCode !== null ? `exit code ${input.exitCode}` : input.signal ? `ended by ${input.signal}` : 'no exit code';
 
 	if (input.exitCode !== 0) {
@@ -223,7 +233,7 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 				source: printable(files.get(r.rank) ?? `rank ${r.rank}`),
 				line: `rank ${r.rank} (${printable(r.host)}): ${printable(d.call)} ${d.peer === null ? '' : `${/recv/i.test(d.call) ? 'from' : 'with'} rank ${d.peer} `}×${d.count}, ${d.bytes} bytes, first at ${printable(siteText(d.firstSite))}, action ${printable(d.action)}`,
 			})),
-			fix: fixed ? undefined : spec?.fix(cmd) ?? { text: 'See docs/guard.md for this kind.' },
+			fix: fixed ? undefined : spec?.fix(fixCmd) ?? { text: 'See docs/guard.md for this kind.' },
 			sources: spec?.sources ?? [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
 			source: (spec?.sources ?? []).map(s => s.url).join(' ') || `${GUARD_DOC}#dangers`,
 		});
