@@ -151,6 +151,8 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 		} finally {
 			await target.close();
 		}
+		// Interrupted: the ranks were killed before they could report; nothing half is printed or written.
+		if (io.signal.aborted) { progress('interrupted; the program was stopped'); return EXIT.interrupted; }
 		const doc = JSON.stringify(result, null, 1) + '\n';
 		if (o.out) {
 			try { writeFileWhole(path.resolve(io.cwd, o.out), doc); } catch (e) {
@@ -160,7 +162,6 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 		}
 		if (!o.json) { io.stdout('\n'); }
 		io.stdout(o.json ? doc : renderGuardText(result));
-		if (io.signal.aborted) { progress('interrupted; the program was stopped'); return EXIT.interrupted; }
 		return guardExitCode(result);
 	});
 }
