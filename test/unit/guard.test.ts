@@ -12,7 +12,7 @@ import { guardMain, parseGuardArgs, renderGuardText } from '../../extension/cli/
 import { mergeGuardReports, printable, type GuardMergeInput, type GuardReportFile } from '../../extension/core/guard/guardMerge';
 import { parseGuardReport, siteText } from '../../extension/core/guard/guardReport';
 import { guardResult } from '../../extension/core/guard/guardResult';
-import { forwardVariables, launcherKind, ranksAsked } from '../../extension/core/guard/guardRunner';
+import { forwardVariables, launcherKind, ranksAsked, splitArgLine } from '../../extension/core/guard/guardRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
 import { captureIo } from './cli/captureIo';
 import { withSpawnSpy } from './cli/spawnSpy';
@@ -180,6 +180,16 @@ describe('guard launcher forwarding', () => {
 	it('tells launchers from programs and reads the rank count', () => {
 		assert.deepEqual(['mpirun', '/usr/bin/mpirun.openmpi', 'mpiexec.hydra', 'srun', './mpirun-wrapper', 'app', 'prterun'].map(w => launcherKind([w])), ['mpirun', 'mpirun', 'mpirun', 'srun', null, null, 'mpirun']);
 		assert.deepEqual([['mpirun', '-np', '4', 'a'], ['mpiexec', '-n', '3'], ['srun', '-n8'], ['srun', '--ntasks=6'], ['mpirun', 'a', '-np'], ['mpirun', '-np', 'x']].map(ranksAsked), [4, 3, 8, 6, null, null]);
+	});
+});
+
+describe('guard argument line (VS Code command)', () => {
+	it('splits like a shell, expands nothing, refuses unclosed quotes', () => {
+		assert.deepEqual(splitArgLine(`  -n 5 --name 'a b' "c \\"d\\"" e\\ f $HOME * \`id\` ; `), ['-n', '5', '--name', 'a b', 'c "d"', 'e f', '$HOME', '*', '`id`', ';']);
+		assert.deepEqual(splitArgLine(''), []);
+		assert.deepEqual(splitArgLine(`''`), ['']);
+		assert.equal(splitArgLine(`'open`), "unclosed ' quote");
+		assert.equal(splitArgLine('a\u0000b'), 'the arguments have a NUL character');
 	});
 });
 

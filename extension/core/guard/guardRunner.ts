@@ -186,3 +186,29 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 		if (rm.exitCode !== 0) { notes.push(`could not remove ${dir}: ${rm.error ?? rm.stderr.trim()}`); }
 	}
 }
+
+/**
+ * A typed argument line ("-n 5 --name 'a b'") → argv items, as a POSIX shell splits words, with no expansion of any
+ * kind ($, *, ~, ` stay literal): whitespace separates, '…' and "…" quote, \ escapes the next character (outside
+ * single quotes). Returns the problem for an unclosed quote or a NUL character.
+ */
+export function splitArgLine(line: string): string[] | string {
+	if (line.includes('\u0000')) { return 'the arguments have a NUL character'; }
+	const out: string[] = [];
+	let cur = '';
+	let inWord = false;
+	let quote: '"' | "'" | null = null;
+	for (let i = 0; i < line.length; i++) {
+		const c = line[i];
+		if (quote === "'") { if (c === "'") { quote = null; } else { cur += c; } continue; }
+		if (c === '\\' && i + 1 < line.length && (quote === null || /["\\$`]/.test(line[i + 1]))) { cur += line[++i]; inWord = true; continue; }
+		if (quote === '"') { if (c === '"') { quote = null; } else { cur += c; } continue; }
+		if (c === "'" || c === '"') { quote = c; inWord = true; continue; }
+		if (/\s/.test(c)) { if (inWord) { out.push(cur); cur = ''; inWord = false; } continue; }
+		cur += c;
+		inWord = true;
+	}
+	if (quote) { return `unclosed ${quote} quote`; }
+	if (inWord) { out.push(cur); }
+	return out;
+}
