@@ -222,7 +222,8 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		dangerCalls += count;
 		bounced += list.filter(x => x.d.action === 'bounced').reduce((s, x) => s + x.d.count, 0);
 		const ranks = [...new Set(list.map(x => x.r.rank))].sort((a, b) => a - b);
-		const sites = [...new Set(list.map(x => printable(siteText(x.d.firstSite))))];
+		// The same code in every rank: one site, whatever address ASLR gave each process.
+		const sites = [...new Set(list.map(x => printable(siteText(x.d.firstSite && x.d.firstSite.object ? { ...x.d.firstSite, address: null } : x.d.firstSite))))];
 		const title = spec?.title ?? `Dangerous GPU-buffer call: ${printable(kind)}`;
 		findings.push({
 			id: `guard-${kind.replace(/[^a-z0-9-]/g, '-').slice(0, 64)}`,
@@ -279,7 +280,7 @@ function verdictLine(input: GuardMergeInput, reported: number, worldSize: number
 	if (reported === 0) { what = 'no guard report: nothing was observed'; }
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
 	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${t.bounced} bounced)`; }
-	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}: ${open.map(f => f.title).join('; ')}`; }
+	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}${t.bounced > 0 ? ` (${t.bounced} bounced by the guard)` : ''}; not fixed: ${open.map(f => f.title).join('; ')}`; }
 	return `gpumpi-guard (${input.mode}): ${what} — ${t.calls} MPI calls, ${t.p2pMessages} point-to-point messages (${bytesText(t.p2pBytes)}); ${ranks}; program ${exitText}`;
 }
 
