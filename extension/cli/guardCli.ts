@@ -129,7 +129,14 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 		let result: GuardResult;
 		try {
 			const guardLib = o.guardLib ?? path.posix.join(path.posix.dirname(target.engine), GUARD_LIB_NAME);
-			const listing = await target.host.listDir(path.posix.dirname(guardLib));
+			let listing = await target.host.listDir(path.posix.dirname(guardLib));
+			if (!listing?.includes(path.posix.basename(guardLib)) && o.host && !o.guardLib && !o.engine) {
+				// The engine deployed on an ssh host is built for gpumpi_cli only: build the guard in the same build folder.
+				progress(`building ${GUARD_LIB_NAME} on ${target.label} (cmake --build ${path.posix.dirname(guardLib)} --target gpumpi_guard)`);
+				const b = await target.host.run(['cmake', '--build', path.posix.dirname(guardLib), '--target', 'gpumpi_guard', '-j', '2'], { timeoutMs: 600_000, signal: io.signal });
+				if (b.exitCode !== 0) { progress(`building the guard failed: ${b.error ?? (b.stderr.trim().split('\n').slice(-5).join(' | ') || `exit ${b.exitCode}`)}`); }
+				listing = await target.host.listDir(path.posix.dirname(guardLib));
+			}
 			if (!listing?.includes(path.posix.basename(guardLib))) {
 				progress(`no guard library at ${guardLib} on ${target.label} (build it: node scripts/ensure.mjs --all-mpis, or give --guard-lib)`);
 				return EXIT.failed;

@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../../extension/core/native';
 import { sleep } from './faultHelpers';
+import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 
 const ROOT = repoRoot() ?? process.cwd();
 const BIN = path.join(ROOT, 'bin', 'gpumpi-doctor.js');
@@ -157,5 +158,28 @@ describe('gpumpi-doctor guard: Ctrl-C', function () {
 		assert.ok(await until(() => demoRanks(iters).length === 0, 5000), `ranks left: ${demoRanks(iters).join(', ')}`);
 		const after = fs.readdirSync(os.tmpdir()).filter(f => f.startsWith('gpumpi-guard-') && !before.has(f));
 		assert.deepEqual(after, [], 'report directory left');
+	});
+});
+
+describe('gpumpi-doctor guard --host (real sshd in a network-namespace host)', function () {
+	this.timeout(300_000);
+	let lab: NetnsLab;
+	before(async function () {
+		this.timeout(120_000);
+		lab = await createNetnsLab({ count: 1 });
+	});
+	after(() => { lab?.teardown(); });
+
+	it('--host host-a: mpirun runs there with the guard forwarded, the reports are read back over ssh and the directory removed there', () => {
+		const dir = path.join(ROOT, 'native', 'build', 'engine-openmpi');
+		// Namespace hosts share this machine's file system: the guard and guard_demo built here are valid paths on host-a.
+		const r = cli(['guard', '--json', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--guard-lib', path.join(dir, 'libgpumpi_guard.so'),
+			'--', 'mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '-np', '2', path.join(dir, 'examples', 'guard_demo')], lab.dir);
+		assert.equal(r.code, 0, r.stderr);
+		const doc = JSON.parse(r.stdout) as Result & { where: string; reports: Array<{ host: string }> };
+		assert.equal(doc.where, 'host-a');
+		assert.deepEqual(doc.reports.map(x => x.host), ['host-a', 'host-a'], 'the ranks ran on host-a');
+		assert.deepEqual(doc.traffic.map(t => [t.a, t.b, t.calls, t.bytes]), [[0, 1, 13, 1840], [1, 0, 13, 1840]]);
+		assert.equal(fs.existsSync(guardDirOf(doc.argv)), false, 'report directory left on host-a');
 	});
 });
