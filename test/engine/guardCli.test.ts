@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { repoRoot } from '../../extension/core/native';
 import { sleep } from './faultHelpers';
 import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
+import { createSlurmLab, slurmUnavailable, type SlurmLab } from '../hosts/slurmLab';
 
 const ROOT = repoRoot() ?? process.cwd();
 const BIN = path.join(ROOT, 'bin', 'gpumpi-doctor.js');
@@ -181,5 +182,42 @@ describe('gpumpi-doctor guard --host (real sshd in a network-namespace host)', f
 		assert.deepEqual(doc.reports.map(x => x.host), ['host-a', 'host-a'], 'the ranks ran on host-a');
 		assert.deepEqual(doc.traffic.map(t => [t.a, t.b, t.calls, t.bytes]), [[0, 1, 13, 1840], [1, 0, 13, 1840]]);
 		assert.equal(fs.existsSync(guardDirOf(doc.argv)), false, 'report directory left on host-a');
+	});
+});
+
+describe('gpumpi-doctor guard under Slurm (real slurmctld / slurmd in namespace hosts, srun from the login node)', function () {
+	this.timeout(300_000);
+	let s: SlurmLab;
+	const dir = path.join(ROOT, 'native', 'build', 'engine-openmpi');
+	const demo = path.join(dir, 'examples', 'guard_demo');
+	const lib = path.join(dir, 'libgpumpi_guard.so');
+	before(async function () {
+		this.timeout(120_000);
+		const why = slurmUnavailable();
+		if (why) { throw new Error(`Slurm lab cannot run here: ${why}`); }
+		s = await createSlurmLab({ computeHosts: 2 });
+	});
+	after(() => { s?.teardown(); });
+	const onLogin = (): string[] => ['--host', s.controller, '--ssh-config', s.lab.sshConfig, '--guard-lib', lib];
+	const check = (r: { code: number | null; stdout: string; stderr: string }): Result & { reports: Array<{ host: string }> } => {
+		assert.equal(r.code, 0, r.stderr);
+		const doc = JSON.parse(r.stdout) as Result & { reports: Array<{ host: string }> };
+		assert.deepEqual(doc.reports.map(x => x.host).sort(), ['host-b', 'host-c'], 'one rank per compute node');
+		assert.deepEqual(doc.traffic.map(t => [t.a, t.b, t.calls, t.bytes]), [[0, 1, 13, 1840], [1, 0, 13, 1840]]);
+		return doc;
+	};
+
+	it('--srun --np 2: launched by the launch layer, the guard passed with srun --export=ALL,… (srun itself not preloaded)', () => {
+		const doc = check(cli(['guard', '--json', ...onLogin(), '--mpirun', 'mpirun.openmpi', '--srun', '--srun-arg', '-N2', '--np', '2', '--', demo], s.dir));
+		assert.equal(doc.how, 'spec');
+		assert.equal(doc.argv[0], 'srun');
+		assert.ok(doc.argv.some(a => a.startsWith(`--export=ALL,LD_PRELOAD=${lib},GPUMPI_GUARD=report,GPUMPI_GUARD_DIR=`)), doc.argv.join(' '));
+	});
+
+	it('the user\'s own srun line: the options inserted after the srun word', () => {
+		const doc = check(cli(['guard', '--json', ...onLogin(), '--flavor', 'openmpi', '--', 'srun', '--mpi=pmix', '-N2', '-n', '2', demo], s.dir));
+		assert.equal(doc.how, 'launcher');
+		assert.deepEqual(doc.argv.slice(2), ['--mpi=pmix', '-N2', '-n', '2', demo]);
+		assert.equal(doc.ranks.expected, 2);
 	});
 });
