@@ -14,6 +14,7 @@ import { parseGuardReport, siteText } from '../../extension/core/guard/guardRepo
 import { guardResult } from '../../extension/core/guard/guardResult';
 import { forwardVariables, launcherKind, ranksAsked, splitArgLine } from '../../extension/core/guard/guardRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
+import { loadMapText } from '../../extension/core/map/mapFile';
 import { captureIo } from './cli/captureIo';
 import { withSpawnSpy } from './cli/spawnSpy';
 
@@ -166,6 +167,13 @@ describe('guard merge (real reports)', () => {
 		const text = renderGuardText(guardResult({ version: 't', where: 'here', mode: 'report', flavor: 'openmpi', guardLib: '/g.so', command: ['a'],
 			outcome: { argv: ['a'], how: 'alone', result: { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 1 }, files, expectedRanks: 4, reportDir: '/tmp/x', notes: [] }, merge: m }));
 		assert.ok(!/[\u001b\u0007\u202e]/.test(text), 'text output carries no terminal control');
+		// the saved result opens in the map panel (Open JSON…, map --from-json) as its traffic map
+		const saved = guardResult({ version: 't', where: 'here', mode: 'report', flavor: 'openmpi', guardLib: '/g.so', command: ['a'],
+			outcome: { argv: ['a'], how: 'alone', result: { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 1 }, files, expectedRanks: 4, reportDir: '/tmp/x', notes: [] }, merge: m });
+		const loaded = loadMapText(JSON.stringify(saved));
+		assert.equal(loaded.kind, 'map');
+		assert.equal(loaded.kind === 'map' ? loaded.doc.traffic_source : '', 'gpumpi-guard');
+		assert.equal(loadMapText(JSON.stringify({ ...saved, map: null })).kind, 'invalid');
 		assert.equal(printable('a\u0000b'), 'a\\u0000b');
 	});
 });
