@@ -20,6 +20,7 @@ import { SRUN_MPI_PLUGIN, type SrunSpec } from '../core/launch/launchSpec';
 import { checkMpirun } from '../core/repro/reproChoices';
 import { analyzeMain, collectMain } from './bundleCli';
 import { EXIT, isParseArgsError, shown, UsageError, type CliIo } from './io';
+import { guardMain } from './guardCli';
 import { mapMain } from './mapCli';
 import { reproMain } from './reproCli';
 import { renderReportText } from './textReport';
@@ -269,7 +270,8 @@ const analyzeCommand: RawSubcommand = {
 
 /** Every subcommand, in `--help` order. */
 export const SUBCOMMANDS: readonly Subcommand[] = [inspectCommand, collectCommand, analyzeCommand, reproCommand,
-	{ name: 'map', summary: 'Transport map: how each pair of ranks moves GPU data (gpumpi map under mpirun); see "map --help".', runRaw: (args, io) => mapMain(args, io) }];
+	{ name: 'map', summary: 'Transport map: how each pair of ranks moves GPU data (gpumpi map under mpirun); see "map --help".', runRaw: (args, io) => mapMain(args, io) },
+	{ name: 'guard', summary: 'Run your own MPI program under gpumpi-guard: its GPU-buffer calls, dangers with call sites, fixes, traffic; see "guard --help".', runRaw: (args, io) => guardMain(args, io) }];
 
 function helpText(): string {
 	return `gpumpi-doctor ${toolVersion} — what your MPI / UCX / CUDA stack really does with GPU buffers

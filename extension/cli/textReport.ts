@@ -17,7 +17,8 @@ function indent(text: string, prefix: string): string {
 	return terminalSafe(text).split('\n').map(l => prefix + l).join('\n');
 }
 
-function finding(f: Finding): string {
+/** One finding as text: title, message, evidence, fix and sources (guard output uses it too). */
+export function renderFindingText(f: Finding): string {
 	const lines = [`  [${f.severity}] ${terminalSafe(f.title)}  (${terminalSafe(f.id)})`, indent(f.message, '      ')];
 	if (f.evidence.length > 0) {
 		lines.push('      evidence:');
@@ -64,7 +65,7 @@ export function renderReportText(report: Report): string {
 		if (group.length === 0) { continue; }
 		out.push('');
 		out.push(`${HEADINGS[sev]}`);
-		for (const f of group) { out.push(finding(f)); out.push(''); }
+		for (const f of group) { out.push(renderFindingText(f)); out.push(''); }
 	}
 	out.push('');
 	out.push('RAW OUTPUTS');

@@ -58,6 +58,16 @@ export interface PairTransport {
 	ucxLanes: string[];
 }
 
+/**
+ * A pair's real traffic as the guard saw it (`gpumpi-doctor guard`, docs/guard.md): messages and bytes each way,
+ * the largest message, the buffer classes of both sides' calls and the guard's path for the pair.
+ */
+export interface PairTraffic {
+	bytes_ab: number; bytes_ba: number; calls_ab: number; calls_ba: number; largest_message: number;
+	buffer_classes: Record<string, number>;
+	path: string;
+}
+
 /** One measured (or skipped) pair of ranks. */
 export interface MapPair {
 	a: number;
@@ -74,6 +84,8 @@ export interface MapPair {
 	transport?: PairTransport;
 	/** The engine's class when the runner's evidence changed it. */
 	engine_class?: PathClass;
+	/** Present in a guard map (`traffic_source` "gpumpi-guard"): what the program really sent; no bandwidth or latency. */
+	traffic?: PairTraffic;
 }
 
 /** How the runner launched the map. */
@@ -103,6 +115,8 @@ export interface MapDocument {
 	errors: Array<{ pair: number; rank: number; error: string }>;
 	/** Present when the document came through the runner (gpumpi-doctor map / the VS Code command). */
 	runner?: MapRunnerInfo;
+	/** "gpumpi-guard": the pairs are a program's real traffic (`traffic`), not measurements of the engine. */
+	traffic_source?: 'gpumpi-guard';
 	/** Present on generated fixtures: how they were made. */
 	generated?: { by: string; from: string; note: string };
 }

@@ -9,7 +9,7 @@ import { errorText, type Logger } from '../core/logger';
 export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle'
 	| 'gpumpiDoctor.addHost' | 'gpumpiDoctor.editHost' | 'gpumpiDoctor.removeHost' | 'gpumpiDoctor.refreshHosts' | 'gpumpiDoctor.testConnection'
 	| 'gpumpiDoctor.reproIpc' | 'gpumpiDoctor.reproFallback' | 'gpumpiDoctor.openReproResult' | 'gpumpiDoctor.showTransportMap'
-	| 'gpumpiDoctor.showPanel' | 'gpumpiDoctor.showFinding' | 'gpumpiDoctor.copyFixCommand' | 'gpumpiDoctor.showHostReport';
+	| 'gpumpiDoctor.showPanel' | 'gpumpiDoctor.showFinding' | 'gpumpiDoctor.copyFixCommand' | 'gpumpiDoctor.showHostReport' | 'gpumpiDoctor.runGuard';
 
 let invocation = 0;
 let lastError: { id: CommandId; message: string } | undefined;

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { lastCommandError, registerCommand } from './commands';
+import { runGuardCommand } from './guardCommand';
 import { DiagnosticsPanel } from './diagnosticsPanel';
 import { HOSTS_VIEW_ID, HostsTreeProvider, SHOW_HOST_REPORT_COMMAND, hostKeyOf, pickHost } from './hostsView';
 import { hostCommandsFor, offerUnreachable } from './hostCommands';
@@ -132,6 +133,10 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 			await vscode.env.clipboard.writeText(text);
 			void vscode.window.showInformationMessage(vscode.l10n.t('Copied: {0}', text));
 		}, log, showLog),
+		registerCommand('gpumpiDoctor.runGuard', (arg?: unknown) => runGuardCommand(context, logger.child('guard'), arg, {
+			report: r => { showPanel(); service.showReport(r); },
+			map: r => { if (r.map) { TransportMapPanel.show(context.extensionUri, logger.child('map')).setMap(r.map, vscode.l10n.t('gpumpi-guard: the program\'s traffic')); } },
+		}), log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => DiagnosticsPanel.current?.dispose() },
 		registerTransportMap(context.extensionUri, logger.child('map'), showLog),

@@ -4,7 +4,7 @@
  * separate singletons instead of one job, and which MPI flavour an mpirun is.
  */
 import type { ExecuteResult } from '../proc';
-import type { Host } from '../hosts/host';
+import type { Host, HostRunOptions } from '../hosts/host';
 import { LocalHost } from '../hosts/localHost';
 import { buildLaunchArgv } from './launchArgv';
 import { withJobName, type LaunchSpec, type MpiFlavor } from './launchSpec';
@@ -16,6 +16,10 @@ export interface RunLaunchOptions {
 	host?: Host;
 	timeoutMs: number;
 	signal?: AbortSignal;
+	/** Each output line as it comes (the guard shows the user's program output live). */
+	onLine?: HostRunOptions['onLine'];
+	/** Cap of the kept stdout / stderr (proc.ts default otherwise). */
+	maxOutputBytes?: number;
 }
 
 /** What `runLaunch` ran and what came of it. */
@@ -36,7 +40,7 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 	const s = withJobName(spec);
 	const argv = buildLaunchArgv(s, program);
 	const host = opts.host ?? new LocalHost();
-	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes });
 	const notes: string[] = [];
 	// A stopped launch says what was ended and whether anything of it was still running afterwards.
 	if (result.cleanup) { notes.push(result.cleanup); }

@@ -38,6 +38,12 @@ export function fromDeviceResult(raw: unknown): DeviceMapRun[] | null {
 export function loadMapValue(raw: unknown): LoadedMap {
 	const runs = fromDeviceResult(raw);
 	if (runs) { return { kind: 'device-result', runs }; }
+	// A `gpumpi-doctor guard --out` result (docs/guard-schema.md): its traffic map.
+	if (typeof raw === 'object' && raw !== null && (raw as { schema?: unknown }).schema === 'gpumpi-guard-result/1') {
+		const m = (raw as { map?: unknown }).map;
+		if (m === null || m === undefined) { return { kind: 'invalid', error: 'not a map: this guard result has no map (no rank reported)', reason: 'guard result without a map' }; }
+		raw = m;
+	}
 	const doc = validateMapDocument(raw);
 	return typeof doc === 'string' ? { kind: 'invalid', error: `not a map: ${doc}`, reason: doc } : { kind: 'map', doc };
 }

@@ -10,6 +10,7 @@ import * as assert from 'node:assert/strict';
 import { parseAnalyzeArgs, parseCollectArgs } from '../../../extension/cli/bundleCli';
 import { main, parseInspectArgs } from '../../../extension/cli/gpumpiDoctor';
 import { EXIT, isParseArgsError, UsageError } from '../../../extension/cli/io';
+import { parseGuardArgs } from '../../../extension/cli/guardCli';
 import { parseMapArgs } from '../../../extension/cli/mapCli';
 import { parseReproArgs } from '../../../extension/cli/reproCli';
 import { FALLBACK_MODES, IPC_VARIANTS } from '../../../extension/shared/reproSchema';
@@ -34,6 +35,7 @@ const OPTIONS: Record<string, string[]> = {
 		'--srun', '--srun-mpi', '--srun-arg'],
 	collect: ['--out', '--host', '--setup', '--ssh-config', '--help'],
 	analyze: ['--json', '--help'],
+	guard: [...LAUNCH, '--json', '--out', '--np', '--mode', '--report-dir', '--guard-lib', '--help', '--', '--', 'mpirun', './app', 'srun'],
 };
 const UNKNOWN = ['--bogus', '-q', '---', '--json=1', '--np=4', '--', '-', '--HOST', '--size=64M', '-np'];
 /** Values that are valid for some option, so that a good share of the command lines parse. */
@@ -86,6 +88,11 @@ function checkParsed(sub: string, argv: string[], v: unknown): void {
 		assert.ok(Number.isInteger(o.np) && o.np >= 2 && o.np <= 4096, what);
 		assert.ok(sizeOk(o.map.large, MAP_LARGE_LIMITS) && sizeOk(o.map.small, MAP_SMALL_LIMITS), what);
 		assert.ok(o.map.iters >= 1 && o.map.iters <= 1000 && o.map.maxRanks >= 2, what);
+	} else if (sub === 'guard') {
+		const o = v as ReturnType<typeof parseGuardArgs>;
+		assert.ok(['report', 'warn', 'fix'].includes(o.mode) && o.command.length > 0 && o.command[0] !== '', what);
+		assert.ok(o.np === null || (Number.isInteger(o.np) && o.np >= 1 && o.np <= 4096), what);
+		assert.deepEqual(o.command, argv.slice(argv.indexOf('--') + 1), what);
 	}
 }
 
@@ -95,6 +102,7 @@ function parse(sub: string, argv: string[]): unknown {
 		case 'map': return parseMapArgs(argv);
 		case 'inspect': return parseInspectArgs(argv, '/tmp');
 		case 'collect': return parseCollectArgs(argv);
+		case 'guard': return parseGuardArgs(argv);
 		default: return parseAnalyzeArgs(argv);
 	}
 }

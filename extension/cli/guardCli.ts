@@ -1,0 +1,174 @@
+/**
+ * `gpumpi-doctor guard [options] -- COMMAND…`: runs the user's own MPI program under gpumpi-guard
+ * (core/guard/guardRunner.ts), merges the per-rank reports (core/guard/guardMerge.ts) and prints the verdict, the
+ * findings with evidence and fix, and the per-peer traffic (or the gpumpi-guard-result/1 document with --json; the
+ * program's own output then goes to stderr so stdout stays the JSON). Every option is checked before anything is
+ * launched (exit 2); the program's exit code becomes ours (3 when it has none: killed, not started), 130 on Ctrl-C.
+ */
+import * as path from 'node:path';
+import { version as toolVersion } from '../../package.json';
+import { writeFileWhole } from '../core/fileWrite';
+import { mergeGuardReports, bytesText, printable } from '../core/guard/guardMerge';
+import { guardExitCode, guardResult, type GuardResult } from '../core/guard/guardResult';
+import { GUARD_LIB_NAME, GUARD_MODES, launcherKind, runGuarded, type GuardMode } from '../core/guard/guardRunner';
+import { withJobName } from '../core/launch/launchSpec';
+import { buildLaunchArgv } from '../core/launch/launchArgv';
+import { posixQuoteArgv } from '../shared/shellQuote';
+import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
+import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
+import { renderFindingText, terminalSafe } from './textReport';
+
+const USAGE = `Usage: gpumpi-doctor guard [options] -- COMMAND [ARGS…]
+Runs your MPI program under gpumpi-guard (docs/guard.md) and reports what it does with GPU buffers: calls, bytes and
+buffer classes per peer, the dangerous calls with their call site, and the fix. COMMAND is your launch line
+(mpirun … ./app args, mpiexec …, srun …): the guard's variables are forwarded by the launcher (-x, -genv,
+--export=ALL,…). A COMMAND that is not a launcher runs alone (one rank), or with --np N / --srun like the other commands.
+  --mode report|warn|fix report (default): observe only; warn: also one stderr line per dangerous call site;
+                         fix: also bounce calls on CUDA-IPC-imported buffers through a buffer the rank owns
+  --json                 print the result document (gpumpi-guard-result/1, docs/guard-schema.md); the program's
+                         output goes to stderr
+  --out FILE             also write the result document to FILE (whole or not at all)
+  --np N                 launch a COMMAND that is not a launcher with N ranks (mpirun, or srun with --srun)
+  --report-dir DIR       make the report directory inside DIR (a file system every node sees, for ranks on several
+                         hosts; default /tmp of the launching host)
+  --guard-lib PATH       the guard library (default: ${GUARD_LIB_NAME} beside the engine of the detected MPI)
+  --mpirun PATH          the launcher to detect the MPI from when COMMAND does not start with one (default mpirun)
+  --flavor openmpi|mpich skip detection
+  --preset NAME=VALUE    environment for every rank, repeatable, forwarded like the guard's own
+${TARGET_USAGE.trimEnd()}
+  --timeout S            stop the program after S seconds (default 86400)
+Exit code: the program's own (0 when it succeeded, whatever the findings), 2 usage error, 3 it could not run or has no
+exit code (killed), 130 interrupted (the whole job is ended).
+`;
+
+/** What `guard` runs, from its command line. */
+export interface GuardCliOptions extends LaunchCliOptions {
+	mode: GuardMode; json: boolean; out: string | null; np: number | null; reportDir: string | null; guardLib: string | null;
+	command: string[];
+}
+
+/** `guard` argv → options, checked; UsageError otherwise (empty message: --help). Pure: nothing is run. */
+export function parseGuardArgs(argv: readonly string[]): GuardCliOptions {
+	const o: GuardCliOptions = {
+		mode: 'report', json: false, out: null, np: null, reportDir: null, guardLib: null, command: [],
+		mpirun: 'mpirun', engine: null, flavor: null, memory: 'host', env: [], mca: [], timeoutS: 86400, fromJson: null,
+	};
+	const dash = argv.indexOf('--');
+	const own = dash < 0 ? argv : argv.slice(0, dash);
+	for (let i = 0; i < own.length; i++) {
+		const a = own[i];
+		if (a === '--engine' || a === '--memory' || a === '--from-json' || a === '--mca') { throw new UsageError(`${a} is not an option of guard (put launcher options in COMMAND)`); }
+		const last = readLaunchOption(own, i, o);
+		if (last >= 0) { i = last; continue; }
+		switch (a) {
+			case '--json': o.json = true; break;
+			case '--mode': {
+				const m = optionValue(own, i++, a);
+				if (!(GUARD_MODES as readonly string[]).includes(m)) { throw new UsageError(`--mode needs ${GUARD_MODES.join(', ')}, got ${shown(m)}`); }
+				o.mode = m as GuardMode;
+				break;
+			}
+			case '--out': o.out = optionValue(own, i++, a); if (o.out === '') { throw new UsageError('--out needs a file name'); } break;
+			case '--np': o.np = optionInt(optionValue(own, i++, a), a, 1, 4096); break;
+			case '--report-dir': o.reportDir = optionValue(own, i++, a); if (!o.reportDir.startsWith('/')) { throw new UsageError(`--report-dir needs an absolute directory, got ${shown(o.reportDir)}`); } break;
+			case '--guard-lib': o.guardLib = optionValue(own, i++, a); if (!o.guardLib.startsWith('/')) { throw new UsageError(`--guard-lib needs an absolute path, got ${shown(o.guardLib)}`); } break;
+			case '--help': case '-h': throw new UsageError('');
+			default: throw new UsageError(a.startsWith('-') ? `unknown option ${shown(a)}` : `${shown(a)}: put the command after -- (gpumpi-doctor guard -- mpirun -np 2 ./app)`);
+		}
+	}
+	if (dash < 0 || dash === argv.length - 1) { throw new UsageError('no command to run: give it after -- (gpumpi-doctor guard -- mpirun -np 2 ./app args)'); }
+	o.command = argv.slice(dash + 1);
+	if (o.command[0] === '') { throw new UsageError('the command is empty'); }
+	// eslint-disable-next-line no-control-regex
+	if (o.command.some(a => a.includes('\u0000'))) { throw new UsageError('the command has a NUL character'); }
+	const kind = launcherKind(o.command);
+	if (kind && (o.np !== null || o.srun)) { throw new UsageError(`${shown(o.command[0])} is a launcher: give the ranks in it, not with --np / --srun`); }
+	if (o.hostList != null && kind) { throw new UsageError('--hosts applies to a COMMAND that is not a launcher; give the hosts in the launcher line'); }
+	if (kind === 'mpirun' && o.mpirun === 'mpirun') { o.mpirun = o.command[0]; }
+	if (o.srun && o.np === null) { throw new UsageError('--srun needs --np N'); }
+	checkLaunchOptions(o, o.np ?? 1);
+	return o;
+}
+
+/** The result as text: the verdict first, then the findings with evidence and fix, then the per-peer table. */
+export function renderGuardText(r: GuardResult): string {
+	const out: string[] = [`VERDICT  ${terminalSafe(r.verdict)}`, ''];
+	out.push(`  command   ${terminalSafe(posixQuoteArgv(r.argv))}`);
+	out.push(`  where     ${terminalSafe(r.where)}, ${r.flavor}, ${r.durationMs} ms`);
+	const lib = r.reports[0]?.mpi.library;
+	if (lib) { out.push(`  MPI       ${terminalSafe(printable(lib.split(',')[0]))}, pml ${terminalSafe(r.reports[0].mpi.pml ?? 'unknown')}, CUDA-aware ${r.reports[0].mpi.cudaAware}`); }
+	for (const n of r.notes) { out.push(`  note      ${terminalSafe(n)}`); }
+	out.push('', `FINDINGS (${(['error', 'warning', 'info'] as const).map(s => `${r.findings.filter(f => f.severity === s).length} ${s}`).join(', ')})`);
+	for (const f of r.findings) { out.push(renderFindingText(f), ''); }
+	out.push('TRAFFIC (point-to-point, as the sender saw it)');
+	if (r.traffic.length === 0) { out.push('  none'); }
+	else {
+		out.push(`  ${'from→to'.padEnd(10)} ${'messages'.padStart(9)} ${'bytes'.padStart(10)} ${'largest'.padStart(10)}  path          buffers`);
+		for (const t of r.traffic.slice(0, 200)) {
+			const cls = Object.entries(t.bufferClasses).filter(([, n]) => n > 0).map(([c, n]) => `${c} ${n}`).join(', ');
+			out.push(`  ${`${t.a}→${t.b}`.padEnd(10)} ${String(t.calls).padStart(9)} ${bytesText(t.bytes).padStart(10)} ${bytesText(t.largestMessage).padStart(10)}  ${terminalSafe(t.path).padEnd(13)} ${terminalSafe(cls)}`);
+		}
+		if (r.traffic.length > 200) { out.push(`  … ${r.traffic.length - 200} more pairs (--json has them all)`); }
+	}
+	if (r.calls.length > 0) {
+		out.push('', 'CALLS (all ranks)');
+		for (const c of r.calls) { out.push(`  ${terminalSafe(c.name).padEnd(22)} ${String(c.count).padStart(9)}  ${bytesText(c.bytes).padStart(10)}${c.timeInMpiNs !== null ? `  ${(c.timeInMpiNs / 1e6).toFixed(3)} ms in MPI` : ''}`); }
+	}
+	return out.join('\n') + '\n';
+}
+
+/** `gpumpi-doctor guard …`. */
+export async function guardMain(args: string[], io: CliIo): Promise<number> {
+	return runSubcommand('guard', USAGE, io, async () => {
+		const o = parseGuardArgs(args);
+		const progress = (l: string): void => io.stderr(`gpumpi-doctor guard: ${l}\n`);
+		const kind = launcherKind(o.command);
+		const target = await cliLaunchTarget({ ...o, engine: o.guardLib }, o.np ?? 1, io.cwd, progress);
+		for (const n of target.notes) { progress(n); }
+		if (!target.ok) { progress(target.error); return EXIT.failed; }
+		let result: GuardResult;
+		try {
+			const guardLib = o.guardLib ?? path.posix.join(path.posix.dirname(target.engine), GUARD_LIB_NAME);
+			let listing = await target.host.listDir(path.posix.dirname(guardLib));
+			if (!listing?.includes(path.posix.basename(guardLib)) && o.host && !o.guardLib && !o.engine) {
+				// The engine deployed on an ssh host is built for gpumpi_cli only: build the guard in the same build folder.
+				progress(`building ${GUARD_LIB_NAME} on ${target.label} (cmake --build ${path.posix.dirname(guardLib)} --target gpumpi_guard)`);
+				const b = await target.host.run(['cmake', '--build', path.posix.dirname(guardLib), '--target', 'gpumpi_guard', '-j', '2'], { timeoutMs: 600_000, signal: io.signal });
+				if (b.exitCode !== 0) { progress(`building the guard failed: ${b.error ?? (b.stderr.trim().split('\n').slice(-5).join(' | ') || `exit ${b.exitCode}`)}`); }
+				listing = await target.host.listDir(path.posix.dirname(guardLib));
+			}
+			if (!listing?.includes(path.posix.basename(guardLib))) {
+				progress(`no guard library at ${guardLib} on ${target.label} (build it: node scripts/ensure.mjs --all-mpis, or give --guard-lib)`);
+				return EXIT.failed;
+			}
+			const spec = !kind && (o.np !== null || o.srun) ? { ...target.spec, np: o.np ?? 1 } : null;
+			// Known only now (the flavour): what the launcher refuses, still before anything is launched.
+			if (spec) { try { buildLaunchArgv(withJobName(spec), o.command); } catch (e) { throw new UsageError((e as Error).message); } }
+			const outcome = await runGuarded({
+				command: o.command, mode: o.mode, host: target.host, flavor: target.flavor, guardLib, spec, env: o.env,
+				reportParent: o.reportDir, timeoutMs: o.timeoutS * 1000, signal: io.signal,
+				onOutput: (_s, line) => { if (o.json || _s === 'stderr') { io.stderr(`${line}\n`); } else { io.stdout(`${line}\n`); } },
+			});
+			const merge = mergeGuardReports({
+				files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal,
+				userCommand: o.command, where: target.label, mode: o.mode, guardOptions: args.slice(0, Math.max(0, args.indexOf('--'))),
+			});
+			result = guardResult({ version: toolVersion, where: target.label, mode: o.mode, flavor: target.flavor, guardLib, command: o.command, outcome, merge });
+			if (outcome.result.exitCode === null && outcome.result.error && !io.signal.aborted) { progress(`${posixQuoteArgv(outcome.argv)}: ${outcome.result.error}`); }
+		} finally {
+			await target.close();
+		}
+		// Interrupted: the ranks were killed before they could report; nothing half is printed or written.
+		if (io.signal.aborted) { progress('interrupted; the program was stopped'); return EXIT.interrupted; }
+		const doc = JSON.stringify(result, null, 1) + '\n';
+		if (o.out) {
+			try { writeFileWhole(path.resolve(io.cwd, o.out), doc); } catch (e) {
+				progress(`cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}`);
+				return EXIT.failed;
+			}
+		}
+		if (!o.json) { io.stdout('\n'); }
+		io.stdout(o.json ? doc : renderGuardText(result));
+		return guardExitCode(result);
+	});
+}

@@ -1,0 +1,341 @@
+/**
+ * Merges the per-rank guard reports of one run (gpumpi-guard-rank/1, guardReport.ts) into what the product already
+ * shows: totals, the program's real traffic per pair as a transport-map document (shared/mapSchema.ts, with each
+ * pair's `traffic`), and findings with evidence and fixes (shared/report.ts). Pure: report texts in, the merge out.
+ * A damaged file, a rank that wrote nothing and a program that failed are findings, never dropped silently.
+ */
+import type { Finding, SourceRef } from '../../shared/report';
+import { MAP_SCHEMA, type MapDocument, type MapPair, type MapRank, type PathClass } from '../../shared/mapSchema';
+import { src, URLS } from '../rules/sources';
+import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from './guardReport';
+
+/** One report file as read from the report directory. */
+export interface GuardReportFile { name: string; text: string }
+
+/** What the merge needs besides the files. */
+export interface GuardMergeInput {
+	files: GuardReportFile[];
+	/** Ranks the command asked for (-np / -n), when it could be read from the command line. */
+	expectedRanks: number | null;
+	/** The program's exit code (null: killed or not started) and signal. */
+	exitCode: number | null;
+	signal: string | null;
+	/** The command line as run, shown in fixes ("gpumpi-doctor guard --mode fix -- …"). */
+	userCommand: string[];
+	/** Where the ranks ran, for messages ("this machine", an ssh host). */
+	where: string;
+	/** The mode asked for. */
+	mode: string;
+	/** The `gpumpi-doctor guard` options before `--` (kept in the fix-mode command; --mode, --json and --out are not). */
+	guardOptions?: string[];
+}
+
+/** Totals over every rank. */
+export interface GuardTotals {
+	calls: number; bytes: number; p2pMessages: number; p2pBytes: number; collectiveCalls: number;
+	dangerKinds: number; dangerCalls: number; bounced: number; unsupportedCalls: number;
+}
+
+/** One merged MPI call name. */
+export interface GuardCallTotal { name: string; count: number; bytes: number; timeInMpiNs: number | null; ranks: number }
+
+/** One ordered direction between two ranks. */
+export interface GuardPairTraffic { a: number; b: number; calls: number; bytes: number; largestMessage: number; bufferClasses: BufferCounts; path: string }
+
+/** The merge. */
+export interface GuardMerge {
+	reports: GuardRankReport[];
+	/** Ranks of MPI_COMM_WORLD with no (valid) report. */
+	missingRanks: number[];
+	worldSize: number | null;
+	totals: GuardTotals;
+	calls: GuardCallTotal[];
+	/** a → b sends (from a's report; b's receives when a wrote none), a ≠ b, sorted. */
+	traffic: GuardPairTraffic[];
+	findings: Finding[];
+	/** The traffic as a transport map (null when no rank reported). */
+	map: MapDocument | null;
+	/** One line: the verdict the text output opens with. */
+	verdict: string;
+}
+
+const GUARD_DOC = 'docs/guard.md';
+
+/** Control characters and other invisible text of a report (a symbol name is whatever the binary says) as escapes. */
+export function printable(s: string): string {
+	// eslint-disable-next-line no-control-regex
+	return s.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** 1234567 → "1.2 MB" (decimal units, as byte counts are shown elsewhere in the CLI). */
+export function bytesText(n: number): string {
+	if (n < 1000) { return `${n} B`; }
+	const units = ['kB', 'MB', 'GB', 'TB', 'PB'];
+	let v = n;
+	let u = -1;
+	while (v >= 1000 && u < units.length - 1) { v /= 1000; u++; }
+	return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
+}
+
+const emptyClasses = (): BufferCounts => Object.fromEntries(BUFFER_CLASSES.map(c => [c, 0])) as BufferCounts;
+const addClasses = (to: BufferCounts, from: BufferCounts): void => { for (const c of BUFFER_CLASSES) { to[c] += from[c]; } };
+
+interface DangerSpec { severity: Finding['severity']; title: string; fix: (cmd: string) => NonNullable<Finding['fix']>; sources: SourceRef[] }
+
+const DANGERS: Record<string, DangerSpec> = {
+	'ipc-import-ucx-cuda-ipc': {
+		severity: 'error',
+		title: 'MPI call on a CUDA-IPC-imported buffer under UCX',
+		fix: cmd => ({ text: 'Run with the guard in fix mode: it bounces these calls through a device buffer the rank owns (no code change). Or send from / receive into a buffer the rank allocated itself and copy to the import (libgpumpi does it: docs/library.md).', command: `gpumpi-doctor guard --mode fix ${cmd}` }),
+		sources: [src(`${GUARD_DOC}#dangers`, 'which calls the guard flags and why'), src(`${GUARD_DOC}#fix-mode`, 'what fix mode does with them'), src(URLS.devIpc, 'the crash and corruption measured on the H200 testbed')],
+	},
+	'device-buffer-mpi-not-cuda-aware': {
+		severity: 'error',
+		title: 'GPU buffer passed to an MPI that is not CUDA-aware at run time',
+		fix: () => ({ text: 'Use a CUDA-aware MPI build (Open MPI with UCX or smcuda built --with-cuda), or copy to host memory before the call (libgpumpi stages through persistent buffers: docs/library.md).' }),
+		sources: [src(`${GUARD_DOC}#dangers`, 'MPIX_Query_cuda_support() returned 0 while a device buffer was passed'), src(URLS.ompiCudaDocs, "Open MPI's CUDA support and how to check it")],
+	},
+	'pool-or-vmm-legacy-ipc': {
+		severity: 'warning',
+		title: 'Pool (cudaMallocAsync) or VMM memory sent to a same-host GPU peer with cuda_ipc allowed',
+		fix: () => ({ text: 'Allocate MPI buffers with cudaMalloc (legacy IPC can export them), or keep UCX off cuda_ipc for this program.', command: 'UCX_TLS=^cuda_ipc' }),
+		sources: [src(`${GUARD_DOC}#dangers`, 'legacy CUDA IPC cannot export pool or VMM memory'), src(URLS.ucxCudaIpcMd, "UCX's cuda_ipc memory domain")],
+	},
+	'huge-device-to-host-staged-peer': {
+		severity: 'warning',
+		title: 'Large device messages to a host-staged peer under UCX (unbounded host staging)',
+		fix: () => ({ text: "Stage through the program's own persistent buffers with libgpumpi (bounded host memory: docs/library.md), or bound UCX's pipeline as measured in docs/device-results.md." }),
+		sources: [src(`${GUARD_DOC}#dangers`, 'the size threshold GPUMPI_GUARD_STAGE_MIN'), src(URLS.devFallback, 'the host memory MPI staging used for 1 GiB messages'), src(URLS.devRndv, "UCX's rendezvous settings and the staging pipeline's memory")],
+	},
+};
+
+/** Merge one run's report files. */
+export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
+	const findings: Finding[] = [];
+	const byRank = new Map<number, GuardRankReport>();
+	const files = new Map<number, string>();
+	const damaged: Array<{ name: string; error: string }> = [];
+	const sizes = new Set<number>();
+	for (const f of input.files) {
+		const p = parseGuardReport(f.text);
+		if (!p.ok) { damaged.push({ name: f.name, error: p.error }); continue; }
+		if (byRank.has(p.report.rank)) { damaged.push({ name: f.name, error: `a second report for rank ${p.report.rank} (the first: ${files.get(p.report.rank)})` }); continue; }
+		byRank.set(p.report.rank, p.report);
+		files.set(p.report.rank, f.name);
+		sizes.add(p.report.size);
+	}
+	const reports = [...byRank.values()].sort((a, b) => a.rank - b.rank);
+	const worldSize = sizes.size > 0 ? Math.max(...sizes) : input.expectedRanks;
+	const quote = (args: readonly string[]): string => args.map(a => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+	const cmd = quote(input.userCommand);
+	const opts = input.guardOptions ?? [];
+	const kept: string[] = [];
+	for (let i = 0; i < opts.length; i++) {
+		if (opts[i] === '--mode' || opts[i] === '--out') { i++; continue; }
+		if (opts[i] !== '--json') { kept.push(opts[i]); }
+	}
+	const fixCmd = `${kept.length > 0 ? `${quote(kept)} ` : ''}-- ${cmd}`;
+	const exitText = input.exitCode !== null ? `exit code ${input.exitCode}` : input.signal ? `ended by ${input.signal}` : 'no exit code';
+
+	if (input.exitCode !== 0) {
+		findings.push({
+			id: 'guard-program-failed', severity: 'error', title: `The program did not succeed (${exitText})`,
+			message: `The command under the guard ended with ${exitText}. Its output is above; the counts below are what the ranks that reported saw.`,
+			evidence: [{ source: 'command', line: printable(cmd) }],
+		});
+	}
+	for (const d of damaged) {
+		findings.push({
+			id: 'guard-report-damaged', severity: 'warning', title: `A guard report could not be read: ${printable(d.name)}`,
+			message: `The file ${printable(d.name)} is not a valid gpumpi-guard-rank/1 report (${printable(d.error)}); its rank is counted as missing.`,
+			evidence: [{ source: printable(d.name), line: printable(d.error) }], sources: [src(`${GUARD_DOC}#report`, 'the report format')],
+		});
+	}
+	const missingRanks: number[] = [];
+	if (worldSize !== null) { for (let r = 0; r < worldSize; r++) { if (!byRank.has(r)) { missingRanks.push(r); } } }
+	if (reports.length === 0) {
+		findings.push({
+			id: 'guard-no-report', severity: 'error', title: 'No rank wrote a guard report',
+			message: `No rank wrote a report (${exitText}${worldSize !== null ? `, ${worldSize} ranks asked for` : ''}). The program may not be an MPI program, may have failed before MPI_Init or crashed before MPI_Finalize, the guard library may not match its MPI, or the ranks ran on hosts where the report directory does not exist (give --report-dir on a shared file system).`,
+			evidence: [{ source: 'command', line: printable(cmd) }], sources: [src(`${GUARD_DOC}#how-to-run-it`, 'how the guard is loaded and where reports go')],
+		});
+	} else if (missingRanks.length > 0) {
+		const hosts = [...new Set(reports.map(r => r.host))];
+		const list = missingRanks.length <= 16 ? missingRanks.join(', ') : `${missingRanks.slice(0, 16).join(', ')}, …`;
+		findings.push({
+			id: 'guard-missing-reports', severity: input.exitCode === 0 ? 'warning' : 'error',
+			title: `No report from ${missingRanks.length} of ${worldSize} ranks`,
+			message: `No report from ${missingRanks.length} of ${worldSize} ranks (rank${missingRanks.length > 1 ? 's' : ''} ${list}): it may have crashed before MPI_Finalize, or ran on a host other than ${hosts.map(printable).join(', ')} where the report directory does not exist; ${exitText}. Their traffic is counted from their peers' side only.`,
+			evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} of ${r.size} on ${printable(r.host)}, pid ${r.pid}: reported` })),
+		});
+	}
+	const unfinalized = reports.filter(r => !r.finalized);
+	if (unfinalized.length > 0) {
+		findings.push({
+			id: 'guard-not-finalized', severity: 'warning', title: `${unfinalized.length} rank${unfinalized.length > 1 ? 's' : ''} ended without MPI_Finalize`,
+			message: `Rank${unfinalized.length > 1 ? 's' : ''} ${unfinalized.map(r => r.rank).join(', ')} reported from exit, not from MPI_Finalize: the counts are what was seen until exit.`,
+			evidence: unfinalized.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `"finalized": false (rank ${r.rank}, ${printable(r.host)})` })),
+		});
+	}
+
+	// Totals and calls.
+	const callMap = new Map<string, GuardCallTotal>();
+	for (const r of reports) {
+		for (const c of r.calls) {
+			const t = callMap.get(c.name) ?? { name: c.name, count: 0, bytes: 0, timeInMpiNs: 0, ranks: 0 };
+			t.count += c.count; t.bytes += c.bytes; t.ranks++;
+			t.timeInMpiNs = t.timeInMpiNs === null || c.timeInMpiNs === null ? null : t.timeInMpiNs + c.timeInMpiNs;
+			callMap.set(c.name, t);
+		}
+	}
+	const calls = [...callMap.values()].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+
+	// Traffic per ordered pair: the sender's report, else the receiver's.
+	const dir = new Map<string, GuardPairTraffic>();
+	const key = (a: number, b: number): string => `${a}>${b}`;
+	for (const r of reports) {
+		for (const p of r.peers) {
+			if (p.peer === r.rank) { continue; }
+			if (p.sendCalls > 0 || p.sentBytes > 0) {
+				dir.set(key(r.rank, p.peer), { a: r.rank, b: p.peer, calls: p.sendCalls, bytes: p.sentBytes, largestMessage: p.largestMessage, bufferClasses: { ...p.bufferClasses }, path: p.path });
+			}
+		}
+	}
+	for (const r of reports) {
+		for (const p of r.peers) {
+			if (p.peer === r.rank || byRank.has(p.peer) || (p.recvCalls === 0 && p.recvBytes === 0)) { continue; }
+			dir.set(key(p.peer, r.rank), { a: p.peer, b: r.rank, calls: p.recvCalls, bytes: p.recvBytes, largestMessage: p.largestMessage, bufferClasses: { ...p.bufferClasses }, path: p.path });
+		}
+	}
+	const traffic = [...dir.values()].sort((x, y) => x.a - y.a || x.b - y.b);
+
+	// Dangers, one finding per kind (all ranks), evidence per rank + call + site.
+	const kinds = new Map<string, Array<{ r: GuardRankReport; d: GuardDanger }>>();
+	for (const r of reports) { for (const d of r.dangers) { kinds.set(d.kind, [...(kinds.get(d.kind) ?? []), { r, d }]); } }
+	let dangerCalls = 0;
+	let bounced = 0;
+	for (const [kind, list] of kinds) {
+		const spec = DANGERS[kind];
+		const count = list.reduce((s, x) => s + x.d.count, 0);
+		const bytes = list.reduce((s, x) => s + x.d.bytes, 0);
+		const fixed = list.every(x => x.d.action === 'bounced' || x.d.action === 'staged');
+		dangerCalls += count;
+		bounced += list.filter(x => x.d.action === 'bounced').reduce((s, x) => s + x.d.count, 0);
+		const ranks = [...new Set(list.map(x => x.r.rank))].sort((a, b) => a - b);
+		// The same code in every rank: one site, whatever address ASLR gave each process.
+		const sites = [...new Set(list.map(x => printable(siteText(x.d.firstSite && x.d.firstSite.object ? { ...x.d.firstSite, address: null } : x.d.firstSite))))];
+		const title = spec?.title ?? `Dangerous GPU-buffer call: ${printable(kind)}`;
+		findings.push({
+			id: `guard-${kind.replace(/[^a-z0-9-]/g, '-').slice(0, 64)}`,
+			severity: fixed ? 'info' : spec?.severity ?? 'warning',
+			title: fixed ? `${title} — fixed by the guard (${list[0].d.action})` : title,
+			message: `${count} call${count > 1 ? 's' : ''} (${bytesText(bytes)}) on rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}, first at ${sites.slice(0, 3).join('; ')}${sites.length > 3 ? ` and ${sites.length - 3} more sites` : ''}. ${printable(list[0].d.detail)}${fixed ? ' In this run the guard bounced every one of them through a buffer the rank owns.' : ''}`,
+			evidence: list.slice(0, 12).map(({ r, d }) => ({
+				source: printable(files.get(r.rank) ?? `rank ${r.rank}`),
+				line: `rank ${r.rank} (${printable(r.host)}): ${printable(d.call)} ${d.peer === null ? '' : `${/recv/i.test(d.call) ? 'from' : 'with'} rank ${d.peer} `}×${d.count}, ${d.bytes} bytes, first at ${printable(siteText(d.firstSite))}, action ${printable(d.action)}`,
+			})),
+			fix: fixed ? undefined : spec?.fix(fixCmd) ?? { text: 'See docs/guard.md for this kind.' },
+			sources: spec?.sources ?? [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
+			source: (spec?.sources ?? []).map(s => s.url).join(' ') || `${GUARD_DOC}#dangers`,
+		});
+	}
+	const unsupported = new Map<string, number>();
+	for (const r of reports) { for (const u of r.unsupported) { unsupported.set(u.call, (unsupported.get(u.call) ?? 0) + u.count); } }
+	const unsupportedCalls = [...unsupported.values()].reduce((s, n) => s + n, 0);
+	if (unsupported.size > 0) {
+		findings.push({
+			id: 'guard-unsupported-calls', severity: 'info', title: `${unsupportedCalls} call${unsupportedCalls > 1 ? 's' : ''} the guard passes through without looking at the buffers`,
+			message: `The program used MPI calls whose buffers the guard does not model; they ran unchanged and are not in the counts: ${[...unsupported].map(([c, n]) => `${printable(c)} ×${n}`).join(', ')}.`,
+			evidence: [...unsupported].slice(0, 12).map(([c, n]) => ({ source: 'reports', line: `${printable(c)}: ${n} call${n > 1 ? 's' : ''}, passed through, not observed` })),
+			sources: [src(`${GUARD_DOC}#what-the-guard-can-see`, 'what the guard observes and what it passes through')],
+		});
+	}
+	const stageAsked = reports.some(r => r.stage);
+	void stageAsked;
+	const totals: GuardTotals = {
+		calls: calls.reduce((s, c) => s + c.count, 0), bytes: calls.reduce((s, c) => s + c.bytes, 0),
+		p2pMessages: traffic.reduce((s, t) => s + t.calls, 0), p2pBytes: traffic.reduce((s, t) => s + t.bytes, 0),
+		collectiveCalls: reports.reduce((s, r) => s + r.collectives.reduce((t, c) => t + c.count, 0), 0),
+		dangerKinds: kinds.size, dangerCalls, bounced, unsupportedCalls,
+	};
+	if (reports.length > 0 && kinds.size === 0) {
+		const gpu = reports.some(r => r.cuda.available);
+		findings.push({
+			id: 'guard-no-dangers', severity: 'info', title: 'No dangerous GPU-buffer call seen',
+			message: `${totals.calls} MPI calls on ${reports.length} rank${reports.length > 1 ? 's' : ''} (${bytesText(totals.bytes)}): none of the combinations the guard knows to be dangerous.${gpu ? '' : ` ${printable(reports[0].cuda.detail)}.`}`,
+			evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank}: ${r.calls.reduce((s, c) => s + c.count, 0)} calls, mode ${printable(r.mode)}, pml ${printable(r.mpi.pml ?? 'unknown')}, CUDA ${r.cuda.available ? 'loaded' : 'not loaded'}` })),
+			sources: [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
+		});
+	}
+	const order = { error: 0, warning: 1, info: 2 } as const;
+	findings.sort((a, b) => order[a.severity] - order[b.severity]);
+	const map = reports.length > 0 && worldSize !== null ? trafficMap(reports, traffic, worldSize) : null;
+	return { reports, missingRanks, worldSize, totals, calls, traffic, findings, map, verdict: verdictLine(input, reports.length, worldSize, totals, findings, exitText) };
+}
+
+function verdictLine(input: GuardMergeInput, reported: number, worldSize: number | null, t: GuardTotals, findings: Finding[], exitText: string): string {
+	const ranks = `${reported}${worldSize !== null && worldSize !== reported ? ` of ${worldSize}` : ''} rank${(worldSize ?? reported) === 1 ? '' : 's'} reported`;
+	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
+	let what: string;
+	if (reported === 0) { what = 'no guard report: nothing was observed'; }
+	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
+	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${t.bounced} bounced)`; }
+	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}${t.bounced > 0 ? ` (${t.bounced} bounced by the guard)` : ''}; not fixed: ${open.map(f => f.title).join('; ')}`; }
+	return `gpumpi-guard (${input.mode}): ${what} — ${t.calls} MPI calls, ${t.p2pMessages} point-to-point messages (${bytesText(t.p2pBytes)}); ${ranks}; program ${exitText}`;
+}
+
+const PATH_TO_CLASS: Record<string, PathClass> = { 'same-gpu': 'same_gpu', p2p: 'p2p', 'host-staged': 'host_staging', network: 'host_staging', 'host-only': 'host_memory', unknown: 'host_memory' };
+
+function trafficMap(reports: GuardRankReport[], traffic: GuardPairTraffic[], worldSize: number): MapDocument {
+	const first = reports[0];
+	const ranks: MapRank[] = reports.map(r => ({ rank: r.rank, host: printable(r.host), pid: r.pid, local_rank: -1, cpus: [], cpu_list: '', gpu: null, nics: [], peermem: { loaded: false, module: '' } }));
+	const pairs: MapPair[] = [];
+	const byPair = new Map<string, { ab: GuardPairTraffic | null; ba: GuardPairTraffic | null }>();
+	for (const t of traffic) {
+		const [a, b] = t.a < t.b ? [t.a, t.b] : [t.b, t.a];
+		const k = `${a}-${b}`;
+		const e = byPair.get(k) ?? { ab: null, ba: null };
+		if (t.a === a) { e.ab = t; } else { e.ba = t; }
+		byPair.set(k, e);
+	}
+	const hostOf = new Map(reports.map(r => [r.rank, r.host]));
+	for (const [k, { ab, ba }] of byPair) {
+		const [a, b] = k.split('-').map(Number);
+		const cls = emptyClasses();
+		if (ab) { addClasses(cls, ab.bufferClasses); }
+		if (ba) { addClasses(cls, ba.bufferClasses); }
+		const gpuBuffers = BUFFER_CLASSES.filter(c => c !== 'host' && c !== 'pinned-host').reduce((s, c) => s + cls[c], 0);
+		const path = (ab ?? ba)?.path ?? 'unknown';
+		const cudaAware = reports.find(r => r.rank === a || r.rank === b)?.mpi.cudaAware;
+		const klass: PathClass = gpuBuffers === 0 ? 'host_memory' : cudaAware === 'no' ? 'not_cuda_aware' : PATH_TO_CLASS[path] ?? 'host_memory';
+		const bytes = (ab?.bytes ?? 0) + (ba?.bytes ?? 0);
+		const messages = (ab?.calls ?? 0) + (ba?.calls ?? 0);
+		const usedClasses = BUFFER_CLASSES.filter(c => cls[c] > 0).map(c => `${c} ${cls[c]}`).join(', ');
+		const ha = hostOf.get(a);
+		const hb = hostOf.get(b);
+		pairs.push({
+			a, b, same_host: ha !== undefined && ha === hb, class: klass,
+			reason: `${messages} message${messages === 1 ? '' : 's'}, ${bytesText(bytes)} seen by the guard (path ${path}${gpuBuffers === 0 ? ', host buffers only' : ''})`,
+			evidence: [
+				`${a}→${b}: ${ab?.calls ?? 0} messages, ${ab?.bytes ?? 0} bytes${ab ? `, largest ${ab.largestMessage}` : ''}`,
+				`${b}→${a}: ${ba?.calls ?? 0} messages, ${ba?.bytes ?? 0} bytes${ba ? `, largest ${ba.largestMessage}` : ''}`,
+				`buffer classes: ${usedClasses || 'none'}`,
+			],
+			status: 'ok', bandwidth_gbps: null, latency_us: null,
+			channel: ha !== undefined && hb !== undefined ? (ha === hb ? 'shared_memory' : 'network') : undefined,
+			traffic: { bytes_ab: ab?.bytes ?? 0, bytes_ba: ba?.bytes ?? 0, calls_ab: ab?.calls ?? 0, calls_ba: ba?.calls ?? 0, largest_message: Math.max(ab?.largestMessage ?? 0, ba?.largestMessage ?? 0), buffer_classes: cls, path },
+		});
+	}
+	pairs.sort((x, y) => x.a - y.a || x.b - y.b);
+	return {
+		schema: MAP_SCHEMA,
+		tool: { name: 'gpumpi-guard', version: '1' },
+		options: { pairs: 'all', max_ranks: worldSize, large_bytes: 0, small_bytes: 0, iters: 0, latency_iters: 0, memory: reports.some(r => r.cuda.available) ? 'device' : 'host' },
+		memory: reports.some(r => r.cuda.available) ? 'device' : 'host',
+		gpu_unavailable_reason: reports.some(r => r.cuda.available) ? null : printable(first.cuda.detail) || null,
+		mpi: { library_version: printable(first.mpi.library ?? ''), implementation: printable(first.mpi.pml ?? ''), cuda_aware: { compile_time: null, run_time: first.mpi.cudaAware === 'unknown' ? null : first.mpi.cudaAware === 'yes', query: 'MPIX_Query_cuda_support (gpumpi-guard)' } },
+		world_size: worldSize, sampled: false, total_pairs: pairs.length, setup_error: null,
+		ranks, pairs, errors: [],
+		traffic_source: 'gpumpi-guard',
+	};
+}

@@ -1,0 +1,100 @@
+/**
+ * The result document of one guarded run (schema gpumpi-guard-result/1, docs/guard-schema.md): what was run, how it
+ * ended, the merge (verdict, totals, findings, per-pair traffic, the traffic map) and the per-rank reports. Written by
+ * `gpumpi-doctor guard --json` / `--out` and shown by the VS Code command.
+ */
+import { REPORT_SCHEMA, type Finding, type Report } from '../../shared/report';
+import { printable } from './guardMerge';
+import type { MapDocument } from '../../shared/mapSchema';
+import type { GuardRankReport } from './guardReport';
+import type { GuardCallTotal, GuardMerge, GuardPairTraffic, GuardTotals } from './guardMerge';
+import type { GuardRunOutcome } from './guardRunner';
+
+/** Schema id of the result document. */
+export const GUARD_RESULT_SCHEMA = 'gpumpi-guard-result/1';
+
+/** The result document. */
+export interface GuardResult {
+	schema: typeof GUARD_RESULT_SCHEMA;
+	tool: { name: string; version: string };
+	createdAt: string;
+	/** Where it ran ("this machine" or the ssh host's label). */
+	where: string;
+	mode: string;
+	flavor: 'openmpi' | 'mpich';
+	guardLib: string;
+	/** The user's command, and the command line as run (with the guard's options inserted). */
+	command: string[];
+	argv: string[];
+	how: GuardRunOutcome['how'];
+	exitCode: number | null;
+	signal: string | null;
+	timedOut: boolean;
+	error: string | null;
+	durationMs: number;
+	verdict: string;
+	ranks: { expected: number | null; worldSize: number | null; reported: number; missing: number[] };
+	totals: GuardTotals;
+	calls: GuardCallTotal[];
+	traffic: GuardPairTraffic[];
+	findings: Finding[];
+	map: MapDocument | null;
+	reports: GuardRankReport[];
+	notes: string[];
+}
+
+/** Assemble the document. */
+export function guardResult(args: {
+	version: string; where: string; mode: string; flavor: 'openmpi' | 'mpich'; guardLib: string; command: string[];
+	outcome: GuardRunOutcome; merge: GuardMerge;
+}): GuardResult {
+	const { outcome: o, merge: m } = args;
+	return {
+		schema: GUARD_RESULT_SCHEMA,
+		tool: { name: 'gpumpi-doctor', version: args.version },
+		createdAt: new Date().toISOString(),
+		where: args.where, mode: args.mode, flavor: args.flavor, guardLib: args.guardLib,
+		command: args.command, argv: o.argv, how: o.how,
+		exitCode: o.result.exitCode, signal: o.result.signal, timedOut: o.result.timedOut, error: o.result.error ?? null,
+		durationMs: o.result.durationMs,
+		verdict: m.verdict,
+		ranks: { expected: o.expectedRanks, worldSize: m.worldSize, reported: m.reports.length, missing: m.missingRanks },
+		totals: m.totals, calls: m.calls, traffic: m.traffic, findings: m.findings, map: m.map, reports: m.reports,
+		notes: o.notes,
+	};
+}
+
+/** The exit code `gpumpi-doctor guard` gives: the program's own; 3 when it has none (killed, not started). */
+export function guardExitCode(r: Pick<GuardResult, 'exitCode'>): number {
+	return r.exitCode ?? 3;
+}
+
+/**
+ * The result as an inspection-style Report, for the diagnostics panel (findings with evidence, fixes and sources;
+ * the verdict as the headline; the command as its one raw output).
+ */
+export function guardInspectionReport(r: GuardResult, host: { id: string; label: string; kind: 'local' | 'ssh' }, output: { stdout: string; stderr: string }): Report {
+	const first = r.reports[0];
+	const dangerous = r.findings.some(f => f.severity === 'error');
+	const risky = r.findings.some(f => f.severity === 'warning');
+	return {
+		schema: REPORT_SCHEMA,
+		tool: r.tool,
+		createdAt: r.createdAt,
+		host,
+		summary: {
+			hostname: first ? printable(first.host) : host.label,
+			mpi: { label: first?.mpi.library ? printable(first.mpi.library.split(',')[0]) : 'unknown', cudaAware: first?.mpi.cudaAware ?? 'unknown', detail: first ? `pml ${printable(first.mpi.pml ?? 'unknown')} (gpumpi-guard, ${r.mode} mode)` : '' },
+			ucx: { label: first?.mpi.pml === 'ucx' ? 'UCX' : 'not used', cuda: first?.mpi.ucxCudaIpc === null || !first ? 'unknown' : first.mpi.ucxCudaIpc ? 'yes' : 'no', detail: first?.mpi.ucxCudaIpc === null || !first ? '' : `cuda_ipc ${first.mpi.ucxCudaIpc ? 'allowed' : 'excluded'} by UCX_TLS` },
+			cuda: { label: first?.cuda.available ? 'loaded by the program' : 'not loaded', driverVersion: '' },
+			gpus: [],
+		},
+		headline: { verdict: dangerous ? 'fails' : risky ? 'at-risk' : r.reports.length > 0 ? 'works' : 'not-checked', text: r.verdict, evidence: r.findings.slice(0, 3).map(f => ({ ref: `finding:${f.id}`, text: f.title })) },
+		findings: r.findings,
+		facts: { guard: { totals: r.totals, traffic: r.traffic, ranks: r.ranks } },
+		raw: [{ id: 'guard-command', command: r.argv, exitCode: r.exitCode, stdout: output.stdout, stderr: output.stderr, durationMs: r.durationMs, error: r.error ?? undefined, timedOut: r.timedOut, notes: r.notes }],
+		engine: null,
+		probe: null,
+		elapsedMs: r.durationMs,
+	};
+}

@@ -1,0 +1,214 @@
+/**
+ * Runs the user's own MPI program under gpumpi-guard (`gpumpi-doctor guard -- mpirun … ./app args`, the VS Code
+ * command "Run My Program With Guard…") and collects the per-rank reports for guardMerge.ts. Never through a shell:
+ * - the user's command starts with a launcher (mpirun, mpiexec, orterun, prterun and their .openmpi / .mpich / .hydra
+ *   names, srun): the guard's variables are forwarded by options inserted right after the launcher word, Open MPI
+ *   `-x NAME=value`, MPICH `-genv NAME value`, srun `--export=ALL,NAME=value,…`, so LD_PRELOAD reaches the ranks and
+ *   not the launcher;
+ * - otherwise, with a launch spec (`--np N`, `--srun`): launched by launchArgv/runLaunch like the other commands;
+ * - otherwise the program runs alone (an MPI singleton) with the variables in its environment.
+ * Reports go to a fresh GPUMPI_GUARD_DIR made on the target host (mktemp -d), read back and removed after.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Host } from '../hosts/host';
+import type { ExecuteResult, StreamName } from '../proc';
+import { runLaunch } from '../launch/runLaunch';
+import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
+import { MAX_GUARD_REPORT_BYTES } from './guardReport';
+import type { GuardReportFile } from './guardMerge';
+
+/** What the guard may do (docs/guard.md "How to run it"; `off` is not offered: it would observe nothing). */
+export const GUARD_MODES = ['report', 'warn', 'fix'] as const;
+export type GuardMode = (typeof GUARD_MODES)[number];
+
+/** File name of the guard library beside each engine build (native/CMakeLists.txt). */
+export const GUARD_LIB_NAME = 'libgpumpi_guard.so';
+/** Most report files read back (one per rank). */
+export const MAX_GUARD_REPORTS = 4096;
+
+/** Which launcher a command starts with. */
+export type LauncherKind = 'mpirun' | 'srun' | null;
+
+const MPIRUN_WORD = /^(mpirun|mpiexec|orterun|prterun)(\.(openmpi|mpich|hydra))?$/;
+
+/** The launcher the argv starts with, by the base name of its first word. */
+export function launcherKind(argv: readonly string[]): LauncherKind {
+	const base = path.basename(argv[0] ?? '');
+	if (MPIRUN_WORD.test(base)) { return 'mpirun'; }
+	if (base === 'srun') { return 'srun'; }
+	return null;
+}
+
+/** Ranks a launcher command asks for (`-np N`, `-n N`, `--np N`, `-n=N`, `--ntasks[=]N`, `-nN`), or null. */
+export function ranksAsked(argv: readonly string[]): number | null {
+	for (let i = 1; i < argv.length; i++) {
+		const a = argv[i];
+		const next = ['-np', '-n', '--np', '--n', '--ntasks'].includes(a) ? argv[i + 1] : undefined;
+		const m = next ?? /^(?:--ntasks|-np|--np|-n)=(\d+)$/.exec(a)?.[1] ?? /^-n(\d+)$/.exec(a)?.[1];
+		if (m !== undefined && /^\d{1,7}$/.test(m) && Number(m) >= 1) { return Number(m); }
+	}
+	return null;
+}
+
+/** The guard's environment for one run. */
+export function guardVariables(lib: string, mode: GuardMode, dir: string): Array<[string, string]> {
+	return [['LD_PRELOAD', lib], ['GPUMPI_GUARD', mode], ['GPUMPI_GUARD_DIR', dir]];
+}
+
+/**
+ * `argv` with `vars` forwarded to the ranks by the launcher's own options, inserted right after the launcher word.
+ * Throws Error for what srun's --export cannot carry (a comma in a value).
+ */
+export function forwardVariables(argv: readonly string[], kind: Exclude<LauncherKind, null>, flavor: MpiFlavor, vars: ReadonlyArray<[string, string]>): string[] {
+	let opts: string[];
+	if (kind === 'srun') {
+		const bad = vars.find(([, v]) => v.includes(','));
+		if (bad) { throw new Error(`srun --export cannot carry ${bad[0]}=${JSON.stringify(bad[1].slice(0, 80))}: the value has a comma`); }
+		opts = [`--export=ALL,${vars.map(([k, v]) => `${k}=${v}`).join(',')}`];
+	} else if (flavor === 'openmpi') {
+		opts = vars.flatMap(([k, v]) => ['-x', `${k}=${v}`]);
+	} else {
+		opts = vars.flatMap(([k, v]) => ['-genv', k, v]);
+	}
+	return [argv[0], ...opts, ...argv.slice(1)];
+}
+
+/** One guarded run. */
+export interface GuardRunRequest {
+	/** The user's command (after `--`). */
+	command: string[];
+	mode: GuardMode;
+	host: Host;
+	flavor: MpiFlavor;
+	/** The guard library on `host`. */
+	guardLib: string;
+	/** When the command is not a launcher: launch it with this spec (np, mpirun or srun); null: run it alone. */
+	spec: LaunchSpec | null;
+	/** Extra environment for every rank (--preset), forwarded like the guard's own variables. */
+	env: Array<[string, string]>;
+	/** Parent of the fresh report directory on `host` (a shared file system for ranks on several hosts); null: /tmp. */
+	reportParent: string | null;
+	timeoutMs: number;
+	signal?: AbortSignal;
+	/** The program's output, line by line, as it comes. */
+	onOutput?: (stream: StreamName, line: string) => void;
+}
+
+/** What came of it. */
+export interface GuardRunOutcome {
+	/** The command line as run. */
+	argv: string[];
+	how: 'launcher' | 'spec' | 'alone';
+	result: ExecuteResult;
+	/** The report files read back (name + text). */
+	files: GuardReportFile[];
+	/** Ranks asked for, when known (the spec's np or the launcher's -np / -n). */
+	expectedRanks: number | null;
+	/** Where the reports went (removed after). */
+	reportDir: string;
+	notes: string[];
+}
+
+/** Make the report directory on `host` (mktemp -d, never through a shell). Throws with mktemp's reason. */
+async function makeReportDir(host: Host, parent: string | null, signal?: AbortSignal): Promise<string> {
+	const base = parent ?? (host.ref.kind === 'local' ? os.tmpdir() : '/tmp');
+	const r = await host.run(['mktemp', '-d', path.posix.join(base, 'gpumpi-guard-XXXXXXXX')], { timeoutMs: 20_000, signal });
+	const dir = r.stdout.trim();
+	if (r.exitCode !== 0 || !dir.startsWith('/')) { throw new Error(`cannot make a report directory in ${base}: ${r.error ?? (r.stderr.trim() || `mktemp exit ${r.exitCode}`)}`); }
+	return dir;
+}
+
+/** Read back guard-*.json of `dir` (temporary .tmp files of a rank that died while writing are left out). */
+export async function readReportDir(host: Host, dir: string): Promise<{ files: GuardReportFile[]; notes: string[] }> {
+	const names = await host.listDir(dir);
+	const notes: string[] = [];
+	if (names === null) { return { files: [], notes: [`the report directory ${dir} could not be listed`] }; }
+	const reports = names.filter(n => /^guard-.*\.json$/.test(n)).sort();
+	const partial = names.filter(n => /^guard-.*\.json\.tmp$/.test(n));
+	if (partial.length > 0) { notes.push(`${partial.length} report${partial.length > 1 ? 's' : ''} left half-written (${partial.slice(0, 3).join(', ')}): the rank ended while writing`); }
+	if (reports.length > MAX_GUARD_REPORTS) { notes.push(`${reports.length} report files; the first ${MAX_GUARD_REPORTS} are read`); }
+	const files: GuardReportFile[] = [];
+	for (const name of reports.slice(0, MAX_GUARD_REPORTS)) {
+		const f = await host.readFile(path.posix.join(dir, name), MAX_GUARD_REPORT_BYTES);
+		files.push({ name, text: f.ok ? (f.truncated ? `${f.text}\u0000truncated` : f.text) : '' });
+		if (!f.ok) { notes.push(`${name}: ${f.error}`); }
+	}
+	return { files, notes };
+}
+
+/** Run the user's program under the guard and read the reports back. Throws only for what cannot be launched at all. */
+export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome> {
+	if (req.command.length === 0) { throw new Error('no program to run'); }
+	const dir = await makeReportDir(req.host, req.reportParent, req.signal);
+	const notes: string[] = [];
+	try {
+		const vars: Array<[string, string]> = [...req.env, ...guardVariables(req.guardLib, req.mode, dir)];
+		const kind = launcherKind(req.command);
+		const runOpts = { timeoutMs: req.timeoutMs, signal: req.signal, onLine: req.onOutput, maxOutputBytes: 1024 * 1024 };
+		let argv: string[];
+		let result: ExecuteResult;
+		let how: GuardRunOutcome['how'];
+		let expectedRanks: number | null;
+		if (kind) {
+			how = 'launcher';
+			argv = forwardVariables(req.command, kind, req.flavor, vars);
+			expectedRanks = ranksAsked(req.command);
+			result = await req.host.run(argv, runOpts);
+			if (result.cleanup) { notes.push(result.cleanup); }
+		} else if (req.spec) {
+			how = 'spec';
+			let spec = withJobName(req.spec);
+			if (spec.srun) {
+				// srun: the guard's variables through --export (so srun itself is not preloaded); presets as the environment.
+				const exp = forwardVariables(['srun'], 'srun', req.flavor, guardVariables(req.guardLib, req.mode, dir))[1];
+				spec = { ...spec, env: [...spec.env, ...req.env], srun: { ...spec.srun, allocation: [exp, ...spec.srun.allocation] } };
+			} else {
+				spec = { ...spec, env: [...spec.env, ...vars] };
+			}
+			expectedRanks = spec.np;
+			const o = await runLaunch(spec, req.command, { host: req.host, ...runOpts });
+			argv = o.argv;
+			result = o.result;
+			notes.push(...o.notes);
+		} else {
+			how = 'alone';
+			argv = [...req.command];
+			expectedRanks = 1;
+			result = await req.host.run(argv, { ...runOpts, env: Object.fromEntries(vars) });
+			if (result.cleanup) { notes.push(result.cleanup); }
+		}
+		const read = await readReportDir(req.host, dir);
+		notes.push(...read.notes);
+		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes };
+	} finally {
+		const rm = await req.host.run(['rm', '-rf', '--', dir], { timeoutMs: 30_000 });
+		if (rm.exitCode !== 0) { notes.push(`could not remove ${dir}: ${rm.error ?? rm.stderr.trim()}`); }
+	}
+}
+
+/**
+ * A typed argument line ("-n 5 --name 'a b'") → argv items, as a POSIX shell splits words, with no expansion of any
+ * kind ($, *, ~, ` stay literal): whitespace separates, '…' and "…" quote, \ escapes the next character (outside
+ * single quotes). Returns the problem for an unclosed quote or a NUL character.
+ */
+export function splitArgLine(line: string): string[] | string {
+	if (line.includes('\u0000')) { return 'the arguments have a NUL character'; }
+	const out: string[] = [];
+	let cur = '';
+	let inWord = false;
+	let quote: '"' | "'" | null = null;
+	for (let i = 0; i < line.length; i++) {
+		const c = line[i];
+		if (quote === "'") { if (c === "'") { quote = null; } else { cur += c; } continue; }
+		if (c === '\\' && i + 1 < line.length && (quote === null || /["\\$`]/.test(line[i + 1]))) { cur += line[++i]; inWord = true; continue; }
+		if (quote === '"') { if (c === '"') { quote = null; } else { cur += c; } continue; }
+		if (c === "'" || c === '"') { quote = c; inWord = true; continue; }
+		if (/\s/.test(c)) { if (inWord) { out.push(cur); cur = ''; inWord = false; } continue; }
+		cur += c;
+		inWord = true;
+	}
+	if (quote) { return `unclosed ${quote} quote`; }
+	if (inWord) { out.push(cur); }
+	return out;
+}

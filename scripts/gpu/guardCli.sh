@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# testGpu: only when named (bash scripts/testGpu.sh guardCli): `gpumpi-doctor guard` itself on the GPU device.
+# The seed's IPC scenario (native/examples/guard_demo --ipc, 4 ranks, pml ucx, as scripts/gpu/guard.sh runs it) through
+# the CLI users run: `gpumpi-doctor guard --json --mode report|fix --guard-lib $BUILD/libgpumpi_guard.so -- mpirun … -np 4
+# guard_demo --ipc`, TRIALS (default 3) launches per mode. Expected: report gives the finding
+# guard-ipc-import-ucx-cuda-ipc (error, ranks 1 and 3, first call site in guard_demo, fix command "--mode fix"); fix
+# gives it as info (action bounced) and the owners verify every word ("IPC rank 0|2: N words, 0 wrong") in every trial.
+# Needs dist/cli.js (carry "dist") and Node (`node` on PATH, else .gpu/node.xz; as scripts/gpu/cli.sh).
+# Knobs: TRIALS=N, SIZE=bytes (64 MiB). Checked off the GPU machine with Debian's Open MPI and the fake driver:
+#   TESTBED_PREFIX=/usr REPRO_COMPONENT_PATH=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 \
+#   GPUMPI_LIBCUDA=$PWD/native/build/engine-openmpi/libgpumpi_fakecuda.so OUT=/tmp/gc TRIALS=1 SIZE=1048576 bash scripts/gpu/guardCli.sh
+# Writes exactly two files: $OUT/guardCli.log (commands, the CLI's stderr: the program output) and $OUT/guardCli.json
+# ({"schema":"gpumpi.gpu-guard-cli/1","runs":[{"name","exit","doc"}]}: doc is the CLI's gpumpi-guard-result/1, or null).
+set -u
+. "$(dirname "$0")/common.bash" guardCli
+error_doc() { printf '{"error":"%s","runs":[]}\n' "$1"; }
+TRIALS="${TRIALS:-3}"
+SIZE="${SIZE:-67108864}"
+NODE="$(command -v node || true)"
+if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
+  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
+fi
+if [ -z "$NODE" ] || ! "$NODE" --version >>"$LOG" 2>&1; then
+  log "guardCli.sh: no usable node (PATH or .gpu/node.xz)"; error_doc "no node" >"$JSON"; exit 1
+fi
+if [ ! -f dist/cli.js ]; then log "guardCli.sh: dist/cli.js missing (carry dist)"; error_doc "no dist/cli.js" >"$JSON"; exit 1; fi
+gpu_require
+log "== guardCli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version) trials=$TRIALS size=$SIZE"
+if ! gpu_build gpumpi_guard guard_demo; then
+  log "guardCli.sh: build failed (see $LOG)"; error_doc "build failed" >"$JSON"; exit 1
+fi
+COMPONENTS="${REPRO_COMPONENT_PATH:-$PREFIX/lib/openmpi}"
+LAUNCH=("$MPIRUN" --allow-run-as-root --oversubscribe --mca mca_base_component_path "$COMPONENTS"
+  --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo
+  -np 4 "$BUILD/examples/guard_demo" --ipc --size "$SIZE")
+# off the GPU machine only (a check of this script): GPUMPI_LIBCUDA=native/fakes' fake driver, passed to the ranks
+PRESETS=()
+if [ -n "${GPUMPI_LIBCUDA:-}" ]; then PRESETS=(--preset "GPUMPI_LIBCUDA=$GPUMPI_LIBCUDA"); fi
+fail=0
+entries=()
+for mode in report fix; do
+  for t in $(seq 1 "$TRIALS"); do
+    name="$mode-$t"
+    log "== $name: gpumpi-doctor guard --json --mode $mode --guard-lib $BUILD/libgpumpi_guard.so -- ${LAUNCH[*]}"
+    t0=$(date +%s)
+    timeout -k 5 180 "$NODE" bin/gpumpi-doctor.js guard --json --mode "$mode" --guard-lib "$BUILD/libgpumpi_guard.so" --timeout 150 "${PRESETS[@]}" -- "${LAUNCH[@]}" \
+      >"/tmp/guardcli-$name.json" 2>>"$LOG"
+    rc=$?
+    log "== $name exit=$rc in $(( $(date +%s) - t0 )) s"
+    if "$NODE" -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const f=d.findings.find(x=>x.id==="guard-ipc-import-ucx-cuda-ipc");console.log(d.verdict);console.log(f?`${f.severity}: ${f.message}`:"no ipc-import finding")' "/tmp/guardcli-$name.json" >>"$LOG" 2>&1; then
+      entries+=("{\"name\":\"$name\",\"exit\":$rc,\"doc\":$(cat "/tmp/guardcli-$name.json")}")
+    else
+      head -c 2000 "/tmp/guardcli-$name.json" >>"$LOG"
+      entries+=("{\"name\":\"$name\",\"exit\":$rc,\"doc\":null}")
+    fi
+    if [ "$mode" = fix ] && [ "$rc" != 0 ]; then fail=$((fail + 1)); fi
+  done
+done
+{ printf '{"schema":"gpumpi.gpu-guard-cli/1","node":"%s","trialsPerMode":%s,"size":%s,"runs":[' "$("$NODE" --version)" "$TRIALS" "$SIZE"; (IFS=,; printf '%s' "${entries[*]}"); printf ']}\n'; } >"$JSON"
+log "guardCli.sh: $fail fix-mode run(s) failed"
+exit $fail
