@@ -320,13 +320,15 @@ export class SshHost implements Host {
 
 	/**
 	 * Run argv remotely with `input` on its stdin (e.g. `tar -x -C dir` fed a tar stream). No setup line and no
-	 * process-group bookkeeping: the remote program ends when its stdin closes, which killing ssh causes.
+	 * process-group bookkeeping: the remote program ends when its stdin closes, which killing ssh causes (on timeout or
+	 * on `signal`: a Ctrl-C during a deploy's copy).
 	 */
-	async runWithInput(argv: readonly string[], input: Buffer, timeoutMs: number): Promise<ExecuteResult> {
+	async runWithInput(argv: readonly string[], input: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<ExecuteResult> {
 		const started = Date.now();
 		const fail = (error: string): ExecuteResult =>
 			({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, error, durationMs: Date.now() - started });
 		if (argv.length === 0 || argv.some(a => a.includes('\0'))) { return fail('empty command line or NUL byte'); }
+		if (signal?.aborted) { return fail('cancelled'); }
 		const conn = await this.connect();
 		if (!conn.ok) { return fail(conn.error); }
 		const full = [...this._sshArgv('no'), `exec ${posixQuoteArgv(argv)}`];
@@ -339,10 +341,15 @@ export class SshHost implements Host {
 			child.stderr.on('data', (c: Buffer) => { if (stderr.length < 1 << 20) { stderr += c.toString('utf8'); } });
 			child.stdin.on('error', () => undefined); // EPIPE when the remote side quits early: the exit status tells
 			const timer = setTimeout(() => { timedOut = true; try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ } }, timeoutMs);
-			child.on('error', e => { clearTimeout(timer); resolve(fail(`cannot start ${this._ssh}: ${e.message}`)); });
-			child.on('close', (code, signal) => {
+			let cancelled = false;
+			const onAbort = (): void => { cancelled = true; try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ } };
+			signal?.addEventListener('abort', onAbort, { once: true });
+			child.on('error', e => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); resolve(fail(`cannot start ${this._ssh}: ${e.message}`)); });
+			child.on('close', (code, sig) => {
 				clearTimeout(timer);
-				const base = { stdout, stderr, durationMs: Date.now() - started, signal: signal ?? null, timedOut };
+				signal?.removeEventListener('abort', onAbort);
+				const base = { stdout, stderr, durationMs: Date.now() - started, signal: sig ?? null, timedOut };
+				if (cancelled) { resolve({ ...base, exitCode: null, error: 'cancelled' }); return; }
 				if (timedOut) { resolve({ ...base, exitCode: null, error: `timed out after ${formatSeconds(timeoutMs)}` }); return; }
 				if (code === 255) { resolve({ ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) }); return; }
 				resolve({ ...base, exitCode: code });
