@@ -105,7 +105,7 @@ export function collectMain(argv: readonly string[], deps: CollectDeps): Promise
 			io.stdout(`Bundle written to ${dir} (${m.raw.length} raw outputs).\nAnalyse it on any machine with: gpumpi-doctor analyze ${dir}\n`);
 			return EXIT.ok;
 		} catch (e) {
-			io.stderr(`gpumpi-doctor collect: cannot write the bundle: ${errorText(e)}\n`);
+			io.stderr(`gpumpi-doctor collect: ${/^cannot write/.test(errorText(e)) ? '' : 'cannot write the bundle: '}${errorText(e)}\n`);
 			return EXIT.failed;
 		}
 	});
