@@ -292,6 +292,9 @@ export class SshHost implements Host {
 		// may still run there (mpirun's ranks outlive it: seen 1 run in 5 in faultsSsh.test.ts). Reconnect and stop
 		// it; an empty session means the command itself ended with 255, and the result is left as it is.
 		let lost = false;
+		// A 255 may be a dead connection (a crashed or rebooted host): forget the cached "connected", so the next
+		// connect() checks the master again and a host that is gone is reported unreachable, not run against.
+		if (r.exitCode === 255) { this._connecting = undefined; }
 		if (!stopping && r.exitCode === 255 && remotePid !== null) {
 			cleanup = await this._killRemote(remotePid);
 			lost = !/SIGTERM to 0 process\(es\)/.test(cleanup);
@@ -302,7 +305,8 @@ export class SshHost implements Host {
 		if (timedOut) { return { ...base, exitCode: null, timedOut: true, error: `timed out after ${formatSeconds(opts.timeoutMs)}` }; }
 		if (cancelled) { return { ...base, exitCode: null, error: 'cancelled' }; }
 		if (lost) {
-			return { ...base, exitCode: null, error: `the ssh connection to ${this.ref.label} ended while the command ran (ssh exit status 255); reconnected and ${cleanup}` };
+			const after = cleanup?.startsWith('could not confirm') ? `could not reconnect to check what it left there: ${cleanup.replace(/^could not confirm that remote session \d+ on \S+ ended: /, '')}` : `reconnected and ${cleanup}`;
+			return { ...base, exitCode: null, error: `the ssh connection to ${this.ref.label} ended while the command ran (ssh exit status 255); ${after}` };
 		}
 		if (remotePid === null && r.exitCode === 255) {
 			return { ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) };
@@ -351,7 +355,7 @@ export class SshHost implements Host {
 				const base = { stdout, stderr, durationMs: Date.now() - started, signal: sig ?? null, timedOut };
 				if (cancelled) { resolve({ ...base, exitCode: null, error: 'cancelled' }); return; }
 				if (timedOut) { resolve({ ...base, exitCode: null, error: `timed out after ${formatSeconds(timeoutMs)}` }); return; }
-				if (code === 255) { resolve({ ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) }); return; }
+				if (code === 255) { this._connecting = undefined; resolve({ ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) }); return; }
 				resolve({ ...base, exitCode: code });
 			});
 			child.stdin.end(input);
