@@ -4,6 +4,7 @@
  * Reading treats the bundle as hostile: every field is validated, file names are checked against one pattern
  * (no dots, no separators: no traversal), symlinks and oversized files are refused, and every error names its file.
  */
+import { performance } from 'node:perf_hooks';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { version as toolVersion, name as toolName } from '../../package.json';
@@ -233,7 +234,7 @@ export async function readBundle(dir: string): Promise<RawOutput[]> {
 
 /** Analyse a bundle into a Report, exactly as `inspect` would have on that host (CLI `analyze` and the extension). */
 export async function reportFromBundle(dir: string): Promise<Report> {
-	const started = Date.now();
+	const started = performance.now();
 	const { manifest, raw } = await readBundleFull(dir);
 	const { facts, findings, summary } = analyze(raw, manifest.host.label);
 	const host: HostRef = { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' };
@@ -246,6 +247,6 @@ export async function reportFromBundle(dir: string): Promise<Report> {
 		summary, headline: reportHeadline({ host, summary, findings, raw, engine }), findings, facts, raw,
 		engine,
 		probe: facts.probe ? { libraries: facts.probe.libraries, nvml: facts.probe.nvml, elapsed_ms: 0 } : null,
-		elapsedMs: Date.now() - started,
+		elapsedMs: Math.round(performance.now() - started),
 	};
 }

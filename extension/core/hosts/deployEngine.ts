@@ -130,7 +130,9 @@ export async function deployEngine(host: SshHost, opts: DeployOptions): Promise<
 	if (prep.exitCode !== 0) { return { ok: false, error: `cannot create ${dir} on ${host.ref.label}: ${prep.error ?? prep.stderr.trim()}`, lines: [] }; }
 	let tar: Buffer;
 	try { tar = await tarOf(opts.nativeDir, files); } catch (e) { return { ok: false, error: (e as Error).message, lines: [] }; }
-	const up = await host.runWithInput(['tar', '-x', '-f', '-', '-C', path.posix.join(dir, 'src')], tar, 120_000, signal);
+	// -m: the files get the host's own time, not ours. With our times, a host whose clock is behind sees sources from
+	// its future and make never settles ("Clock skew detected", everything rebuilt on every build: faultsClock.test.ts).
+	const up = await host.runWithInput(['tar', '-x', '-m', '-f', '-', '-C', path.posix.join(dir, 'src')], tar, 120_000, signal);
 	if (signal?.aborted) { return cancelled(); }
 	if (up.exitCode !== 0 && connectionLost(up.error ?? up.stderr)) { return lost('copying the sources', up.error ?? up.stderr.trim().slice(-300)); }
 	if (up.exitCode !== 0) { return { ok: false, error: `copying the sources to ${host.ref.label} failed: ${up.error ?? up.stderr.trim().slice(-300)}`, lines: [] }; }

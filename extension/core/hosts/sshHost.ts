@@ -11,6 +11,7 @@
  * is the user's own shell code BY DESIGN: it is executed as shell (`bash -l`) on their host before each command;
  * nothing else is ever interpreted by a shell.
  */
+import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -182,10 +183,10 @@ export class SshHost implements Host {
 	}
 
 	private async _connectOnce(): Promise<SshConnectResult> {
-		const started = Date.now();
+		const started = performance.now();
 		const master = this._sshArgv('auto', ['-N', '-f']);
 		const failed = (kind: SshFailureKind, error: string, stderr = ''): SshConnectResult =>
-			({ ok: false, kind, label: SSH_FAILURE_LABEL[kind], error, stderr, command: master, durationMs: Date.now() - started });
+			({ ok: false, kind, label: SSH_FAILURE_LABEL[kind], error, stderr, command: master, durationMs: Math.round(performance.now() - started) });
 		const dirProblem = privateDir(this._controlDir);
 		if (dirProblem) { return failed('local', dirProblem); }
 		const check = await execute([...this._sshArgv('no', ['-O', 'check'])], { timeoutMs: 5000 }).result;
@@ -229,9 +230,9 @@ export class SshHost implements Host {
 		if (argv.length === 0 || argv[0].length === 0) { return fail('empty command line'); }
 		if (argv.some(a => a.includes('\0'))) { return fail('argument contains a NUL byte'); }
 		if (opts.signal?.aborted) { return fail('cancelled'); }
-		const started = Date.now();
+		const started = performance.now();
 		const conn = await this.connect();
-		if (!conn.ok) { return fail(conn.error, Date.now() - started); }
+		if (!conn.ok) { return fail(conn.error, Math.round(performance.now() - started)); }
 
 		let prelude = '';
 		for (const [k, v] of Object.entries(opts.env ?? {})) {
@@ -301,7 +302,7 @@ export class SshHost implements Host {
 		}
 
 		const stderr = r.stderr.split('\n').filter(l => !l.startsWith(marker)).join('\n');
-		const base: ExecuteResult = { ...r, stderr, durationMs: Date.now() - started, ...(cleanup !== undefined ? { cleanup } : {}) };
+		const base: ExecuteResult = { ...r, stderr, durationMs: Math.round(performance.now() - started), ...(cleanup !== undefined ? { cleanup } : {}) };
 		if (timedOut) { return { ...base, exitCode: null, timedOut: true, error: `timed out after ${formatSeconds(opts.timeoutMs)}` }; }
 		if (cancelled) { return { ...base, exitCode: null, error: 'cancelled' }; }
 		if (lost) {
@@ -328,9 +329,9 @@ export class SshHost implements Host {
 	 * on `signal`: a Ctrl-C during a deploy's copy).
 	 */
 	async runWithInput(argv: readonly string[], input: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<ExecuteResult> {
-		const started = Date.now();
+		const started = performance.now();
 		const fail = (error: string): ExecuteResult =>
-			({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, error, durationMs: Date.now() - started });
+			({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, error, durationMs: Math.round(performance.now() - started) });
 		if (argv.length === 0 || argv.some(a => a.includes('\0'))) { return fail('empty command line or NUL byte'); }
 		if (signal?.aborted) { return fail('cancelled'); }
 		const conn = await this.connect();
@@ -352,7 +353,7 @@ export class SshHost implements Host {
 			child.on('close', (code, sig) => {
 				clearTimeout(timer);
 				signal?.removeEventListener('abort', onAbort);
-				const base = { stdout, stderr, durationMs: Date.now() - started, signal: sig ?? null, timedOut };
+				const base = { stdout, stderr, durationMs: Math.round(performance.now() - started), signal: sig ?? null, timedOut };
 				if (cancelled) { resolve({ ...base, exitCode: null, error: 'cancelled' }); return; }
 				if (timedOut) { resolve({ ...base, exitCode: null, error: `timed out after ${formatSeconds(timeoutMs)}` }); return; }
 				if (code === 255) { this._connecting = undefined; resolve({ ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) }); return; }
