@@ -16,6 +16,11 @@ import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import { CliRun, filesOf, procTable } from './cliProcess';
 import { sleep } from './faultHelpers';
 
+/** The engine's configure and build on the host (not the toolchain's `cmake --version` / `gcc --version` before them). */
+const BUILD_STEP = /^(\S*\/)?(cmake (-S|--build)|g?make |cc1(plus)? )/;
+/** Any program of the toolchain: none may be left after the interrupt. */
+const TOOLCHAIN = /^(\S*\/)?(cmake|g?make|cc1(plus)?|c\+\+|g\+\+|gcc|cc|as|ld|collect2)( |$)/;
+
 describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase', function () {
 	this.timeout(120_000);
 	let dir = '';
@@ -104,8 +109,7 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 		it('SIGINT while the engine builds on host-a: exit 130, the build stopped there, no engine marked built, nothing left here or there', async () => {
 			const run = new CliRun(['inspect', '--json', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi',
 				'--setup', `PATH=${setupDir}/bin:$PATH`], lab.dir);
-			// The build's own programs (argv[0]), not the shell lines that mention cmake.
-			const building = (): string[] => lab.processes('host-a').filter(l => /^(\S*\/)?(cmake|g?make|cc1(plus)?|c\+\+|g\+\+|gcc|cc|as|ld|collect2)( |$)/.test(l));
+			const building = (): string[] => lab.processes('host-a').filter(l => BUILD_STEP.test(l));
 			let seen: string[] = [];
 			for (let i = 0; i < 600 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = building(); }
 			assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}\n${lab.processes('host-a').join('\n')}`);
@@ -118,8 +122,9 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 			assert.match(run.stderr, /interrupted/);
 			assert.ok(took < 30_000, `stopping took ${took} ms`);
 			assert.equal(run.stdout, '', 'an interrupted deploy printed a report');
-			let left = building();
-			for (let i = 0; i < 25 && left.length > 0; i++) { await sleep(200); left = building(); }
+			const toolchain = (): string[] => lab.processes('host-a').filter(l => TOOLCHAIN.test(l));
+			let left = toolchain();
+			for (let i = 0; i < 25 && left.length > 0; i++) { await sleep(200); left = toolchain(); }
 			assert.deepEqual(left, [], `the build still runs on host-a:\n  ${lab.processTable('host-a').join('\n  ')}`);
 			const fresh = (fs.existsSync(cache) ? fs.readdirSync(cache) : []).filter(d => !cacheBefore.has(d));
 			assert.equal(fresh.length, 1, `expected one new engine cache directory, found ${JSON.stringify(fresh)}`);
@@ -134,7 +139,7 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 			fs.writeFileSync(out, '{"earlier":true}\n');
 			const run = new CliRun(['map', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--np', '2',
 				'--setup', `PATH=${setupDir}/bin:$PATH`, '--out', out, '--json'], lab.dir);
-			const building = (): string[] => lab.processes('host-a').filter(l => /^(\S*\/)?(cmake|g?make|cc1(plus)?|c\+\+|g\+\+|gcc|cc|as|ld|collect2)( |$)/.test(l));
+			const building = (): string[] => lab.processes('host-a').filter(l => BUILD_STEP.test(l));
 			let seen: string[] = [];
 			for (let i = 0; i < 600 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = building(); }
 			assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}`);
@@ -145,8 +150,9 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 			assert.match(run.stderr, /interrupted before the run started; nothing was launched/);
 			assert.equal(run.stdout, '');
 			assert.equal(fs.readFileSync(out, 'utf8'), '{"earlier":true}\n', 'the earlier --out file was changed');
-			let left = building();
-			for (let i = 0; i < 25 && left.length > 0; i++) { await sleep(200); left = building(); }
+			const toolchain = (): string[] => lab.processes('host-a').filter(l => TOOLCHAIN.test(l));
+			let left = toolchain();
+			for (let i = 0; i < 25 && left.length > 0; i++) { await sleep(200); left = toolchain(); }
 			assert.deepEqual(left, [], `the build still runs on host-a:\n  ${lab.processTable('host-a').join('\n  ')}`);
 			assert.deepEqual(await run.left(), [], 'processes the CLI started are still running here');
 		});
