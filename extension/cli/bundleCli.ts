@@ -84,8 +84,14 @@ export function collectMain(argv: readonly string[], deps: CollectDeps): Promise
 			report = await deps.inspect(where);
 		} catch (e) {
 			if (e instanceof UsageError) { throw e; }
+			if (io.signal.aborted) { io.stderr('gpumpi-doctor collect: interrupted; the running tools were stopped and no bundle was written\n'); return EXIT.interrupted; }
 			io.stderr(`gpumpi-doctor collect: the inspection failed: ${errorText(e)}\n`);
 			return EXIT.failed;
+		}
+		if (io.signal.aborted) {
+			// The tools were stopped part-way: such a bundle would pass for a whole inspection. Keep what was there.
+			io.stderr('gpumpi-doctor collect: interrupted; the running tools were stopped and no bundle was written\n');
+			return EXIT.interrupted;
 		}
 		const unreached = report.findings.find(f => f.id === UNREACHABLE_ID);
 		if (unreached) {
@@ -99,7 +105,7 @@ export function collectMain(argv: readonly string[], deps: CollectDeps): Promise
 			io.stdout(`Bundle written to ${dir} (${m.raw.length} raw outputs).\nAnalyse it on any machine with: gpumpi-doctor analyze ${dir}\n`);
 			return EXIT.ok;
 		} catch (e) {
-			io.stderr(`gpumpi-doctor collect: cannot write the bundle: ${errorText(e)}\n`);
+			io.stderr(`gpumpi-doctor collect: ${/^cannot write/.test(errorText(e)) ? '' : 'cannot write the bundle: '}${errorText(e)}\n`);
 			return EXIT.failed;
 		}
 	});

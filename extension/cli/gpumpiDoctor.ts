@@ -117,9 +117,10 @@ async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof nor
 		remote = await openRemoteTarget({ ...target, enginePath: settings.enginePath, mpirun: settings.mpirunPath }, {
 			configFile: where.sshConfig,
 			connectTimeoutSeconds: where.connectTimeoutSeconds,
+			signal: io.signal,
 			onProgress: m => logger.info(m),
 		});
-		if (remote.deploy && !remote.deploy.ok) {
+		if (remote.deploy && !remote.deploy.ok && !io.signal.aborted) {
 			io.stderr(`gpumpi-doctor: ${remote.deploy.error}\n${remote.deploy.lines.map(l => `  ${l}\n`).join('')}`);
 		}
 	}

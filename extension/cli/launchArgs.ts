@@ -140,7 +140,7 @@ export function checkLaunchOptions(o: LaunchCliOptions, np: number): void {
 }
 
 /** Resolve where and how to launch from the shared options (UsageError for contradictory options). */
-export async function cliLaunchTarget(o: LaunchCliOptions, np: number, cwd: string, progress: (line: string) => void): Promise<LaunchTarget> {
+export async function cliLaunchTarget(o: LaunchCliOptions, np: number, cwd: string, progress: (line: string) => void, signal?: AbortSignal): Promise<LaunchTarget> {
 	checkLaunchOptions(o, np);
 	let host = null;
 	if (o.host) {
@@ -152,6 +152,6 @@ export async function cliLaunchTarget(o: LaunchCliOptions, np: number, cwd: stri
 		host, mpirun: o.mpirun === 'mpirun' ? '' : o.mpirun, flavor: o.flavor, engine: o.engine,
 		srun: o.srun ? { srun: 'srun', mpi: o.srunMpi ?? null, allocation: o.srunArgs ?? [] } : null,
 		hostList: o.hostList ?? null, np,
-		remote: { configFile: o.sshConfig ? path.resolve(cwd, o.sshConfig) : undefined, onProgress: progress },
+		remote: { configFile: o.sshConfig ? path.resolve(cwd, o.sshConfig) : undefined, onProgress: progress, signal },
 	});
 }

@@ -171,8 +171,9 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
 		if (o.explain) { return explainLatency(o, o.explain, io); }
-		const target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`));
+		const target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`), io.signal);
 		for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
+		if (!target.ok && io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted before the run started; nothing was launched\n'); return EXIT.interrupted; }
 		if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
 		let r;
 		try {
@@ -200,7 +201,7 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
  * Exit 0 when the baseline measured at least two trials (the comparisons are the output), 3 otherwise.
  */
 async function explainLatency(o: MapCliOptions, factors: LatencyFactor[], io: CliIo): Promise<number> {
-	const target = await cliLaunchTarget(o, 2, io.cwd, l => io.stderr(`${l}\n`));
+	const target = await cliLaunchTarget(o, 2, io.cwd, l => io.stderr(`${l}\n`), io.signal);
 	for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
 	if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
 	let e;

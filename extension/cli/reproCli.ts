@@ -195,8 +195,9 @@ export function reproMain(argv: readonly string[], io: CliIo): Promise<number> {
 		const o = parseReproArgs(argv);
 		if (o.fromJson) { return fromJson(o, o.fromJson, io); }
 		const progress = (l: string): void => { if (!o.json && !o.markdown) { io.stderr(`  … ${l}\n`); } };
-		const target = await cliLaunchTarget(o, o.np ?? RANKS[o.which], io.cwd, progress);
+		const target = await cliLaunchTarget(o, o.np ?? RANKS[o.which], io.cwd, progress, io.signal);
 		for (const n of target.notes) { io.stderr(`gpumpi-doctor repro: ${n}\n`); }
+		if (!target.ok && io.signal.aborted) { io.stderr('gpumpi-doctor repro: interrupted before any run started; nothing was launched\n'); return EXIT.interrupted; }
 		if (!target.ok) { io.stderr(`gpumpi-doctor repro: ${target.error}\n`); return EXIT.failed; }
 		try {
 			const code = await runOn(o, target, io, progress, io.signal);

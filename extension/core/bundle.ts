@@ -4,12 +4,14 @@
  * Reading treats the bundle as hostile: every field is validated, file names are checked against one pattern
  * (no dots, no separators: no traversal), symlinks and oversized files are refused, and every error names its file.
  */
+import { performance } from 'node:perf_hooks';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { version as toolVersion, name as toolName } from '../../package.json';
 import { reportHeadline } from '../shared/headline';
 import { REPORT_SCHEMA, type HostRef, type RawOutput, type Report } from '../shared/report';
 import { analyze } from './analyze';
+import { replaceDirWhole } from './fileWrite';
 
 export const BUNDLE_SCHEMA = 'gpumpi-doctor.bundle/1';
 export const MANIFEST_FILE = 'bundle.json';
@@ -53,13 +55,39 @@ export function safeName(id: string): string {
 
 const ENTRY_PATH = /^raw\/[A-Za-z0-9_-]{1,100}\.(stdout|stderr|json)$/;
 
-/** Write `report`'s raw outputs as a bundle into `dir` (created; must be empty or an older bundle). Returns the manifest. */
+/**
+ * Write `report`'s raw outputs as a bundle into `dir` (created; must be new, empty or an older bundle). Whole or not
+ * at all (core/fileWrite.ts replaceDirWhole): the bundle is written into a directory beside `dir` and renamed into
+ * place, so a full disk, an error or a crash part-way leaves `dir` as it was (an older bundle intact) and no partial
+ * bundle under its name. Errors name `dir` (Node's own ENOSPC message names no file). Returns the manifest.
+ */
 export async function writeBundle(dir: string, report: Report): Promise<BundleManifest> {
-	await fs.promises.mkdir(path.join(dir, 'raw'), { recursive: true });
-	const existing = (await fs.promises.readdir(dir)).filter((n) => n !== 'raw');
+	let st: fs.Stats | null = null;
+	try { st = await fs.promises.stat(dir); } catch { /* new */ }
+	if (st && !st.isDirectory()) { throw new BundleError(`${dir}: exists and is not a directory`); }
+	const existing = st ? (await fs.promises.readdir(dir)).filter((n) => n !== 'raw') : [];
 	if (existing.length > 0 && !existing.includes(MANIFEST_FILE)) {
 		throw new BundleError(`${dir}: refusing to write a bundle into a directory that has other files (${existing.slice(0, 3).join(', ')})`);
 	}
+	let manifest: BundleManifest | null = null;
+	try {
+		const whole = await replaceDirWhole(dir, async (staging) => { manifest = await fillBundle(staging, report); });
+		if (!whole) {
+			// Nowhere beside it to stage (a read-only parent, `dir` a mount point): in place, the old manifest removed
+			// first and the new one written last, so a cut write is refused on reading, never half-read.
+			await fs.promises.rm(path.join(dir, MANIFEST_FILE), { force: true });
+			manifest = await fillBundle(dir, report);
+		}
+	} catch (e) {
+		const err = e as NodeJS.ErrnoException;
+		throw new BundleError(`cannot write the bundle ${dir}: ${err.code ? `${err.code}: ` : ''}${err.message.replace(/^[A-Z]+: /, '')}`);
+	}
+	return manifest!;
+}
+
+/** Write the bundle's files into `dir` (the manifest last). */
+async function fillBundle(dir: string, report: Report): Promise<BundleManifest> {
+	await fs.promises.mkdir(path.join(dir, 'raw'), { recursive: true });
 	const used = new Set<string>();
 	const entries: BundleEntry[] = [];
 	for (const r of report.raw) {
@@ -77,7 +105,6 @@ export async function writeBundle(dir: string, report: Report): Promise<BundleMa
 		entries.push(e);
 	}
 	const manifest: BundleManifest = { schema: BUNDLE_SCHEMA, tool: report.tool, host: report.host, createdAt: report.createdAt, raw: entries };
-	// The manifest is written last: a bundle cut short by a crash has none and is refused, never half-read.
 	await fs.promises.writeFile(path.join(dir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
 	return manifest;
 }
@@ -207,7 +234,7 @@ export async function readBundle(dir: string): Promise<RawOutput[]> {
 
 /** Analyse a bundle into a Report, exactly as `inspect` would have on that host (CLI `analyze` and the extension). */
 export async function reportFromBundle(dir: string): Promise<Report> {
-	const started = Date.now();
+	const started = performance.now();
 	const { manifest, raw } = await readBundleFull(dir);
 	const { facts, findings, summary } = analyze(raw, manifest.host.label);
 	const host: HostRef = { id: manifest.host.id, label: manifest.host.label, kind: 'bundle' };
@@ -220,6 +247,6 @@ export async function reportFromBundle(dir: string): Promise<Report> {
 		summary, headline: reportHeadline({ host, summary, findings, raw, engine }), findings, facts, raw,
 		engine,
 		probe: facts.probe ? { libraries: facts.probe.libraries, nvml: facts.probe.nvml, elapsed_ms: 0 } : null,
-		elapsedMs: Date.now() - started,
+		elapsedMs: Math.round(performance.now() - started),
 	};
 }

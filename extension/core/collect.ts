@@ -5,6 +5,7 @@
  * reached first (ssh) is connected to before anything else; when that fails, the failed attempt is the only
  * RawOutput (unreachable.ts): nothing is run or read there, so nothing can be reported missing.
  */
+import { performance } from 'node:perf_hooks';
 import { collectSystemFacts } from './sysCollect';
 import * as path from 'node:path';
 import type { ProbeResult } from '../shared/addonTypes';
@@ -183,7 +184,7 @@ function internal(id: string, what: string[], stdout: string, error?: string, st
 }
 
 async function runProbe(opts: CollectOptions): Promise<RawOutput> {
-	const started = Date.now();
+	const started = performance.now();
 	if (!opts.probe) { return internal('probe', ['addon.probe()'], '', 'native addon probe not available'); }
 	let timer: NodeJS.Timeout | undefined;
 	try {
@@ -194,9 +195,9 @@ async function runProbe(opts: CollectOptions): Promise<RawOutput> {
 		const raw = 'result' in outcome
 			? internal('probe', ['addon.probe()'], JSON.stringify(outcome.result), undefined, outcome.afterResult ?? '')
 			: internal('probe', ['addon.probe()'], '', outcome.error, outcome.tried.join('\n'));
-		return { ...raw, durationMs: Date.now() - started };
+		return { ...raw, durationMs: Math.round(performance.now() - started) };
 	} catch (e) {
-		return { ...internal('probe', ['addon.probe()'], '', `probe failed: ${errorText(e)}`), durationMs: Date.now() - started };
+		return { ...internal('probe', ['addon.probe()'], '', `probe failed: ${errorText(e)}`), durationMs: Math.round(performance.now() - started) };
 	} finally {
 		if (timer) { clearTimeout(timer); }
 	}
@@ -209,9 +210,9 @@ async function whichOutput(host: Host): Promise<RawOutput> {
 }
 
 async function readFileOutput(host: Host, file: string): Promise<RawOutput> {
-	const started = Date.now();
+	const started = performance.now();
 	const r = await host.readFile(file);
-	const base = { id: `mca_params:${file}`, command: ['read', file], stderr: '', durationMs: Date.now() - started };
+	const base = { id: `mca_params:${file}`, command: ['read', file], stderr: '', durationMs: Math.round(performance.now() - started) };
 	if (r.ok) {
 		return { ...base, exitCode: 0, stdout: r.text, ...(r.truncated ? { notes: ['file was larger than the read cap; truncated'] } : {}) };
 	}

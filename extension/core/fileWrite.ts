@@ -26,3 +26,43 @@ export function writeFileWhole(file: string, text: string): void {
 		throw e;
 	}
 }
+
+/**
+ * Replace the directory `dir` whole or not at all: `fill(staging)` writes the new contents into a fresh directory
+ * beside `dir` (same file system), then rename(2) puts it in place; an existing `dir` (an older version) is first
+ * renamed aside and removed only once the new one is in place (if the second rename fails it is put back). On any
+ * error the staging directory is removed and the error thrown, with `dir` as it was. The only window is between the
+ * two renames (microseconds): a crash there leaves the older version under its `.…old` name beside `dir`, not lost.
+ * Where no directory can be made beside `dir` (its parent not writable), or an existing `dir` cannot be renamed (a
+ * mount point: EBUSY), returns false without writing: the caller then writes in place.
+ */
+export async function replaceDirWhole(dir: string, fill: (staging: string) => Promise<void>): Promise<boolean> {
+	const stem = path.join(path.dirname(dir), `.${path.basename(dir)}.${process.pid}-${randomBytes(3).toString('hex')}`);
+	const staging = `${stem}.tmp`;
+	try { await fs.promises.mkdir(staging); } catch (e) {
+		const code = (e as NodeJS.ErrnoException).code;
+		if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') { return false; }
+		throw e;
+	}
+	try {
+		await fill(staging);
+		let aside: string | null = null;
+		if (fs.existsSync(dir)) {
+			aside = `${stem}.old`;
+			try { await fs.promises.rename(dir, aside); } catch (e) {
+				const code = (e as NodeJS.ErrnoException).code;
+				if (code === 'EBUSY' || code === 'EXDEV' || code === 'EACCES' || code === 'EPERM') { await fs.promises.rm(staging, { recursive: true, force: true }); return false; }
+				throw e;
+			}
+		}
+		try { await fs.promises.rename(staging, dir); } catch (e) {
+			if (aside) { await fs.promises.rename(aside, dir).catch(() => undefined); }
+			throw e;
+		}
+		if (aside) { await fs.promises.rm(aside, { recursive: true, force: true }); }
+		return true;
+	} catch (e) {
+		await fs.promises.rm(staging, { recursive: true, force: true }).catch(() => undefined);
+		throw e;
+	}
+}

@@ -10,6 +10,7 @@
  * - `sys_infiniband`: `<dev>\tport=<n>\tstate=<s>\tlink_layer=<l>\trate=<r>\tnuma_node=<n>\tpci=<addr>`.
  * - `sys_gpu_numa`: `<pci address>\tclass=<0x03xxxx>\tnuma_node=<n>\tlocal_cpulist=<cpus>` per NVIDIA display device.
  */
+import { performance } from 'node:perf_hooks';
 import type { RawOutput } from '../shared/report';
 
 /** Reads a text file; null when it does not exist or cannot be read. */
@@ -55,14 +56,14 @@ async function mapBatched<T, R>(items: readonly T[], fn: (t: T) => Promise<R>): 
 }
 
 function raw(id: string, command: string[], started: number, stdout: string, error?: string, notes?: string[]): RawOutput {
-	const r: RawOutput = { id, command, exitCode: error === undefined ? 0 : null, stdout, stderr: '', durationMs: Date.now() - started };
+	const r: RawOutput = { id, command, exitCode: error === undefined ? 0 : null, stdout, stderr: '', durationMs: Math.round(performance.now() - started) };
 	if (error !== undefined) { r.error = error; }
 	if (notes && notes.length > 0) { r.notes = notes; }
 	return r;
 }
 
 async function collectModules(readFile: SysReadFile, listDir: SysListDir): Promise<RawOutput> {
-	const started = Date.now();
+	const started = performance.now();
 	const lines: string[] = [];
 	let command = ['read', '/proc/modules'];
 	const notes: string[] = [];
@@ -87,7 +88,7 @@ async function collectModules(readFile: SysReadFile, listDir: SysListDir): Promi
 }
 
 async function collectInfiniband(readFile: SysReadFile, listDir: SysListDir): Promise<RawOutput> {
-	const started = Date.now();
+	const started = performance.now();
 	const base = '/sys/class/infiniband';
 	const devs = await safeList(listDir, base);
 	if (devs === null) { return raw('sys_infiniband', ['list', base], started, '', 'not found: no /sys/class/infiniband (no RDMA devices or driver)'); }
@@ -107,7 +108,7 @@ async function collectInfiniband(readFile: SysReadFile, listDir: SysListDir): Pr
 }
 
 async function collectGpuNuma(readFile: SysReadFile, listDir: SysListDir): Promise<RawOutput> {
-	const started = Date.now();
+	const started = performance.now();
 	const base = '/sys/bus/pci/devices';
 	const devs = await safeList(listDir, base);
 	if (devs === null) { return raw('sys_gpu_numa', ['list', base], started, '', 'not found: /sys/bus/pci/devices cannot be listed'); }

@@ -60,6 +60,10 @@ export interface NetnsLab {
 	processes(name: string): string[];
 	/** "pid ppid pgid sid command" of the processes in a host's namespaces (evidence for a failing test). */
 	processTable(name: string): string[];
+	/** A crash or reboot of a host: SIGKILL to every process in its namespaces, sshd included (its files stay). */
+	crash(name: string): void;
+	/** Start the host's sshd again (after `crash`: the host is back) and wait until it accepts connections. */
+	restart(name: string): Promise<void>;
 	teardown(): void;
 }
 
@@ -226,7 +230,7 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 		fs.writeFileSync(knownHosts, hosts.map(h => `${h.name},${h.ip} ${keys.get(h.name)}\n`).join(''));
 		fs.copyFileSync(knownHosts, path.join(rootSsh, 'known_hosts'));
 
-		for (const h of hosts.filter(x => x.sshd)) {
+		const startSshd = (h: NetnsHost): void => {
 			const hdir = path.join(dir, h.name);
 			const cfg = path.join(hdir, 'sshd_config');
 			fs.writeFileSync(cfg, [
@@ -245,7 +249,8 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 			fs.closeSync(log);
 			child.unref();
 			if (child.pid) { sshdPids.push(child.pid); }
-		}
+		};
+		for (const h of hosts.filter(x => x.sshd)) { startSshd(h); }
 		for (const h of hosts.filter(x => x.sshd)) {
 			await waitPort(h.ip, 22, 15_000).catch(e => {
 				throw new Error(`${(e as Error).message}; sshd log: ${fs.readFileSync(path.join(dir, h.name, 'sshd.log'), 'utf8').slice(-500)}`);
@@ -281,6 +286,13 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 					return `${p} ${ppid} ${pgid} ${sid} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim()}`;
 				} catch { return ''; }
 			}).filter(c => c.length > 0),
+			crash: name => { for (const p of nsPids(name)) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } } },
+			restart: async name => {
+				const h = hosts.find(x => x.name === name);
+				if (!h || !h.sshd) { throw new Error(`no lab host ${name} with sshd`); }
+				startSshd(h);
+				await waitPort(h.ip, 22, 15_000);
+			},
 			teardown,
 		};
 	} catch (e) {

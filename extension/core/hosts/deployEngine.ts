@@ -93,16 +93,24 @@ export async function remoteFingerprint(host: SshHost, nativeDir: string, mpicc 
 	return { ok: true, fingerprint: engineFingerprint(nativeDir, files, tc.stdout), files, mpiccPath };
 }
 
+/** The ssh connection itself failed (the host went away: crashed, rebooted, network), not the remote step. */
+function connectionLost(error: string | undefined): boolean {
+	return error !== undefined && /ssh connection to .* ended|Connection (refused|closed|reset|timed out)|connect to host|No route to host|Broken pipe/i.test(error);
+}
+
 /** Deploy (or reuse) the engine on `host`. Never rejects for remote failures. */
 export async function deployEngine(host: SshHost, opts: DeployOptions): Promise<DeployResult> {
 	const progress = (m: string): void => { try { opts.onProgress?.(m); } catch { /* ignore */ } };
 	const timeoutMs = opts.timeoutMs ?? 600_000;
 	const signal = opts.signal;
 	const cancelled = (): DeployResult => ({ ok: false, error: `deploying the engine to ${host.ref.label} was cancelled`, lines: [] });
+	// A half-done step is never marked built (built.ok is written last), so the next deploy starts that build again.
+	const lost = (step: string, error: string | undefined): DeployResult =>
+		({ ok: false, error: `lost the connection to ${host.ref.label} during the engine deploy (${step}): ${error}; nothing was marked built there, the next run deploys again`, lines: [] });
 	if (signal?.aborted) { return cancelled(); }
 	const fp = await remoteFingerprint(host, opts.nativeDir, opts.mpicc && opts.mpicc.length > 0 ? opts.mpicc : 'mpicc');
 	if (signal?.aborted) { return cancelled(); }
-	if (!fp.ok) { return fp; }
+	if (!fp.ok) { return connectionLost(fp.error) ? lost('describing the toolchain', fp.error) : fp; }
 	const { fingerprint, files, mpiccPath } = fp;
 	let root = opts.cacheRoot;
 	if (!root) {
@@ -118,11 +126,15 @@ export async function deployEngine(host: SshHost, opts: DeployOptions): Promise<
 
 	progress(`Copying the engine sources to ${host.ref.label}:${dir}`);
 	const prep = await host.run(['sh', '-c', 'rm -rf -- "$1/src" "$1/build" && mkdir -p -- "$1/src"', 'sh', dir], { timeoutMs: 60_000 });
+	if (prep.exitCode !== 0 && connectionLost(prep.error)) { return lost('preparing the cache directory', prep.error); }
 	if (prep.exitCode !== 0) { return { ok: false, error: `cannot create ${dir} on ${host.ref.label}: ${prep.error ?? prep.stderr.trim()}`, lines: [] }; }
 	let tar: Buffer;
 	try { tar = await tarOf(opts.nativeDir, files); } catch (e) { return { ok: false, error: (e as Error).message, lines: [] }; }
-	const up = await host.runWithInput(['tar', '-x', '-f', '-', '-C', path.posix.join(dir, 'src')], tar, 120_000);
+	// -m: the files get the host's own time, not ours. With our times, a host whose clock is behind sees sources from
+	// its future and make never settles ("Clock skew detected", everything rebuilt on every build: faultsClock.test.ts).
+	const up = await host.runWithInput(['tar', '-x', '-m', '-f', '-', '-C', path.posix.join(dir, 'src')], tar, 120_000, signal);
 	if (signal?.aborted) { return cancelled(); }
+	if (up.exitCode !== 0 && connectionLost(up.error ?? up.stderr)) { return lost('copying the sources', up.error ?? up.stderr.trim().slice(-300)); }
 	if (up.exitCode !== 0) { return { ok: false, error: `copying the sources to ${host.ref.label} failed: ${up.error ?? up.stderr.trim().slice(-300)}`, lines: [] }; }
 
 	progress(`Configuring the engine on ${host.ref.label}`);
@@ -130,16 +142,20 @@ export async function deployEngine(host: SshHost, opts: DeployOptions): Promise<
 	const build = path.posix.join(dir, 'build');
 	const conf = await host.run(['cmake', '-S', src, '-B', build, '-DCMAKE_BUILD_TYPE=Release', `-DMPI_C_COMPILER=${mpiccPath}`], { timeoutMs, signal });
 	if (signal?.aborted) { return cancelled(); }
+	if (conf.exitCode !== 0 && connectionLost(conf.error)) { return lost('configuring with cmake', conf.error); }
 	if (conf.exitCode !== 0) {
 		return { ok: false, error: `configuring the engine on ${host.ref.label} failed (cmake ${conf.error ?? `exit status ${conf.exitCode}`})`, lines: errorLines(`${conf.stdout}\n${conf.stderr}`) };
 	}
 	progress(`Building the engine on ${host.ref.label}`);
 	const make = await host.run(['cmake', '--build', build, '--target', 'gpumpi_cli', '-j', '2'], { timeoutMs, signal });
 	if (signal?.aborted) { return cancelled(); }
+	if (make.exitCode !== 0 && connectionLost(make.error)) { return lost('building', make.error); }
 	if (make.exitCode !== 0) {
 		return { ok: false, error: `building the engine on ${host.ref.label} failed (${make.error ?? `exit status ${make.exitCode}`})`, lines: errorLines(`${make.stdout}\n${make.stderr}`) };
 	}
-	const mark = await host.run(['sh', '-c', ': > "$1"', 'sh', marker], { timeoutMs: 60_000 });
+	// The engine's bytes on disk before the marker that says they are complete (a real power cut loses page cache).
+	const mark = await host.run(['sh', '-c', 'sync -- "$2" 2>/dev/null; : > "$1" || exit 1; sync -- "$1" 2>/dev/null; exit 0', 'sh', marker, enginePath], { timeoutMs: 60_000 });
+	if (mark.exitCode !== 0 && connectionLost(mark.error)) { return lost('marking the build complete', mark.error); }
 	if (mark.exitCode !== 0) { return { ok: false, error: `cannot write ${marker} on ${host.ref.label}`, lines: [] }; }
 	return { ok: true, enginePath, reused: false, fingerprint, dir };
 }

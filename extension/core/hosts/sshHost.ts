@@ -11,6 +11,7 @@
  * is the user's own shell code BY DESIGN: it is executed as shell (`bash -l`) on their host before each command;
  * nothing else is ever interpreted by a shell.
  */
+import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -182,10 +183,10 @@ export class SshHost implements Host {
 	}
 
 	private async _connectOnce(): Promise<SshConnectResult> {
-		const started = Date.now();
+		const started = performance.now();
 		const master = this._sshArgv('auto', ['-N', '-f']);
 		const failed = (kind: SshFailureKind, error: string, stderr = ''): SshConnectResult =>
-			({ ok: false, kind, label: SSH_FAILURE_LABEL[kind], error, stderr, command: master, durationMs: Date.now() - started });
+			({ ok: false, kind, label: SSH_FAILURE_LABEL[kind], error, stderr, command: master, durationMs: Math.round(performance.now() - started) });
 		const dirProblem = privateDir(this._controlDir);
 		if (dirProblem) { return failed('local', dirProblem); }
 		const check = await execute([...this._sshArgv('no', ['-O', 'check'])], { timeoutMs: 5000 }).result;
@@ -229,9 +230,9 @@ export class SshHost implements Host {
 		if (argv.length === 0 || argv[0].length === 0) { return fail('empty command line'); }
 		if (argv.some(a => a.includes('\0'))) { return fail('argument contains a NUL byte'); }
 		if (opts.signal?.aborted) { return fail('cancelled'); }
-		const started = Date.now();
+		const started = performance.now();
 		const conn = await this.connect();
-		if (!conn.ok) { return fail(conn.error, Date.now() - started); }
+		if (!conn.ok) { return fail(conn.error, Math.round(performance.now() - started)); }
 
 		let prelude = '';
 		for (const [k, v] of Object.entries(opts.env ?? {})) {
@@ -292,17 +293,21 @@ export class SshHost implements Host {
 		// may still run there (mpirun's ranks outlive it: seen 1 run in 5 in faultsSsh.test.ts). Reconnect and stop
 		// it; an empty session means the command itself ended with 255, and the result is left as it is.
 		let lost = false;
+		// A 255 may be a dead connection (a crashed or rebooted host): forget the cached "connected", so the next
+		// connect() checks the master again and a host that is gone is reported unreachable, not run against.
+		if (r.exitCode === 255) { this._connecting = undefined; }
 		if (!stopping && r.exitCode === 255 && remotePid !== null) {
 			cleanup = await this._killRemote(remotePid);
 			lost = !/SIGTERM to 0 process\(es\)/.test(cleanup);
 		}
 
 		const stderr = r.stderr.split('\n').filter(l => !l.startsWith(marker)).join('\n');
-		const base: ExecuteResult = { ...r, stderr, durationMs: Date.now() - started, ...(cleanup !== undefined ? { cleanup } : {}) };
+		const base: ExecuteResult = { ...r, stderr, durationMs: Math.round(performance.now() - started), ...(cleanup !== undefined ? { cleanup } : {}) };
 		if (timedOut) { return { ...base, exitCode: null, timedOut: true, error: `timed out after ${formatSeconds(opts.timeoutMs)}` }; }
 		if (cancelled) { return { ...base, exitCode: null, error: 'cancelled' }; }
 		if (lost) {
-			return { ...base, exitCode: null, error: `the ssh connection to ${this.ref.label} ended while the command ran (ssh exit status 255); reconnected and ${cleanup}` };
+			const after = cleanup?.startsWith('could not confirm') ? `could not reconnect to check what it left there: ${cleanup.replace(/^could not confirm that remote session \d+ on \S+ ended: /, '')}` : `reconnected and ${cleanup}`;
+			return { ...base, exitCode: null, error: `the ssh connection to ${this.ref.label} ended while the command ran (ssh exit status 255); ${after}` };
 		}
 		if (remotePid === null && r.exitCode === 255) {
 			return { ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) };
@@ -320,13 +325,15 @@ export class SshHost implements Host {
 
 	/**
 	 * Run argv remotely with `input` on its stdin (e.g. `tar -x -C dir` fed a tar stream). No setup line and no
-	 * process-group bookkeeping: the remote program ends when its stdin closes, which killing ssh causes.
+	 * process-group bookkeeping: the remote program ends when its stdin closes, which killing ssh causes (on timeout or
+	 * on `signal`: a Ctrl-C during a deploy's copy).
 	 */
-	async runWithInput(argv: readonly string[], input: Buffer, timeoutMs: number): Promise<ExecuteResult> {
-		const started = Date.now();
+	async runWithInput(argv: readonly string[], input: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<ExecuteResult> {
+		const started = performance.now();
 		const fail = (error: string): ExecuteResult =>
-			({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, error, durationMs: Date.now() - started });
+			({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, error, durationMs: Math.round(performance.now() - started) });
 		if (argv.length === 0 || argv.some(a => a.includes('\0'))) { return fail('empty command line or NUL byte'); }
+		if (signal?.aborted) { return fail('cancelled'); }
 		const conn = await this.connect();
 		if (!conn.ok) { return fail(conn.error); }
 		const full = [...this._sshArgv('no'), `exec ${posixQuoteArgv(argv)}`];
@@ -339,12 +346,17 @@ export class SshHost implements Host {
 			child.stderr.on('data', (c: Buffer) => { if (stderr.length < 1 << 20) { stderr += c.toString('utf8'); } });
 			child.stdin.on('error', () => undefined); // EPIPE when the remote side quits early: the exit status tells
 			const timer = setTimeout(() => { timedOut = true; try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ } }, timeoutMs);
-			child.on('error', e => { clearTimeout(timer); resolve(fail(`cannot start ${this._ssh}: ${e.message}`)); });
-			child.on('close', (code, signal) => {
+			let cancelled = false;
+			const onAbort = (): void => { cancelled = true; try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ } };
+			signal?.addEventListener('abort', onAbort, { once: true });
+			child.on('error', e => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); resolve(fail(`cannot start ${this._ssh}: ${e.message}`)); });
+			child.on('close', (code, sig) => {
 				clearTimeout(timer);
-				const base = { stdout, stderr, durationMs: Date.now() - started, signal: signal ?? null, timedOut };
+				signal?.removeEventListener('abort', onAbort);
+				const base = { stdout, stderr, durationMs: Math.round(performance.now() - started), signal: sig ?? null, timedOut };
+				if (cancelled) { resolve({ ...base, exitCode: null, error: 'cancelled' }); return; }
 				if (timedOut) { resolve({ ...base, exitCode: null, error: `timed out after ${formatSeconds(timeoutMs)}` }); return; }
-				if (code === 255) { resolve({ ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) }); return; }
+				if (code === 255) { this._connecting = undefined; resolve({ ...base, exitCode: null, error: classifySshError(this._dest, stderr, this._connectTimeout) }); return; }
 				resolve({ ...base, exitCode: code });
 			});
 			child.stdin.end(input);
