@@ -31,6 +31,8 @@ export const URLS = {
 	ompiIssue6001: `${GH}/open-mpi/ompi/issues/6001`,
 	ompiIssue9051: `${GH}/open-mpi/ompi/issues/9051`,
 	ompiIssue12849: `${GH}/open-mpi/ompi/issues/12849`,
+	ompiIssue11949: `${GH}/open-mpi/ompi/issues/11949`,
+	climaSlurm54: `${GH}/CliMA/slurm-buildkite/issues/54`,
 	// UCX
 	ucxFaq: 'https://openucx.readthedocs.io/en/master/faq.html',
 	ucxContext: `${UCX}/src/ucp/core/ucp_context.c`,
@@ -47,6 +49,8 @@ export const URLS = {
 	ucxIssue11121: `${GH}/openucx/ucx/issues/11121`,
 	ucxIssue11605: `${GH}/openucx/ucx/issues/11605`,
 	ucxPr11754: `${GH}/openucx/ucx/pull/11754`,
+	ucxIssue10070: `${GH}/openucx/ucx/issues/10070`,
+	ucxPr11514: `${GH}/openucx/ucx/pull/11514`,
 	legate999: `${GH}/nv-legate/legate/issues/999`,
 	rapidsmpf244: `${GH}/rapidsai/rapidsmpf/issues/244`,
 	// MPICH and vendor MPIs
