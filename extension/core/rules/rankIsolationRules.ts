@@ -105,5 +105,41 @@ const isolatedPerRank: Rule = {
 	},
 };
 
-/** Rules about ranks isolated from each other on one node. */
-export const rankIsolationRules: Rule[] = [namespacesDiffer, isolatedPerRank];
+/** Ranks of one host that made the same GPU (by UUID) current, largest group first. */
+function sharedGpu(facts: Facts): { host: string; uuid: string; ranks: EngineRankFacts[] } | null {
+	let best: { host: string; uuid: string; ranks: EngineRankFacts[] } | null = null;
+	for (const [host, ranks] of ranksByHost(facts)) {
+		const byUuid = new Map<string, EngineRankFacts[]>();
+		for (const r of ranks) {
+			const uuid = r.devices[r.selectedDevice]?.uuid;
+			if (uuid) { byUuid.set(uuid, [...(byUuid.get(uuid) ?? []), r]); }
+		}
+		for (const [uuid, g] of byUuid) { if (g.length > 1 && (!best || g.length > best.ranks.length)) { best = { host, uuid, ranks: g }; } }
+	}
+	return best;
+}
+
+const sharedWithoutMps: Rule = {
+	id: 'gpu-shared-without-mps', severity: 'info', title: 'Several ranks share one GPU without CUDA MPS',
+	reads: ['engine.ranks[].cuda.selected_device', 'engine.ranks[].cuda.devices[].uuid', 'engine.ranks[].mps.control_pipe_exists', 'engine.ranks[].host'],
+	appliesTo: { cuda: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.devMps, 'H200, Open MPI 5.0.7 + UCX 1.13.1, 2 ranks on one GPU: 8-byte device latency 150–153 µs without MPS, 13.8–17.7 µs with nvidia-cuda-mps-control -d'),
+		src(U.cudaMps, 'CUDA MPS: client processes share a GPU through one MPS server; CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps'),
+	],
+	fixSummary: 'Start the CUDA MPS control daemon for the job (nvidia-cuda-mps-control -d, the same CUDA_MPS_PIPE_DIRECTORY for all ranks), or run one rank per GPU.',
+	evaluate(facts) {
+		const g = sharedGpu(facts);
+		if (!g) { return []; }
+		const pipes = g.ranks.map((r) => r.mpsControlPipe);
+		if (pipes.some((p) => p?.value === true)) { return []; }
+		const recorded = pipes.find((p) => p !== null);
+		const mpsText = recorded ? `no MPS control pipe at ${recorded.directory}/control` : 'whether an MPS daemon runs was not recorded (the engine predates that field)';
+		return [finding(this, `${g.ranks.length} ranks on host ${g.host} (ranks ${g.ranks.map((r) => r.rank).join(', ')}) use the same GPU ${g.uuid}, and ${mpsText}. Without MPS their contexts time-share the GPU: on the H200 the 8-byte device latency between two ranks on one GPU was 150–153 µs, and 13.8–17.7 µs with MPS on (docs/device-results.md).`,
+			ev(...g.ranks.slice(0, 2).map((r) => r.devices[r.selectedDevice]?.evidence), recorded?.evidence),
+			{ text: 'Start MPS before the job (and stop it after), or give each rank its own GPU.', command: 'nvidia-cuda-mps-control -d   # after the job: echo quit | nvidia-cuda-mps-control' })];
+	},
+};
+
+/** Rules about ranks isolated from each other on one node, or crowded onto one GPU. */
+export const rankIsolationRules: Rule[] = [namespacesDiffer, isolatedPerRank, sharedWithoutMps];

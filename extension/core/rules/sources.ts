@@ -77,6 +77,7 @@ export const URLS = {
 	devFallback: 'docs/device-results.md#fallback-reproducer-the-quest-report-2-ranks-1-gib-device-buffers-best-of-3-run-1--run-2',
 	devLib: 'docs/device-results.md#libgpumpi-gpumpi-bench-2-ranks',
 	devCli: 'docs/device-results.md#the-headless-cli-itself-on-the-h200-second-session-2026-12-02-1234-utc',
+	devMps: 'docs/device-results.md#mps-latency',
 	devCudaInit: 'docs/device-results.md#cuda-first-touched-after-mpi_init',
 	devRndv: 'docs/device-results.md#ucx-rendezvous-settings-and-the-host-memory-of-the-staging-pipeline',
 	obsDebian: 'docs/observations.md#debian-12-ci-machine-open-mpi-414-ucx-1131-mpich-402',

@@ -42,4 +42,12 @@ describe('rank isolation rules (real captures)', () => {
 		assert.equal(find([capture('inspect-np2-rank1-unshared.json', 'unshare-rank1.sh')], 'gpu-isolated-per-rank').length, 0);
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-isolated-per-rank').length, 0);
 	});
+	it('gpu-shared-without-mps fires on the H200 np4 capture (4 ranks, one GPU UUID, MPS not recorded), not on np1 or the CPU captures', () => {
+		const f = find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-shared-without-mps');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /^4 ranks on host .* use the same GPU GPU-708bc627-6f7e-faf1-ebc0-16853e774c06, and whether an MPS daemon runs was not recorded/);
+		assert.match(f[0].message, /150–153 µs, and 13\.8–17\.7 µs with MPS on/);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'gpu-shared-without-mps').length, 0);
+		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-shared-without-mps').length, 0);
+	});
 });
