@@ -49,6 +49,8 @@ export const URLS = {
 	ucxIssue11121: `${GH}/openucx/ucx/issues/11121`,
 	ucxIssue11605: `${GH}/openucx/ucx/issues/11605`,
 	ucxPr11754: `${GH}/openucx/ucx/pull/11754`,
+	ucxIssue9716: `${GH}/openucx/ucx/issues/9716`,
+	ucxPr10643: `${GH}/openucx/ucx/pull/10643`,
 	ucxIssue10070: `${GH}/openucx/ucx/issues/10070`,
 	ucxPr11514: `${GH}/openucx/ucx/pull/11514`,
 	legate999: `${GH}/nv-legate/legate/issues/999`,

@@ -51,3 +51,16 @@ describe('rank isolation rules (real captures)', () => {
 		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-shared-without-mps').length, 0);
 	});
 });
+
+describe('known-harmless-messages: cudaHostUnregister at teardown', () => {
+	// PUBLIC QUOTE (not a capture of ours): the two UCX lines of openucx/ucx#9716, as its reporter posted them.
+	const UCX_9716 = '[1709071564.103742] [GPU-LNX-CLUSTER-01:1372671:0]    cuda_copy_md.c:182  UCX  ERROR cudaHostUnregister(address)() failed: pointer does not correspond to a registered memory region\n'
+		+ '[1709071564.103752] [GPU-LNX-CLUSTER-01:1372671:0]          ucp_mm.c:332  UCX  WARN  failed to dereg from md[2]=cuda_cpy: Input/output error\n';
+	it('names the ucx#9716 line as teardown noise, and says nothing on the real H200 capture without it', () => {
+		const f = find([...h200Raw(), h200Engine('inspect-np1.json', UCX_9716)], 'known-harmless-messages');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /could not unregister host memory .*openucx\/ucx#9716/);
+		assert.match(f[0].evidence[0].line, /cudaHostUnregister\(address\)\(\) failed/);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'known-harmless-messages').length, 0);
+	});
+});
