@@ -208,6 +208,15 @@ export interface EngineRankFacts {
 	driverVersion: number;
 	selectedDevice: number;
 	initialisedBeforeMpiInit: Located<boolean>;
+	/** /proc/self/ns/ipc and /pid ids ("ipc:[4026531839]"); null when the engine predates the field, value null when unreadable. */
+	ipcNamespace: Located<string | null> | null;
+	pidNamespace: Located<string | null> | null;
+	/** Whether the MPS control pipe exists where this rank would look (CUDA_MPS_PIPE_DIRECTORY or /tmp/nvidia-mps). */
+	mpsControlPipe: (Located<boolean> & { directory: string }) | null;
+	/** The devices CUDA showed this rank (after CUDA_VISIBLE_DEVICES). */
+	devices: { uuid: string; pciBusId: string; computeMode: string; evidence: Evidence }[];
+	/** cuDeviceCanAccessPeer between the visible devices (empty with < 2). */
+	p2p: boolean[][];
 	/** The rank's environment (full variable names). */
 	env: EnvEntry[];
 }
@@ -240,7 +249,8 @@ export interface EnvEntry { name: string; value: string; evidence: Evidence }
 export type LogSignatureKind =
 	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
-	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start';
+	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start'
+	| 'cuda-host-unregister-failed';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }

@@ -17,6 +17,8 @@ export interface EngineCudaDevice {
 	total_mem_bytes: number;
 	/** "9.0" */
 	compute_capability: string;
+	/** CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: "default", "exclusive_process", "prohibited", "exclusive_thread"; "" when unknown or from an older engine. */
+	compute_mode: string;
 }
 
 /** What the CUDA driver API (loaded with dlopen at run time) reported in one rank. */
@@ -62,6 +64,25 @@ export interface EngineMpi {
 	cuda_aware: EngineCudaAwareness;
 }
 
+/** The rank's Linux namespaces (readlink /proc/self/ns/{ipc,pid}); null when unreadable or from an older engine. */
+export interface EngineNamespaces {
+	/** e.g. "ipc:[4026531839]" */
+	ipc: string | null;
+	/** e.g. "pid:[4026531836]" */
+	pid: string | null;
+	error: string;
+}
+
+/** Where this rank's CUDA MPS client would find the control daemon. */
+export interface EngineMps {
+	/** CUDA_MPS_PIPE_DIRECTORY, or the default /tmp/nvidia-mps. */
+	pipe_directory: string;
+	pipe_directory_from: 'CUDA_MPS_PIPE_DIRECTORY' | 'default';
+	/** `<pipe_directory>/control` exists (the daemon's control FIFO). */
+	control_pipe_exists: boolean;
+	control_pipe_is_fifo: boolean;
+}
+
 /** One rank's record. */
 export interface EngineRank {
 	rank: number;
@@ -71,6 +92,9 @@ export interface EngineRank {
 	pid: number;
 	mpi: EngineMpi;
 	cuda: EngineCuda;
+	/** null in documents from engines older than these fields. */
+	namespaces: EngineNamespaces | null;
+	mps: EngineMps | null;
 	/**
 	 * The rank's own environment, filtered to names starting with OMPI_MCA_, PMIX_MCA_, OMPI_COMM_WORLD_, UCX_,
 	 * CUDA_, MPICH_, MPIR_CVAR_, I_MPI_, MV2_, FI_, SLURM_ (what the launcher really handed the rank, which can

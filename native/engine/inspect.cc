@@ -6,6 +6,7 @@
 #include <mpi-ext.h>
 #endif
 #endif
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -107,6 +108,50 @@ int sharedMemoryRank() {
 	return r;
 }
 
+// The id of one of this process's namespaces ("ipc:[4026531839]"), or "" with `err` set when it cannot be read.
+std::string namespaceId(const char* kind, std::string& err) {
+	const std::string path = std::string("/proc/self/ns/") + kind;
+	char buf[128] = {};
+	ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
+	if (n <= 0) {
+		if (!err.empty()) err += "; ";
+		err += "readlink " + path + ": " + std::strerror(errno);
+		return "";
+	}
+	return std::string(buf, static_cast<size_t>(n));
+}
+
+// Ranks on one host that must exchange CUDA IPC handles or shared memory need the same IPC and PID namespaces.
+void writeNamespaces(JsonWriter& w) {
+	std::string err;
+	const std::string ipc = namespaceId("ipc", err);
+	const std::string pid = namespaceId("pid", err);
+	w.beginObject();
+	w.key("ipc");
+	if (ipc.empty()) w.null(); else w.value(ipc);
+	w.key("pid");
+	if (pid.empty()) w.null(); else w.value(pid);
+	w.key("error").value(err);
+	w.endObject();
+}
+
+// Where a CUDA MPS client of this rank would look for the control daemon: CUDA_MPS_PIPE_DIRECTORY or the default
+// /tmp/nvidia-mps (https://docs.nvidia.com/deploy/mps/index.html), and whether its "control" pipe exists there.
+void writeMps(JsonWriter& w) {
+	const char* env = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+	const bool fromEnv = env && *env;
+	const std::string dir = fromEnv ? env : "/tmp/nvidia-mps";
+	struct stat st {};
+	const std::string control = dir + "/control";
+	const bool exists = stat(control.c_str(), &st) == 0;
+	w.beginObject();
+	w.key("pipe_directory").value(dir);
+	w.key("pipe_directory_from").value(fromEnv ? "CUDA_MPS_PIPE_DIRECTORY" : "default");
+	w.key("control_pipe_exists").value(exists);
+	w.key("control_pipe_is_fifo").value(exists && S_ISFIFO(st.st_mode));
+	w.endObject();
+}
+
 std::string rankJson(int rank, int localRank, const CudaReport& cuda, const MpiInfo& mpi) {
 	JsonWriter w;
 	char host[256] = {};
@@ -130,6 +175,10 @@ std::string rankJson(int rank, int localRank, const CudaReport& cuda, const MpiI
 	w.endObject();
 	w.key("cuda");
 	writeCudaJson(w, cuda);
+	w.key("namespaces");
+	writeNamespaces(w);
+	w.key("mps");
+	writeMps(w);
 	w.key("env").beginObject();
 	for (const auto& [k, v] : filteredEnvironment()) w.key(k).value(v);
 	w.endObject();

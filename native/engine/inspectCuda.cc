@@ -46,6 +46,12 @@ CudaDeviceInfo describeDevice(CudaReport& r, const CudaDriver& d, int ordinal, C
 	    check(r, d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute(minor)")) {
 		info.computeCapability = std::to_string(major) + "." + std::to_string(minor);
 	}
+	int mode = -1;
+	if (d.cuDeviceGetAttribute && check(r, d.cuDeviceGetAttribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev), "cuDeviceGetAttribute(compute mode)")) {
+		// CUcomputemode in cuda.h: 0 default, 1 exclusive thread (removed in CUDA 8+), 2 prohibited, 3 exclusive process.
+		static const char* const names[] = {"default", "exclusive_thread", "prohibited", "exclusive_process"};
+		info.computeMode = mode >= 0 && mode <= 3 ? names[mode] : "unknown " + std::to_string(mode);
+	}
 	return info;
 }
 
@@ -135,6 +141,7 @@ void writeCudaJson(JsonWriter& w, const CudaReport& r) {
 		w.key("uuid").value(dev.uuid);
 		w.key("total_mem_bytes").value(dev.totalMemBytes);
 		w.key("compute_capability").value(dev.computeCapability);
+		w.key("compute_mode").value(dev.computeMode);
 		w.endObject();
 	}
 	w.endArray();

@@ -19,6 +19,7 @@ struct CudaDeviceInfo {
 	std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" or ""
 	unsigned long long totalMemBytes = 0;
 	std::string computeCapability;  // "9.0" or ""
+	std::string computeMode;        // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: "default", "exclusive_process", ... or ""
 };
 
 /** Everything the CUDA section of one rank's record holds (EngineCuda). */

@@ -42,7 +42,13 @@ function keysOf(o: object): string[] {
 
 /** Checks one rank record field by field against engineSchema.ts (exact key sets, value types). */
 function assertRankShape(r: EngineRank): void {
-	assert.deepEqual(keysOf(r), ['cuda', 'env', 'host', 'local_rank', 'mpi', 'pid', 'rank']);
+	assert.deepEqual(keysOf(r), ['cuda', 'env', 'host', 'local_rank', 'mpi', 'mps', 'namespaces', 'pid', 'rank']);
+	// Read for real from /proc/self/ns here (rankIsolationRules.test.ts has captures with a rank under unshare).
+	assert.match(r.namespaces?.ipc ?? '', /^ipc:\[\d+\]$/);
+	assert.match(r.namespaces?.pid ?? '', /^pid:\[\d+\]$/);
+	assert.equal(r.namespaces?.error, '');
+	assert.deepEqual(keysOf(r.mps ?? {}), ['control_pipe_exists', 'control_pipe_is_fifo', 'pipe_directory', 'pipe_directory_from']);
+	assert.equal(typeof r.mps?.control_pipe_exists, 'boolean');
 	assert.ok(Number.isInteger(r.rank) && r.rank >= 0);
 	assert.ok(Number.isInteger(r.local_rank) && r.local_rank >= 0);
 	assert.ok(typeof r.host === 'string' && r.host.length > 0);
@@ -92,6 +98,7 @@ function parseDoc(res: ExecuteResult, np: number, cudaError = /libcuda\.so\.1: c
 	doc.ranks.forEach(r => assertNoCuda(r, cudaError));
 	if (np > 1) {
 		assert.deepEqual(doc.ranks.map(r => r.local_rank).sort(), [...Array(np).keys()], 'one host: local ranks 0..np-1');
+		assert.equal(new Set(doc.ranks.map(r => r.namespaces?.ipc)).size, 1, 'plain mpirun: one IPC namespace for all ranks');
 	}
 	return doc;
 }

@@ -4,7 +4,7 @@
  * The engine's stdout may carry other lines (UCX logs go to stdout): the JSON document is located inside it.
  */
 import type { Evidence } from '../../shared/report';
-import { ENGINE_INSPECT_SCHEMA, EngineCuda, EngineCudaDevice, EngineInspect, EngineRank } from '../../shared/engineSchema';
+import { ENGINE_INSPECT_SCHEMA, EngineCuda, EngineCudaDevice, EngineInspect, EngineMps, EngineNamespaces, EngineRank } from '../../shared/engineSchema';
 import type { NvmlProbe, ProbedLibrary, ProbeResult, ProbedLibraryKind } from '../../shared/addonTypes';
 import type { EngineRankFacts, EnvEntry, ParseIssue } from '../facts';
 import { JSON_BEGIN_MARKER, JSON_CHUNK_MARKER } from '../../shared/reproSchema';
@@ -36,6 +36,7 @@ function readDevice(v: unknown): EngineCudaDevice | null {
 	return {
 		ordinal: num(v, 'ordinal', -1), name: str(v, 'name'), pci_bus_id: str(v, 'pci_bus_id'), uuid: str(v, 'uuid'),
 		total_mem_bytes: num(v, 'total_mem_bytes', 0), compute_capability: str(v, 'compute_capability'),
+		compute_mode: str(v, 'compute_mode'),
 	};
 }
 
@@ -48,6 +49,21 @@ function readCuda(v: unknown): EngineCuda {
 		driver_version: num(o, 'driver_version', 0), init_result: num(o, 'init_result', -1),
 		device_count: num(o, 'device_count', 0), devices, p2p, selected_device: num(o, 'selected_device', -1),
 		initialised_before_mpi_init: bool(o, 'initialised_before_mpi_init'),
+	};
+}
+
+function nullableStr(o: Obj, k: string): string | null { const v = o[k]; return typeof v === 'string' && v !== '' ? v : null; }
+
+function readNamespaces(v: unknown): EngineNamespaces | null {
+	if (!isObj(v)) { return null; }
+	return { ipc: nullableStr(v, 'ipc'), pid: nullableStr(v, 'pid'), error: str(v, 'error') };
+}
+
+function readMps(v: unknown): EngineMps | null {
+	if (!isObj(v)) { return null; }
+	return {
+		pipe_directory: str(v, 'pipe_directory'), pipe_directory_from: v.pipe_directory_from === 'CUDA_MPS_PIPE_DIRECTORY' ? 'CUDA_MPS_PIPE_DIRECTORY' : 'default',
+		control_pipe_exists: bool(v, 'control_pipe_exists'), control_pipe_is_fifo: bool(v, 'control_pipe_is_fifo'),
 	};
 }
 
@@ -68,7 +84,7 @@ function readRank(v: unknown, i: number, issues: ParseIssue[], source: string): 
 			implementation: implRaw === 'openmpi' || implRaw === 'mpich' ? implRaw : 'unknown',
 			cuda_aware: { compile_time: triBool(ca, 'compile_time'), run_time: triBool(ca, 'run_time'), query: str(ca, 'query') },
 		},
-		cuda: readCuda(v.cuda), env,
+		cuda: readCuda(v.cuda), namespaces: readNamespaces(v.namespaces), mps: readMps(v.mps), env,
 	};
 }
 
@@ -135,6 +151,11 @@ export function engineRankFacts(r: EngineRank, index: number, source = 'engine')
 		driverVersion: r.cuda.driver_version,
 		selectedDevice: r.cuda.selected_device,
 		initialisedBeforeMpiInit: { value: r.cuda.initialised_before_mpi_init, evidence: at('cuda.initialised_before_mpi_init', r.cuda.initialised_before_mpi_init) },
+		ipcNamespace: r.namespaces ? { value: r.namespaces.ipc, evidence: at('namespaces.ipc', r.namespaces.ipc) } : null,
+		pidNamespace: r.namespaces ? { value: r.namespaces.pid, evidence: at('namespaces.pid', r.namespaces.pid) } : null,
+		mpsControlPipe: r.mps ? { value: r.mps.control_pipe_exists, evidence: at('mps.control_pipe_exists', r.mps.control_pipe_exists), directory: r.mps.pipe_directory } : null,
+		devices: r.cuda.devices.map((d, j) => ({ uuid: d.uuid, pciBusId: d.pci_bus_id, computeMode: d.compute_mode, evidence: at(`cuda.devices[${j}]`, { uuid: d.uuid, pci_bus_id: d.pci_bus_id, compute_mode: d.compute_mode }) })),
+		p2p: r.cuda.p2p,
 		env,
 	};
 }

@@ -6,6 +6,7 @@ import { cudaRules } from './cudaRules';
 import { launchRules } from './launchRules';
 import { mpiRules } from './mpiRules';
 import { platformRules } from './platformRules';
+import { rankIsolationRules } from './rankIsolationRules';
 import type { Rule } from './rule';
 import { tuningRules } from './tuningRules';
 import { ucxRules } from './ucxRules';
@@ -14,4 +15,4 @@ export type { Rule } from './rule';
 export { runRules } from './rule';
 
 /** All rules. */
-export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...tuningRules];
+export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...tuningRules];

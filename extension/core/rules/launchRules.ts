@@ -76,9 +76,13 @@ const runAsRoot: Rule = {
 
 const harmlessNoise: Rule = {
 	id: 'known-harmless-messages', severity: 'info', title: 'Known harmless messages in the output',
-	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]'],
+	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]', 'messages[cuda-host-unregister-failed]'],
 	appliesTo: { openmpi: '>=5.0', ucx: ALL_VERSIONS },
-	verifiedAgainst: [src(U.obsH200, 'both lines printed on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) in runs whose data was correct')],
+	verifiedAgainst: [
+		src(U.obsH200, 'both lines printed on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) in runs whose data was correct'),
+		src(U.ucxIssue9716, 'UCX 1.15.0 + Open MPI 5.0.2: "cudaHostUnregister(address)() failed: pointer does not correspond to a registered memory region", then "failed to dereg from md[2]=cuda_cpy"'),
+		src(U.ucxPr10643, 'UCX: the host unregister error is printed as diag only; cuMemHostUnregister fails when the context the memory was registered in is destroyed'),
+	],
 	fixSummary: 'Nothing to fix; listed so they are not mistaken for the cause of a failure.',
 	evaluate(facts) {
 		const out: Finding[] = [];
@@ -89,6 +93,10 @@ const harmlessNoise: Rule = {
 		const ucm = facts.messages.find((m) => m.kind === 'ucm-memtype-handler');
 		if (ucm) {
 			out.push(finding(this, 'UCX prints "failed to set UCM memtype event handler: Unsupported operation" when it cannot hook CUDA allocation calls; transfers still completed on the H200 testbed. Without the hooks UCX cannot learn memory types from allocations: memory it did not see allocated (imported IPC pointers, pools) may be taken for host memory — see the IPC reproducer results.', [ucm.evidence]));
+		}
+		const unreg = facts.messages.find((m) => m.kind === 'cuda-host-unregister-failed');
+		if (unreg) {
+			out.push(finding(this, 'UCX\'s cuda_copy could not unregister host memory (cudaHostUnregister / cuMemHostUnregister failed): this happens when the CUDA context the memory was registered in is already destroyed, typically at teardown (openucx/ucx#9716; UCX PR #10643 prints it as a diagnostic only). It is noise when it appears at the end of a run; it does not explain wrong data or a hang earlier in the run.', [unreg.evidence]));
 		}
 		return out;
 	},

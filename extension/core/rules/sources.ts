@@ -31,6 +31,8 @@ export const URLS = {
 	ompiIssue6001: `${GH}/open-mpi/ompi/issues/6001`,
 	ompiIssue9051: `${GH}/open-mpi/ompi/issues/9051`,
 	ompiIssue12849: `${GH}/open-mpi/ompi/issues/12849`,
+	ompiIssue11949: `${GH}/open-mpi/ompi/issues/11949`,
+	climaSlurm54: `${GH}/CliMA/slurm-buildkite/issues/54`,
 	// UCX
 	ucxFaq: 'https://openucx.readthedocs.io/en/master/faq.html',
 	ucxContext: `${UCX}/src/ucp/core/ucp_context.c`,
@@ -47,6 +49,10 @@ export const URLS = {
 	ucxIssue11121: `${GH}/openucx/ucx/issues/11121`,
 	ucxIssue11605: `${GH}/openucx/ucx/issues/11605`,
 	ucxPr11754: `${GH}/openucx/ucx/pull/11754`,
+	ucxIssue9716: `${GH}/openucx/ucx/issues/9716`,
+	ucxPr10643: `${GH}/openucx/ucx/pull/10643`,
+	ucxIssue10070: `${GH}/openucx/ucx/issues/10070`,
+	ucxPr11514: `${GH}/openucx/ucx/pull/11514`,
 	legate999: `${GH}/nv-legate/legate/issues/999`,
 	rapidsmpf244: `${GH}/rapidsai/rapidsmpf/issues/244`,
 	// MPICH and vendor MPIs
@@ -73,6 +79,7 @@ export const URLS = {
 	devFallback: 'docs/device-results.md#fallback-reproducer-the-quest-report-2-ranks-1-gib-device-buffers-best-of-3-run-1--run-2',
 	devLib: 'docs/device-results.md#libgpumpi-gpumpi-bench-2-ranks',
 	devCli: 'docs/device-results.md#the-headless-cli-itself-on-the-h200-second-session-2026-12-02-1234-utc',
+	devMps: 'docs/device-results.md#mps-latency',
 	devCudaInit: 'docs/device-results.md#cuda-first-touched-after-mpi_init',
 	devRndv: 'docs/device-results.md#ucx-rendezvous-settings-and-the-host-memory-of-the-staging-pipeline',
 	obsDebian: 'docs/observations.md#debian-12-ci-machine-open-mpi-414-ucx-1131-mpich-402',

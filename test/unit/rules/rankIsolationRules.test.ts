@@ -1,0 +1,66 @@
+/**
+ * ranks-namespaces-differ and gpu-isolated-per-rank on REAL engine captures: `gpumpi inspect` (Open MPI 4.1.4, Debian
+ * CPU machine, no GPU) under real mpirun with rank 1 started under `unshare --ipc --pid --fork`, or with
+ * CUDA_VISIBLE_DEVICES set per rank (test-fixtures/engine/debian12-namespaces/README.md), and the H200 captures.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { analyze } from '../../../extension/core/analyze';
+import type { Finding, RawOutput } from '../../../extension/shared/report';
+import { h200Engine, h200Raw } from './fixtureRaw';
+
+const NS = path.resolve(process.cwd(), 'test-fixtures', 'engine', 'debian12-namespaces');
+function capture(file: string, wrapper: string | null): RawOutput {
+	const argv = ['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2', ...(wrapper ? [wrapper] : []), 'gpumpi', 'inspect'];
+	return { id: 'engine', command: argv, exitCode: 0, stdout: fs.readFileSync(path.join(NS, file), 'utf8'), stderr: '', durationMs: 1 };
+}
+function find(raw: RawOutput[], id: string): Finding[] { return analyze(raw, 'test').findings.filter((f) => f.id === id); }
+
+describe('rank isolation rules (real captures)', () => {
+	it('ranks-namespaces-differ fires on rank 1 under unshare --ipc --pid --fork, naming both ids', () => {
+		const f = find([capture('inspect-np2-rank1-unshared.json', 'unshare-rank1.sh')], 'ranks-namespaces-differ');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /IPC \(rank 0: ipc:\[4026531839\], rank 1: ipc:\[4026532178\]\) and PID \(rank 0: pid:\[4026531836\], rank 1: pid:\[4026532179\]\)/);
+		assert.ok(f[0].evidence.some((e) => /ranks\[1\]\.namespaces\.ipc: "ipc:\[4026532178\]"/.test(e.line)));
+		assert.ok(f[0].sources?.some((s) => s.url.endsWith('/openucx/ucx/issues/10070')));
+	});
+	it('ranks-namespaces-differ is quiet for plain mpirun ranks and for engine documents without the field (H200, older engine)', () => {
+		assert.equal(find([capture('inspect-np2.json', null)], 'ranks-namespaces-differ').length, 0);
+		assert.equal(find([capture('inspect-np2-cvd-per-rank.json', 'cvd-per-rank.sh')], 'ranks-namespaces-differ').length, 0);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'ranks-namespaces-differ').length, 0);
+	});
+	it('gpu-isolated-per-rank fires when each rank got its own CUDA_VISIBLE_DEVICES (0 and 1)', () => {
+		const f = find([capture('inspect-np2-cvd-per-rank.json', 'cvd-per-rank.sh')], 'gpu-isolated-per-rank');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /CUDA_VISIBLE_DEVICES names disjoint devices to rank 0 \(0\) and rank 1 \(1\)/);
+		assert.match(f[0].message, /ompi#11949/);
+		assert.equal(f[0].evidence.length, 2);
+	});
+	it('gpu-isolated-per-rank is quiet with no CUDA_VISIBLE_DEVICES and on the H200 capture (4 ranks, one shared GPU UUID)', () => {
+		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-isolated-per-rank').length, 0);
+		assert.equal(find([capture('inspect-np2-rank1-unshared.json', 'unshare-rank1.sh')], 'gpu-isolated-per-rank').length, 0);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-isolated-per-rank').length, 0);
+	});
+	it('gpu-shared-without-mps fires on the H200 np4 capture (4 ranks, one GPU UUID, MPS not recorded), not on np1 or the CPU captures', () => {
+		const f = find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-shared-without-mps');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /^4 ranks on host .* use the same GPU GPU-708bc627-6f7e-faf1-ebc0-16853e774c06, and whether an MPS daemon runs was not recorded/);
+		assert.match(f[0].message, /150–153 µs, and 13\.8–17\.7 µs with MPS on/);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'gpu-shared-without-mps').length, 0);
+		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-shared-without-mps').length, 0);
+	});
+});
+
+describe('known-harmless-messages: cudaHostUnregister at teardown', () => {
+	// PUBLIC QUOTE (not a capture of ours): the two UCX lines of openucx/ucx#9716, as its reporter posted them.
+	const UCX_9716 = '[1709071564.103742] [GPU-LNX-CLUSTER-01:1372671:0]    cuda_copy_md.c:182  UCX  ERROR cudaHostUnregister(address)() failed: pointer does not correspond to a registered memory region\n'
+		+ '[1709071564.103752] [GPU-LNX-CLUSTER-01:1372671:0]          ucp_mm.c:332  UCX  WARN  failed to dereg from md[2]=cuda_cpy: Input/output error\n';
+	it('names the ucx#9716 line as teardown noise, and says nothing on the real H200 capture without it', () => {
+		const f = find([...h200Raw(), h200Engine('inspect-np1.json', UCX_9716)], 'known-harmless-messages');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /could not unregister host memory .*openucx\/ucx#9716/);
+		assert.match(f[0].evidence[0].line, /cudaHostUnregister\(address\)\(\) failed/);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'known-harmless-messages').length, 0);
+	});
+});
