@@ -58,6 +58,7 @@ void writeReport(bool finalized) {
 	w.key("host").value(g.host).key("pid").value(g.pid);
 	w.key("mode").value(g.mode == Mode::Warn ? "warn" : g.mode == Mode::Fix ? "fix" : "report");
 	w.key("stage").value(false);
+	w.key("stageAsked").value(g.stageAsked).key("stageAgreed").value(g.stageAgreed).key("stageRanks").value(g.stageRanks);
 	w.key("finalized").value(finalized);
 	w.key("mpi").beginObject();
 	w.key("library").value(g.library);
