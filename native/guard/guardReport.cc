@@ -59,6 +59,7 @@ void writeDoc(bool finalized, bool interim) {
 	w.key("host").value(g.host).key("pid").value(g.pid);
 	w.key("mode").value(g.mode == Mode::Warn ? "warn" : g.mode == Mode::Fix ? "fix" : "report");
 	w.key("stage").value(false);
+	w.key("stageAsked").value(g.stageAsked).key("stageAgreed").value(g.stageAgreed).key("stageRanks").value(g.stageRanks);
 	w.key("finalized").value(finalized);
 	w.key("interim").value(interim);
 	w.key("mpi").beginObject();

@@ -54,8 +54,7 @@ void readEnv(State& g) {
 	const char* s = std::getenv("GPUMPI_GUARD_STAGE");
 	std::string sv = s ? s : "";
 	if (sv == "1") {
-		g.stageAsked = true;
-		if (g.mode != Mode::Off) say("GPUMPI_GUARD_STAGE=1 is not supported in this build: messages go through MPI unchanged (report: \"stage\": false)");
+		g.stageAsked = true;  // agreed with the other ranks in stageAgree()
 	} else if (!sv.empty() && sv != "0") {
 		say("GPUMPI_GUARD_STAGE='" + sv + "' is not 0 or 1: ignored (0)");
 	}
@@ -197,6 +196,28 @@ void atExit() {
 	if (g.active && !g.written) writeReport(false);
 }
 
+/** STAGE needs both sides of every staged message in STAGE mode: the ranks agree at MPI_Init (one Allreduce on the
+ *  guard's dup of MPI_COMM_WORLD, after which every rank knows the same answer). Not all asking: off everywhere, one
+ *  message from rank 0. The staged transfer itself is not in this build, so an agreement is said once and messages
+ *  still go through MPI unchanged (report: "stage": false, "stageAgreed": true). */
+void stageAgree(State& g) {
+	int mine = g.stageAsked ? 1 : 0, asked = 0;
+	if (PMPI_Allreduce(&mine, &asked, 1, MPI_INT, MPI_SUM, g.world) != MPI_SUCCESS) {
+		if (g.stageAsked) say("GPUMPI_GUARD_STAGE=1: the ranks could not agree (MPI_Allreduce failed): STAGE is off");
+		return;
+	}
+	g.stageRanks = asked;
+	g.stageAgreed = asked == g.size && g.size > 0;
+	if (g.rank != 0 || asked == 0) return;
+	if (!g.stageAgreed) {
+		say("GPUMPI_GUARD_STAGE=1 is set on " + std::to_string(asked) + " of " + std::to_string(g.size) +
+			" ranks: STAGE needs every rank, so it is off everywhere (messages go through MPI unchanged)");
+	} else {
+		say("GPUMPI_GUARD_STAGE=1 agreed by all " + std::to_string(g.size) +
+			" ranks, but the staged transfer is not supported in this build: messages go through MPI unchanged (report: \"stage\": false)");
+	}
+}
+
 void start(State& g) {
 	PMPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &g.size);
@@ -212,6 +233,7 @@ void start(State& g) {
 	}
 	mpiFacts(g);
 	peerPaths(g);
+	stageAgree(g);
 	g.peers.assign(size_t(g.size), PeerStat{});
 	g.active = true;
 	std::atexit(atExit);

@@ -19,7 +19,7 @@ const RUN_TIMEOUT_MS = 120_000;
 
 interface Classes { [k: string]: number }
 interface RankReport {
-	schema: string; rank: number; size: number; host: string; pid: number; mode: string; stage: boolean; finalized: boolean;
+	schema: string; rank: number; size: number; host: string; pid: number; mode: string; stage: boolean; stageAsked: boolean; stageAgreed: boolean; stageRanks: number; finalized: boolean;
 	mpi: { library: string; cudaAware: string; pml: string | null; ucxCudaIpc: boolean | null };
 	cuda: { available: boolean; detail: string };
 	wallS: number;
@@ -161,18 +161,40 @@ for (const { flavor, launch, env } of FLAVORS) {
 			});
 		}
 
-		it('GPUMPI_GUARD_STAGE=1 says it is not supported in this build and reports "stage": false; =2 is rejected', async () => {
+		it('GPUMPI_GUARD_STAGE=1 on every rank: agreed, said once (rank 0), the transfer is not in this build, "stage": false; =2 is rejected', async () => {
 			const r = await run({ GPUMPI_GUARD_STAGE: '1', GPUMPI_GUARD: 'warn' });
 			assert.equal(r.exitCode, 0, describeRun(r));
-			assert.match(r.stderr, /GPUMPI_GUARD_STAGE=1 is not supported in this build/);
+			assert.match(r.stdout, /RESULT PASS/);
+			assert.equal((r.stderr.match(/GPUMPI_GUARD_STAGE=1 agreed by all 2 ranks, but the staged transfer is not supported in this build/g) ?? []).length, 1, describeRun(r));
 			const reports = readReports(work);
 			assert.equal(reports.length, 2);
-			for (const rep of reports) { assert.equal(rep.stage, false); assert.equal(rep.mode, 'warn'); }
+			for (const rep of reports) {
+				assert.equal(rep.stage, false);
+				assert.equal(rep.mode, 'warn');
+				assert.deepEqual([rep.stageAsked, rep.stageAgreed, rep.stageRanks], [true, true, 2]);
+			}
 			fs.rmSync(work, { recursive: true, force: true });
 			fs.mkdirSync(work);
 			const r2 = await run({ GPUMPI_GUARD_STAGE: '2' });
 			assert.match(r2.stderr, /GPUMPI_GUARD_STAGE='2' is not 0 or 1: ignored \(0\)/);
 			assert.equal(r2.exitCode, 0, describeRun(r2));
+		});
+
+		it('GPUMPI_GUARD_STAGE=1 on one rank of 2 (MPMD, `env` sets it for rank 0 only): STAGE is off everywhere, one message', async () => {
+			// Every app context sets its own environment with `env`: a variable given to mpirun before the first
+			// context does not reach the second one (both launchers), and a rank without the guard hangs the others' MPI_Init.
+			const argv: string[] = [...launch];
+			argv[argv.indexOf('-np') + 1] = '1';
+			const vars = [`LD_PRELOAD=${guard}`, `GPUMPI_GUARD_DIR=${work}`];
+			const childEnv: Record<string, string | undefined> = { ...process.env, UCX_NET_DEVICES: 'lo' };
+			for (const k of Object.keys(childEnv)) { if (k.startsWith('GPUMPI_GUARD')) { delete childEnv[k]; } }
+			const r = await execute([...argv, 'env', ...vars, 'GPUMPI_GUARD_STAGE=1', demo, ':', '-np', '1', 'env', ...vars, demo], { cwd: work, timeoutMs: RUN_TIMEOUT_MS, env: childEnv }).result;
+			assert.equal(r.exitCode, 0, describeRun(r));
+			assert.match(r.stdout, /RESULT PASS/);
+			assert.equal((r.stderr.match(/GPUMPI_GUARD_STAGE=1 is set on 1 of 2 ranks: STAGE needs every rank, so it is off everywhere/g) ?? []).length, 1, describeRun(r));
+			const reports = readReports(work);
+			assert.equal(reports.length, 2, describeRun(r));
+			assert.deepEqual(reports.map(rep => [rep.stage, rep.stageAsked, rep.stageAgreed, rep.stageRanks]), [[false, true, false, 1], [false, false, false, 1]]);
 		});
 
 		it('a report directory that does not exist: one stderr line per rank, the program still exits 0', async () => {
