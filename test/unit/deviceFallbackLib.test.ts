@@ -4,7 +4,7 @@
  *  - test-fixtures/repro/h200-testbed/fallback-lib-2026-12-03.json: `REPRO_ONLY=fallback REPRO_FB_TRIALS=3 bash
  *    scripts/testGpu.sh repro` (six modes — MPI, manual staging, host, libgpumpi auto/staged/shm — 1 MiB..1 GiB, three
  *    trials each, five configurations + one protocol-table run);
- *  - test-fixtures/guard/h200-testbed/guard-ipc-2026-12-03.{json,log}: `TRIALS=12 bash scripts/testGpu.sh guard` (the
+ *  - test-fixtures/repro/h200-testbed/guard-sh-2026-12-03.{json,log}: `TRIALS=12 bash scripts/testGpu.sh guard` (the
  *    seed's IPC pattern as an application, guard_demo --ipc, 64 MiB, pml ucx, 12 launches each of no guard / report /
  *    fix).
  * Rendered through the product's own reader (reportsFromDeviceJson), so docs/device-results.md ("2026-12-03 (third
@@ -72,7 +72,7 @@ describe('H200 testbed, 2026-12-03: libgpumpi ranked beside MPI, and the guard o
 	});
 
 	it('guard on the seed IPC pattern: no guard and report crashed in 12 of 12; fix correct in 12 of 12, both importers bounced', () => {
-		const g = JSON.parse(fs.readFileSync(fixture('guard', 'h200-testbed', 'guard-ipc-2026-12-03.json'), 'utf8')) as
+		const g = JSON.parse(fs.readFileSync(fixture('repro', 'h200-testbed', 'guard-sh-2026-12-03.json'), 'utf8')) as
 			{ trialsPerConfig: number; configs: Array<{ name: string; correct: number; trials: Array<{ rc: number; result: string; dangers: string[] }> }> };
 		assert.equal(g.trialsPerConfig, 12);
 		const c = (n: string) => g.configs.find(x => x.name === n)!;
