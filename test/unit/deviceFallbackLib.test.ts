@@ -84,4 +84,30 @@ describe('H200 testbed, 2026-12-03: libgpumpi ranked beside MPI, and the guard o
 			assert.deepEqual([...t.dangers].sort(), ['1:ipc-import-ucx-cuda-ipc:MPI_Irecv:bounced', '3:ipc-import-ucx-cuda-ipc:MPI_Irecv:bounced']);
 		}
 	});
+	// Second device call of the session (16:55 UTC): `TRIALS=3 bash scripts/testGpu.sh guardCli` (the product's own
+	// `gpumpi-doctor guard --json` around the same mpirun) and `TRIALS=4 bash scripts/testGpu.sh guard` with the interim report.
+	it('gpumpi-doctor guard on the H200: report names the danger on ranks 1 and 3 although the program aborts; fix exits 0, 3 of 3', () => {
+		const cli = JSON.parse(fs.readFileSync(fixture('repro', 'h200-testbed', 'guard-cli-2026-12-03.json'), 'utf8')) as
+			{ runs: Array<{ name: string; exit: number; doc: { verdict: string; findings: Array<{ id: string; severity: string }> } }> };
+		const runs = (m: string) => cli.runs.filter(r => r.name.startsWith(`${m}-`));
+		assert.equal(runs('report').length, 3);
+		for (const r of runs('report')) {
+			assert.equal(r.exit, 134, 'the program aborted: our exit code is its own');
+			assert.ok(r.doc.findings.some(f => f.id === 'guard-ipc-import-ucx-cuda-ipc' && f.severity === 'error'), r.name);
+			assert.ok(r.doc.findings.some(f => f.id === 'guard-missing-reports'), 'the owners that aborted are named, not dropped');
+		}
+		assert.equal(runs('fix').length, 3);
+		for (const r of runs('fix')) {
+			assert.equal(r.exit, 0);
+			assert.match(r.doc.verdict, /all fixed by the guard \(2 bounced\)/);
+		}
+		const sh = JSON.parse(fs.readFileSync(fixture('repro', 'h200-testbed', 'guard-sh-interim-2026-12-03.json'), 'utf8')) as
+			{ configs: Array<{ name: string; correct: number; trials: Array<{ dangers: string[] }> }> };
+		const report = sh.configs.find(c => c.name === 'report')!;
+		assert.equal(report.correct, 0);
+		for (const t of report.trials) {
+			assert.deepEqual([...t.dangers].sort(), ['1:ipc-import-ucx-cuda-ipc:MPI_Irecv:none', '3:ipc-import-ucx-cuda-ipc:MPI_Irecv:none'], 'the interim report survived the abort');
+		}
+		assert.equal(sh.configs.find(c => c.name === 'fix')!.correct, sh.configs.find(c => c.name === 'fix')!.trials.length);
+	});
 });
