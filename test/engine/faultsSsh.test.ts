@@ -12,6 +12,16 @@ import { findEngine } from '../../extension/core/native';
 import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import { cli, sleep } from './faultHelpers';
 
+/** SIGKILL every sshd process of a session on host-a (not the listener, whose argv is the daemon's own command line);
+ *  returns host-a's process table from before, for the failure messages. */
+function killSshSessions(lab: NetnsLab): string {
+	const tableBefore = lab.processTable('host-a').join('\n  ');
+	const sessions = lab.processTable('host-a').map(l => l.trim().split(/\s+/)).filter(f => /^sshd:/.test(f.slice(4).join(' ')) && !/listener|\/usr\/sbin\/sshd/.test(f.slice(4).join(' ')));
+	assert.ok(sessions.length > 0, `no sshd session process on host-a:\n  ${tableBefore}`);
+	for (const f of sessions) { try { process.kill(Number(f[0]), 'SIGKILL'); } catch { /* gone */ } }
+	return tableBefore;
+}
+
 describe('faults: the ssh connection of a remote run killed mid-run (real sshd in a namespace host)', function () {
 	// A fresh machine first builds the engine on host-a (deployEngine's cmake, ~1-3 min on 2 cores: seen in a clean-clone
 	// CI run, where 30 s of waiting for the ranks was too short), so the wait for the ranks covers a build.
@@ -38,11 +48,7 @@ describe('faults: the ssh connection of a remote run killed mid-run (real sshd i
 		let n = 0;
 		for (let i = 0; i < 1500 && n < 4; i++) { await sleep(200); n = ranks().length; }
 		assert.equal(n, 4, `the 4 ranks never started on host-a: ${lab.processes('host-a').join('\n')}`);
-		const tableBefore = lab.processTable('host-a').join('\n  ');
-		// Every sshd process of a session (not the listener, whose argv is the daemon's own command line).
-		const sessions = lab.processTable('host-a').map(l => l.trim().split(/\s+/)).filter(f => /^sshd:/.test(f.slice(4).join(' ')) && !/listener|\/usr\/sbin\/sshd/.test(f.slice(4).join(' ')));
-		assert.ok(sessions.length > 0, `no sshd session process on host-a:\n  ${tableBefore}`);
-		for (const f of sessions) { try { process.kill(Number(f[0]), 'SIGKILL'); } catch { /* gone */ } }
+		const tableBefore = killSshSessions(lab);
 		const t0 = Date.now();
 		const r = await running;
 		const took = Date.now() - t0;
@@ -65,10 +71,7 @@ describe('faults: the ssh connection of a remote run killed mid-run (real sshd i
 		for (let i = 0; i < 1500 && n < 2; i++) { await sleep(200); n = ranks().length; }
 		assert.ok(n >= 2, `the ranks never started on host-a: ${lab.processes('host-a').join('\n')}`);
 		await sleep(500);
-		const tableBefore = lab.processTable('host-a').join('\n  ');
-		const sessions = lab.processTable('host-a').map(l => l.trim().split(/\s+/)).filter(f => /^sshd:/.test(f.slice(4).join(' ')) && !/listener|\/usr\/sbin\/sshd/.test(f.slice(4).join(' ')));
-		assert.ok(sessions.length > 0, `no sshd session process on host-a:\n  ${tableBefore}`);
-		for (const f of sessions) { try { process.kill(Number(f[0]), 'SIGKILL'); } catch { /* gone */ } }
+		const tableBefore = killSshSessions(lab);
 		const t0 = Date.now();
 		const r = await running;
 		const took = Date.now() - t0;
