@@ -28,6 +28,11 @@ const END = /^v2 id=([0-9a-f]{8})/;
 
 let crcTable: Uint32Array | undefined;
 
+/** True for a line that carries part of a framed document (a chunk, its header or end line) or a legacy marker. */
+export function isFrameLine(l: string): boolean {
+	return l.includes(JSON_CHUNK_MARKER) || l.includes(JSON_BEGIN_MARKER) || l.includes(JSON_END_MARKER);
+}
+
 /** CRC-32 (IEEE 802.3, zlib's), the engine's checksum. */
 export function crc32(data: Uint8Array): number {
 	if (!crcTable) {

@@ -4,9 +4,10 @@
  * Pure functions over text; they never throw on garbage.
  */
 import {
-	JSON_BEGIN_MARKER, JSON_CHUNK_MARKER, JSON_END_MARKER, RANK_LINE_MARKER,
+	RANK_LINE_MARKER,
 	type TransportEvidence, type UcxLaneLine, type UcxProtoRow,
 } from '../../shared/reproSchema';
+import { isFrameLine } from '../parsers/framedDocument';
 import { readHydraCrash } from './hydraCrash';
 
 /** "rank 1" or, where the output cannot tell, "a rank (rank unknown: Hydra reported …)". */
@@ -245,7 +246,7 @@ export function interestingLines(text: string): string[] {
 	const out: string[] = [];
 	const re = /cuIpc|cuda_ipc|cuMem|CUDA|MPI_ERR|error|failed|UCX\s+(ERROR|WARN)|not available|No components|Segmentation|signal|abort/i;
 	for (const l of lines(text)) {
-		if (l.includes(JSON_BEGIN_MARKER) || l.includes(JSON_CHUNK_MARKER) || l.includes(JSON_END_MARKER) || l.includes(RANK_LINE_MARKER) || l.startsWith('{')) { continue; }
+		if (isFrameLine(l) || l.includes(RANK_LINE_MARKER) || l.startsWith('{')) { continue; }
 		if (/has bad prefix|rdma_create_event_channel|failed to open CM on component rdmacm/.test(l)) { continue; }  // harmless noise
 		if (re.test(l)) { out.push(cleanLine(l.trim())); if (out.length >= MAX_EVIDENCE_LINES) { break; } }
 	}

@@ -3,10 +3,11 @@
  * reader of a saved device result (scripts/gpu/repro.sh's repro.json) that turns it back into reports.
  */
 import {
-	JSON_BEGIN_MARKER, JSON_CHUNK_MARKER, JSON_END_MARKER, REPRO_IPC_REPORT_SCHEMA,
+	JSON_BEGIN_MARKER, JSON_END_MARKER, REPRO_IPC_REPORT_SCHEMA,
 	type FallbackResult, type IpcVariantResult, type IpcVariantSummary, type ReproFallbackReport, type ReproIpcReport, type ReproMpiInfo,
 } from '../../shared/reproSchema';
 import { spreadText } from '../../shared/trialStats';
+import { isFrameLine } from '../parsers/framedDocument';
 import type { ExecuteResult } from '../proc';
 import { classifyFallbackRun, combineFallback } from './fallbackRunner';
 import { classifyIpcRun, summarizeAll } from './ipcRunner';
@@ -151,7 +152,7 @@ function asExecResult(e: DeviceEntry): ExecuteResult {
 	// The script kept the document it reassembled from every chunk; the chunk lines left in its output tail are only
 	// some of them (a 25 KB fallback document is 42 chunks, the tail 40 lines: seen on the H200, 2026-12-03), and a
 	// reader would take those (with the frame's BEGIN/END lines) for a damaged framed document.
-	const output = hasDoc ? e.output.split('\n').filter(l => ![JSON_CHUNK_MARKER, `${JSON_BEGIN_MARKER} `, `${JSON_END_MARKER} `].some(m => l.includes(m))).join('\n') : e.output;
+	const output = hasDoc ? e.output.split('\n').filter(l => !isFrameLine(l)).join('\n') : e.output;
 	const timedOut = e.timed_out || e.exit_code === 124;
 	return { exitCode: timedOut ? null : e.exit_code, signal: null, stdout: output + doc, stderr: '', timedOut, durationMs: Math.round((e.duration_s || 0) * 1000) };
 }
