@@ -11,19 +11,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { filesOf } from './cliProcess';
 import { cli } from './faultHelpers';
-
-function filesOf(dir: string): Record<string, string> {
-	const out: Record<string, string> = {};
-	const walk = (rel: string): void => {
-		for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-			const r = path.join(rel, e.name);
-			if (e.isDirectory()) { walk(r); } else { out[r] = fs.readFileSync(path.join(dir, r), 'utf8'); }
-		}
-	};
-	walk('');
-	return out;
-}
 
 describe('faults: collect --out on a full disk (a real tmpfs)', function () {
 	this.timeout(60_000);
