@@ -118,28 +118,47 @@ double median(std::vector<double> v) {
 	return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-/** Copy bandwidth D2H / H2D with one pinned buffer of min(bytes, 1 GiB), best of 3; -1 without CUDA. */
-void copyLimits(Bench& b, size_t bytes, double* d2h, double* h2d) {
-	*d2h = *h2d = -1;
-	if (!b.device) return;
+/** Copy limits of this GPU, best of 3, -1 without CUDA: D2H and H2D alone (one pinned buffer of min(bytes, 1 GiB)),
+ *  and duplex = both at once on two streams (per direction; the ceiling of the shm path when both ranks share one
+ *  GPU, where the sender's D2H and the receiver's H2D run concurrently on the same link and copy engines). */
+struct CopyLimits { double d2h = -1, h2d = -1, duplex = -1; };
+
+CopyLimits copyLimits(Bench& b, size_t bytes) {
+	CopyLimits L;
+	if (!b.device) return L;
 	const auto& d = cudaDriver();
 	size_t n = std::min(bytes, static_cast<size_t>(1) << 30);
-	void* host = nullptr;
-	void* dev = nullptr;
-	if (d.cuMemHostAlloc(&host, n, gpumpi::CU_MEMHOSTALLOC_PORTABLE) != gpumpi::CUDA_SUCCESS) return;
-	if (gpumpi_device_alloc(&dev, n) == GPUMPI_SUCCESS) {
+	void* host[2] = {nullptr, nullptr};
+	void* dev[2] = {nullptr, nullptr};
+	gpumpi::CUstream st[2] = {nullptr, nullptr};
+	bool ok = true;
+	for (int k = 0; k < 2 && ok; ++k)
+		ok = d.cuMemHostAlloc(&host[k], n, gpumpi::CU_MEMHOSTALLOC_PORTABLE) == gpumpi::CUDA_SUCCESS && gpumpi_device_alloc(&dev[k], n) == GPUMPI_SUCCESS &&
+		     d.cuStreamCreate(&st[k], 1 /* CU_STREAM_NON_BLOCKING */) == gpumpi::CUDA_SUCCESS;
+	if (ok) {
+		auto D = [&](int k) { return reinterpret_cast<gpumpi::CUdeviceptr>(dev[k]); };
 		for (int i = 0; i < 3; ++i) {
 			double t0 = MPI_Wtime();
-			d.cuMemcpyDtoH(host, reinterpret_cast<gpumpi::CUdeviceptr>(dev), n);
+			d.cuMemcpyDtoH(host[0], D(0), n);
 			double t1 = MPI_Wtime();
-			d.cuMemcpyHtoD(reinterpret_cast<gpumpi::CUdeviceptr>(dev), host, n);
+			d.cuMemcpyHtoD(D(0), host[0], n);
 			double t2 = MPI_Wtime();
-			*d2h = std::max(*d2h, n / (t1 - t0) / 1e9);
-			*h2d = std::max(*h2d, n / (t2 - t1) / 1e9);
+			d.cuMemcpyDtoHAsync(host[0], D(0), n, st[0]);
+			d.cuMemcpyHtoDAsync(D(1), host[1], n, st[1]);
+			d.cuStreamSynchronize(st[0]);
+			d.cuStreamSynchronize(st[1]);
+			double t3 = MPI_Wtime();
+			L.d2h = std::max(L.d2h, n / (t1 - t0) / 1e9);
+			L.h2d = std::max(L.h2d, n / (t2 - t1) / 1e9);
+			L.duplex = std::max(L.duplex, n / (t3 - t2) / 1e9);
 		}
-		gpumpi_device_free(dev);
 	}
-	d.cuMemFreeHost(host);
+	for (int k = 0; k < 2; ++k) {
+		if (st[k]) d.cuStreamDestroy(st[k]);
+		if (dev[k]) gpumpi_device_free(dev[k]);
+		if (host[k]) d.cuMemFreeHost(host[k]);
+	}
+	return L;
 }
 
 /** Options of one `gpumpi bench` run. */
@@ -379,7 +398,7 @@ std::string mpiLibrary() {
 }
 
 /** Step 4: the gpumpi.bench/1 document (docs/library.md). */
-std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s, const std::vector<Row>& rows, double d2h, double h2d, int failures) {
+std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s, const std::vector<Row>& rows, const CopyLimits& L, int failures) {
 	gpumpi::JsonWriter w;
 	w.beginObject().key("schema").value("gpumpi.bench/1");
 	w.key("mpi").value(mpiLibrary()).key("memory").value(b.device ? "device" : "host");
@@ -405,7 +424,7 @@ std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s
 		w.endObject();
 	}
 	w.endArray();
-	w.key("limits").beginObject().key("d2hGBps").value(d2h).key("h2dGBps").value(h2d).key("hostMpiGBps").beginArray();
+	w.key("limits").beginObject().key("d2hGBps").value(L.d2h).key("h2dGBps").value(L.h2d).key("duplexGBps").value(L.duplex).key("hostMpiGBps").beginArray();
 	for (const Row& r : rows)
 		if (r.mode == "host-mpi") w.beginObject().key("size").value(static_cast<unsigned long long>(r.requested)).key("bestGBps").value(r.best).endObject();
 	w.endArray().endObject();
@@ -427,12 +446,12 @@ int run(const std::vector<std::string>& args) {
 	const std::vector<Row> rows = measureAll(b, o, s);
 	int failures = 0;
 	for (const Row& r : rows) failures += !r.mode.empty() && r.failed();
-	double d2h = -1, h2d = -1;
-	if (b.rank == 0) copyLimits(b, *std::max_element(o.sizes.begin(), o.sizes.end()), &d2h, &h2d);
-	const std::string doc = benchJson(b, o, s, rows, d2h, h2d, failures);
+	CopyLimits L;
+	if (b.rank == 0) L = copyLimits(b, *std::max_element(o.sizes.begin(), o.sizes.end()));
+	const std::string doc = benchJson(b, o, s, rows, L, failures);
 	if (b.rank == 0) {
 		if (o.json) std::printf("%s\n", doc.c_str());
-		else std::printf("limits: D2H %.2f GB/s, H2D %.2f GB/s (pinned, 1 transfer of min(size, 1 GiB)); failures %d\n", d2h, h2d, failures);
+		else std::printf("limits: D2H %.2f GB/s, H2D %.2f GB/s, both at once %.2f GB/s each (pinned, transfers of min(size, 1 GiB)); failures %d\n", L.d2h, L.h2d, L.duplex, failures);
 	}
 	if (b.pinned) cudaDriver().cuMemFreeHost(b.pinned);
 	gpumpi_finalize(&s.ctx);

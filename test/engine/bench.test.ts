@@ -27,7 +27,7 @@ interface BenchDoc {
 	schema: string; mpi: string; memory: string; memoryNote?: string;
 	path: { class: string; protocol: string; reason: string; mpiCudaAware: number };
 	config: { chunkBytes: number; numBuffers: number; directPieceBytes: number; iters: number; stagingBytes: number; initRssKb: number };
-	results: BenchRow[]; limits: { d2hGBps: number; h2dGBps: number; hostMpiGBps: Array<{ size: number; bestGBps: number }> }; failures: number;
+	results: BenchRow[]; limits: { d2hGBps: number; h2dGBps: number; duplexGBps: number; hostMpiGBps: Array<{ size: number; bestGBps: number }> }; failures: number;
 }
 
 describe('gpumpi bench', function () {
@@ -55,6 +55,7 @@ describe('gpumpi bench', function () {
 			assert.deepEqual(doc.results.filter(x => x.mode === 'staged' || x.mode === 'shm').map(x => x.protocol), ['staged', 'shm', 'staged', 'shm']);
 			assert.deepEqual(doc.limits.hostMpiGBps.map(x => x.size), [65536, 1048576]);
 			assert.equal(doc.limits.d2hGBps, -1, 'no GPU: no copy limits');
+			assert.equal(doc.limits.duplexGBps, -1, 'no GPU: no duplex limit');
 			assert.equal(doc.failures, 0);
 		});
 	}
