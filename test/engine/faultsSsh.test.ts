@@ -1,7 +1,8 @@
 /**
  * ssh connection killed mid-run (issue 15), real: a `map --host host-a` run on a namespace host
  * (test/hosts/netnsHosts.ts, real sshd, real Open MPI), then SIGKILL of the sshd processes that serve the session on
- * host-a (what a dropped connection or a crashed sshd looks like from the client). Asserted: the CLI ends with an
+ * host-a (what a dropped connection or a crashed sshd looks like from the client), or of the local ssh ControlMaster
+ * that carries the session. Asserted: the CLI ends with an
  * error (not a hang, not a result; for `repro ipc --host`, an inconclusive variant saying why, not a crash verdict), and
  * nothing of the run is left on host-a (its namespace pid table).
  */
