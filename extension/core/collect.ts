@@ -15,6 +15,7 @@ import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
 import { defaultSpec, type LaunchSpec, type SrunSpec } from './launch/launchSpec';
 import { runLaunch } from './launch/runLaunch';
+import { createShmDir, detectShmBackingParam, removeShmDir } from './launch/shmBacking';
 import { connectOutput } from './unreachable';
 
 /** Which MPI a `mpirun` belongs to. */
@@ -298,7 +299,17 @@ async function runEngine(host: Host, opts: CollectOptions, mpirun: string, flavo
 	if (missing) { return fail(missing); }
 	if (!mpirunAbs) { return fail(`${mpirun} not found${mpirun.includes('/') ? '' : ' on PATH'}`); }
 	if (flavor === 'unknown') { notes.push(`could not tell Open MPI from MPICH by "${mpirun} --version"; no extra mpirun options added`); }
-	const r = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 32 * 1024 * 1024 });
+	// Open MPI's shared-memory segments into a directory of this run, removed after it (launch/shmBacking.ts).
+	const param = flavor === 'openmpi' && !opts.signal?.aborted ? await detectShmBackingParam(host, mpirunAbs) : null;
+	const shm = param ? await createShmDir(host, param) : null;
+	if (shm) { argv.splice(argv.indexOf('-np'), 0, '--mca', ...shm.mca); }
+	let r: ExecuteResult;
+	try {
+		r = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 32 * 1024 * 1024 });
+	} finally {
+		const note = shm ? await removeShmDir(host, shm) : null;
+		if (note) { notes.push(note); }
+	}
 	return toRaw('engine', argv, r, notes);
 }
 

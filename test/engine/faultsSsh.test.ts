@@ -1,7 +1,8 @@
 /**
  * ssh connection killed mid-run (issue 15), real: a `map --host host-a` run on a namespace host
  * (test/hosts/netnsHosts.ts, real sshd, real Open MPI), then SIGKILL of the sshd processes that serve the session on
- * host-a (what a dropped connection or a crashed sshd looks like from the client). Asserted: the CLI ends with an
+ * host-a (what a dropped connection or a crashed sshd looks like from the client), or of the local ssh ControlMaster
+ * that carries the session. Asserted: the CLI ends with an
  * error (not a hang, not a result; for `repro ipc --host`, an inconclusive variant saying why, not a crash verdict), and
  * nothing of the run is left on host-a (its namespace pid table).
  */
@@ -11,6 +12,7 @@ import * as path from 'node:path';
 import { findEngine } from '../../extension/core/native';
 import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import { cli, sleep } from './faultHelpers';
+import { procTable } from './cliProcess';
 
 /** SIGKILL every sshd process of a session on host-a (not the listener, whose argv is the daemon's own command line);
  *  returns host-a's process table from before, for the failure messages. */
@@ -86,5 +88,32 @@ describe('faults: the ssh connection of a remote run killed mid-run (real sshd i
 		let left = lab.processes('host-a').filter(l => l.includes(' repro ipc') || /orted|mpirun/.test(l));
 		for (let i = 0; i < 50 && left.length > 0; i++) { await sleep(200); left = lab.processes('host-a').filter(l => l.includes(' repro ipc') || /orted|mpirun/.test(l)); }
 		assert.deepEqual(left, [], `left on host-a after the connection died; before:\n  ${tableBefore}\nafter:\n  ${lab.processTable('host-a').join('\n  ')}\nstderr:\n${r.err}`);
+	});
+	it('map --host host-a, the local ssh ControlMaster SIGKILLed while the ranks run: an error, no result, nothing left on host-a', async () => {
+		const iters = String(900 + ((process.pid + 7) % 90));
+		const running = cli(['map', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine,
+			'--np', '4', '--memory', 'host', '--large', '8M', '--iters', iters, '--loopback', '--json'], lab.dir);
+		const ranks = (): string[] => lab.processes('host-a').filter(l => l.startsWith(`${engine} map`) && l.includes(iters));
+		let n = 0;
+		for (let i = 0; i < 1500 && n < 4; i++) { await sleep(200); n = ranks().length; }
+		assert.equal(n, 4, `the 4 ranks never started on host-a: ${lab.processes('host-a').join('\n')}`);
+		// The master: `ssh -F <lab config> … -o ControlMaster=auto … -N -f -- host-a`, a process of this machine.
+		const masters = procTable().filter(p => p.argv.includes(lab.sshConfig) && /ControlMaster=auto/.test(p.argv) && / -N /.test(p.argv));
+		assert.ok(masters.length > 0, `no ControlMaster of the run: ${procTable().filter(p => /ssh/.test(p.argv)).map(p => p.argv).join('\n')}`);
+		for (const m of masters) { process.kill(m.pid, 'SIGKILL'); }
+		const t0 = Date.now();
+		const r = await running;
+		const took = Date.now() - t0;
+		console.log(`  [ControlMaster killed] exit ${r.code} after ${took} ms; stderr: ${r.err.split('\n').filter(l => !/^\[host-|^running /.test(l)).join(' | ').slice(0, 600)}`);
+		assert.notEqual(r.code, 0, `a cut run succeeded: ${r.err}`);
+		assert.ok(took < 60_000, `ending took ${took} ms`);
+		assert.equal(r.out, '', 'a cut run printed a result');
+		let left = lab.processes('host-a').filter(l => l.includes(iters) || /orted|mpirun/.test(l));
+		for (let i = 0; i < 50 && left.length > 0; i++) { await sleep(200); left = lab.processes('host-a').filter(l => l.includes(iters) || /orted|mpirun/.test(l)); }
+		assert.deepEqual(left, [], `left on host-a after the ControlMaster died:\n  ${lab.processTable('host-a').join('\n  ')}\nstderr:\n${r.err}`);
+		// The run's private shared-memory directory (named on the command line the error shows) is removed on host-a too.
+		const shm = /btl_vader_backing_directory (\/dev\/shm\/gpumpi-shm-\w+)/.exec(r.err)?.[1];
+		assert.ok(shm, `no private shared-memory directory on the command line: ${r.err.slice(0, 1500)}`);
+		assert.equal(fs.existsSync(shm), false, `${shm} is left (host-a shares this machine's /dev/shm)`);
 	});
 });

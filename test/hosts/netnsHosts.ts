@@ -62,6 +62,12 @@ export interface NetnsLab {
 	processTable(name: string): string[];
 	/** A crash or reboot of a host: SIGKILL to every process in its namespaces, sshd included (its files stay). */
 	crash(name: string): void;
+	/**
+	 * The host torn down, not just its processes: its veth removed first (so no FIN or RST gets out: to this machine
+	 * its address is simply gone, as for a machine that lost power or network), then every process in its namespaces
+	 * SIGKILLed and the namespace deleted (`ip netns del`). Not restartable.
+	 */
+	vanish(name: string): void;
 	/** Start the host's sshd again (after `crash`: the host is back) and wait until it accepts connections. */
 	restart(name: string): Promise<void>;
 	teardown(): void;
@@ -287,6 +293,13 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 				} catch { return ''; }
 			}).filter(c => c.length > 0),
 			crash: name => { for (const p of nsPids(name)) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } } },
+			vanish: name => {
+				const h = hosts.find(x => x.name === name);
+				if (!h) { throw new Error(`no lab host ${name}`); }
+				sh(['ip', '-n', brNs, 'link', 'del', `${prefix}-${h.name.slice(-1)}b`]);
+				for (const p of nsPids(name)) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } }
+				sh(['ip', 'netns', 'del', h.ns]);
+			},
 			restart: async name => {
 				const h = hosts.find(x => x.name === name);
 				if (!h || !h.sshd) { throw new Error(`no lab host ${name} with sshd`); }

@@ -118,7 +118,13 @@ describe('repro runner: classifying real runs', () => {
 		assert.equal(t.outcome, 'timed_out');
 		const l = classifyIpcRun('direct', 'x', ['nope'], { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 1, error: 'not found' }, 5000);
 		assert.equal(l.outcome, 'launch_error');
-		assert.match(l.detail, /not found/);
+		assert.match(l.detail, /^could not start nope: not found/);
+		// The ssh connection lost after the start (sshHost: its remote session stopped, so `cleanup` is set): it had started.
+		const lost = classifyIpcRun('direct', 'x', ['mpirun.openmpi'], { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 2000,
+			error: 'the ssh connection to host-a ended while the command ran (ssh exit status 255); reconnected and stopped remote session 7 on host-a: …',
+			cleanup: 'stopped remote session 7 on host-a: SIGTERM to 5 process(es); afterwards none of it is left' }, 5000);
+		assert.equal(lost.outcome, 'launch_error');
+		assert.match(lost.detail, /^mpirun\.openmpi started but did not finish: the ssh connection to host-a ended while the command ran/);
 	});
 });
 

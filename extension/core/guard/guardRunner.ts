@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import type { Host } from '../hosts/host';
 import type { ExecuteResult, StreamName } from '../proc';
 import { runLaunch } from '../launch/runLaunch';
+import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, removeShmDir, type ShmDir } from '../launch/shmBacking';
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
 import { MAX_GUARD_REPORT_BYTES } from './guardReport';
 import type { GuardReportFile } from './guardMerge';
@@ -152,10 +153,24 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 		let expectedRanks: number | null;
 		if (kind) {
 			how = 'launcher';
-			argv = forwardVariables(req.command, kind, req.flavor, vars);
+			// The user's own Open MPI mpirun gets the private shared-memory directory too (launch/shmBacking.ts), through
+			// the ranks' environment: a program that aborts or is interrupted leaves its segments in /dev/shm otherwise.
+			let shm: ShmDir | null = null;
+			if (kind === 'mpirun' && req.flavor === 'openmpi' && ranksStayHere(req.command.slice(1)) && !req.command.some(a => /_backing_directory$/.test(a))
+				&& !backingChosen([], req.env) && !req.signal?.aborted) {
+				const param = await detectShmBackingParam(req.host, req.command[0]);
+				shm = param ? await createShmDir(req.host, param) : null;
+			}
+			argv = forwardVariables(req.command, kind, req.flavor, shm ? [...vars, [`OMPI_MCA_${shm.mca[0]}`, shm.mca[1]]] : vars);
 			expectedRanks = ranksAsked(req.command);
-			result = await req.host.run(argv, runOpts);
+			let shmNote: string | null = null;
+			try {
+				result = await req.host.run(argv, runOpts);
+			} finally {
+				if (shm) { shmNote = await removeShmDir(req.host, shm); }
+			}
 			if (result.cleanup) { notes.push(result.cleanup); }
+			if (shmNote) { notes.push(shmNote); }
 		} else if (req.spec) {
 			how = 'spec';
 			let spec = withJobName(req.spec);

@@ -9,6 +9,7 @@ import { LocalHost } from '../hosts/localHost';
 import { buildLaunchArgv } from './launchArgv';
 import { withJobName, type LaunchSpec, type MpiFlavor } from './launchSpec';
 import { extractJsonDocuments } from '../parsers/framedDocument';
+import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, removeShmDir, type ShmDir } from './shmBacking';
 
 /** Options of `runLaunch`. */
 export interface RunLaunchOptions {
@@ -37,13 +38,29 @@ export interface LaunchOutcome {
  * Throws only on invalid specs (buildLaunchArgv).
  */
 export async function runLaunch(spec: LaunchSpec, program: readonly string[], opts: RunLaunchOptions): Promise<LaunchOutcome> {
-	const s = withJobName(spec);
-	const argv = buildLaunchArgv(s, program);
+	let s = withJobName(spec);
+	buildLaunchArgv(s, program); // an invalid spec throws before anything is created on the host
 	const host = opts.host ?? new LocalHost();
-	const result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes });
 	const notes: string[] = [];
+	// Open MPI's shared-memory segments go into a directory of this launch, removed below whatever the outcome
+	// (shmBacking.ts: crashed or killed ranks leave theirs in /dev/shm otherwise).
+	let shm: ShmDir | null = null;
+	if (s.flavor === 'openmpi' && !s.srun && ranksStayHere(s.extraArgs) && !backingChosen(s.mca, s.env) && !opts.signal?.aborted) {
+		const param = await detectShmBackingParam(host, s.mpirun);
+		shm = param ? await createShmDir(host, param) : null;
+		if (shm) { s = { ...s, mca: [...s.mca, shm.mca] }; }
+	}
+	const argv = buildLaunchArgv(s, program);
+	let result: ExecuteResult;
+	let shmNote: string | null = null;
+	try {
+		result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes });
+	} finally {
+		if (shm) { shmNote = await removeShmDir(host, shm); }
+	}
 	// A stopped launch says what was ended and whether anything of it was still running afterwards.
 	if (result.cleanup) { notes.push(result.cleanup); }
+	if (shmNote) { notes.push(shmNote); }
 	const singletons = singletonStart(result.stdout, s.np);
 	if (singletons) { notes.push(singletons); }
 	if (s.srun && (result.timedOut || opts.signal?.aborted || result.signal !== null || (result.exitCode !== 0 && result.exitCode !== null))) {

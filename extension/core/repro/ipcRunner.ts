@@ -101,7 +101,10 @@ function classifyOutput(variant: string, config: string, command: string[], r: E
 		};
 	}
 	if (r.exitCode === null && r.error && !r.timedOut && r.signal === null) {
-		return { ...base, outcome: 'launch_error', detail: `could not start ${command[0]}: ${r.error}` };
+		// A run that had started (its remote session was stopped afterwards: `cleanup`, e.g. after the ssh connection
+		// ended mid-run) is not one that could not start.
+		const what = r.cleanup !== undefined ? `${command[0]} started but did not finish` : `could not start ${command[0]}`;
+		return { ...base, outcome: 'launch_error', detail: `${what}: ${r.error}` };
 	}
 	const tail = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-8).map(cleanLine);
 	return {

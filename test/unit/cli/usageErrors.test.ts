@@ -163,7 +163,8 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		fs.rmSync(calls);
 		const ex = await run(['map', ...launch, '--explain-latency', '--factors', 'ob1-vader', '--trials', '2', '--memory', 'host', '--timeout', '20', '--json']);
 		assert.equal(ex.code, EXIT.failed, 'no trial of the baseline measured anything: exit 3');
-		assert.equal(fs.readFileSync(calls, 'utf8').trim().split('\n').length, 4, '2 trials × (baseline + 1 factor) launches');
+		// Launches only: an Open MPI launch also asks `mpirun --version` once (the shared-memory parameter, launch/shmBacking.ts).
+		assert.equal(fs.readFileSync(calls, 'utf8').trim().split('\n').filter(l => / -np /.test(l)).length, 4, '2 trials × (baseline + 1 factor) launches');
 		const doc = JSON.parse(ex.out) as { schema: string; headline: string; factors: Array<{ verdict: string }> };
 		assert.equal(doc.schema, 'gpumpi.latency-experiment/1');
 		assert.match(doc.headline, /^No verdict: as-is, 0 of 2 trials measured/);
