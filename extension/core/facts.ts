@@ -192,6 +192,18 @@ export interface SysFacts {
 	gpuNuma: GpuNuma[] | null;
 }
 
+/** One buffer of the engine's memory IPC capability probe (EngineIpcAllocation). */
+export interface IpcMemoryProbe {
+	kind: string;
+	calls: string;
+	allocated: boolean;
+	legacyIpcCapable: boolean | null;
+	allowedHandleTypes: string | null;
+	/** "ok", "not tried", or cuIpcGetMemHandle's error. */
+	ipcGetMemHandle: string;
+	evidence: Evidence;
+}
+
 /** One engine rank, flattened for rules, with evidence lines pointing into the engine JSON. */
 export interface EngineRankFacts {
 	rank: number;
@@ -217,6 +229,8 @@ export interface EngineRankFacts {
 	devices: { uuid: string; pciBusId: string; computeMode: string; evidence: Evidence }[];
 	/** cuDeviceCanAccessPeer between the visible devices (empty with < 2). */
 	p2p: boolean[][];
+	/** The memory IPC capability probe, one entry per allocation kind; null when not probed or from an older engine. */
+	ipcMemory: IpcMemoryProbe[] | null;
 	/** The rank's environment (full variable names). */
 	env: EnvEntry[];
 }
