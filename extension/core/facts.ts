@@ -3,6 +3,7 @@
  * Every fact a rule may quote carries the line it came from (`Located`), so a finding can show its evidence.
  * Plain data only (JSON-serialisable): the report stores it as `facts` and offline bundles re-create it.
  */
+import type { LinkOrder } from './parsers/linkOrder';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect } from '../shared/engineSchema';
 import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
@@ -288,6 +289,8 @@ export interface Facts {
 	which: Record<string, Located<string | null>>;
 	/** Known messages seen in stderr / engine output. */
 	messages: LogSignature[];
+	/** A program's link order (raw outputs readelf_d:<program> + readelf_s:<program>); empty when none was read. */
+	programLinks: { program: string; order: LinkOrder }[];
 	issues: ParseIssue[];
 }
 
@@ -309,6 +312,7 @@ export function emptyFacts(hostLabel: string): Facts {
 		env: [],
 		which: {},
 		messages: [],
+		programLinks: [],
 		issues: [],
 	};
 }

@@ -66,6 +66,10 @@ export const URLS = {
 	// MPICH and vendor MPIs
 	mpichReadme402: `${GH}/pmodels/mpich/blob/v4.0.2/README.vin`,
 	mpichConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/configure.ac`,
+	mpichIssue7304: `${GH}/pmodels/mpich/issues/7304`,
+	mpichIssue7302: `${GH}/pmodels/mpich/issues/7302`,
+	mpichPr6461: `${GH}/pmodels/mpich/pull/6461`,
+	mpichPr7862: `${GH}/pmodels/mpich/pull/7862`,
 	mpichGpuQuery: 'https://manpages.ubuntu.com/manpages/kinetic/man3/MPIX_GPU_query_support.3.html',
 	nerscCrayMpich: 'https://docs.nersc.gov/development/programming-models/mpi/cray-mpich/',
 	mvapichGdrGuide: 'https://mvapich.cse.ohio-state.edu/userguide/gdr/',
