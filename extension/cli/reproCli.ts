@@ -16,7 +16,7 @@ import { PML_UCX_MCA } from '../core/repro/evidence';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
-import { IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
+import { IPC_ALLOC_VARIANTS, IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 import { DEFAULT_TRIALS, MAX_TRIALS } from '../shared/trialStats';
 import { posixQuoteArgv } from '../shared/shellQuote';
 import { checkSizeListText, checkSizeText, CHUNK_SIZE_LIMITS, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../shared/sizeText';
@@ -33,7 +33,7 @@ const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
   --memory device|host   buffers (default device; without a GPU the engine falls back to host and says why)
   --size S               ipc message size, a multiple of 4 bytes from 4 to 1G (default 64M)
-  --variants a,b         ipc variants (default direct,bounce,host,send-from-import)
+  --variants a,b         ipc variants (default direct,bounce,host,send-from-import; also pool, vmm)
   --sizes S              fallback sizes, "1M..1G" (x4 steps) or "1M,64M", at most 64, multiples of 4 bytes
                          (default 1M..1G)
   --modes a,b            fallback modes (default mpi,staged,host,lib-auto,lib-staged,lib-shm) --iters N (default 3)
@@ -143,7 +143,7 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 				if (typeof r === 'string') { throw new UsageError(`--sizes: ${r}; got ${shown(o.sizes)}`); }
 				break;
 			}
-			case '--variants': o.variants = nameList(value(i++, a), a, [...IPC_VARIANTS, 'crash-test']); break;
+			case '--variants': o.variants = nameList(value(i++, a), a, [...IPC_VARIANTS, ...IPC_ALLOC_VARIANTS, 'crash-test']); break;
 			case '--modes': o.modes = nameList(value(i++, a), a, FALLBACK_MODES); break;
 			case '--iters': o.iters = int(value(i++, a), a, 1, 1000); break;
 			case '--chunk': {

@@ -3,6 +3,7 @@
  * Every fact a rule may quote carries the line it came from (`Located`), so a finding can show its evidence.
  * Plain data only (JSON-serialisable): the report stores it as `facts` and offline bundles re-create it.
  */
+import type { LinkOrder } from './parsers/linkOrder';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect } from '../shared/engineSchema';
 import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
@@ -192,6 +193,18 @@ export interface SysFacts {
 	gpuNuma: GpuNuma[] | null;
 }
 
+/** One buffer of the engine's memory IPC capability probe (EngineIpcAllocation). */
+export interface IpcMemoryProbe {
+	kind: string;
+	calls: string;
+	allocated: boolean;
+	legacyIpcCapable: boolean | null;
+	allowedHandleTypes: string | null;
+	/** "ok", "not tried", or cuIpcGetMemHandle's error. */
+	ipcGetMemHandle: string;
+	evidence: Evidence;
+}
+
 /** One engine rank, flattened for rules, with evidence lines pointing into the engine JSON. */
 export interface EngineRankFacts {
 	rank: number;
@@ -217,6 +230,8 @@ export interface EngineRankFacts {
 	devices: { uuid: string; pciBusId: string; computeMode: string; evidence: Evidence }[];
 	/** cuDeviceCanAccessPeer between the visible devices (empty with < 2). */
 	p2p: boolean[][];
+	/** The memory IPC capability probe, one entry per allocation kind; null when not probed or from an older engine. */
+	ipcMemory: IpcMemoryProbe[] | null;
 	/** The rank's environment (full variable names). */
 	env: EnvEntry[];
 }
@@ -250,7 +265,7 @@ export type LogSignatureKind =
 	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
 	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start'
-	| 'cuda-host-unregister-failed';
+	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }
@@ -274,6 +289,8 @@ export interface Facts {
 	which: Record<string, Located<string | null>>;
 	/** Known messages seen in stderr / engine output. */
 	messages: LogSignature[];
+	/** A program's link order (raw outputs readelf_d:<program> + readelf_s:<program>); empty when none was read. */
+	programLinks: { program: string; order: LinkOrder }[];
 	issues: ParseIssue[];
 }
 
@@ -295,6 +312,7 @@ export function emptyFacts(hostLabel: string): Facts {
 		env: [],
 		which: {},
 		messages: [],
+		programLinks: [],
 		issues: [],
 	};
 }

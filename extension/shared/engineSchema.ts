@@ -83,6 +83,39 @@ export interface EngineMps {
 	control_pipe_is_fifo: boolean;
 }
 
+/** One buffer of the memory IPC capability probe (native/engine/inspectIpcMem.hh). */
+export interface EngineIpcAllocation {
+	/** cuMemAlloc | pool-default | pool | pool-posix-fd | vmm | vmm-posix-fd */
+	kind: string;
+	/** The calls that allocated it, for people. */
+	calls: string;
+	allocated: boolean;
+	/** "call: CUDA_ERROR_X: text" when not allocated. */
+	alloc_error: string;
+	/** CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE; null when not allocated or not queried. */
+	legacy_ipc_capable: boolean | null;
+	/** CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES as names: "none", "posix_fd", "posix_fd,fabric", …; null as above. */
+	allowed_handle_types: string | null;
+	allowed_handle_types_mask: number | null;
+	/** CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE is non-null. */
+	from_pool: boolean | null;
+	/** cuPointerGetAttributes' CUresult (-1: not called). */
+	attributes_result: number;
+	/** "ok", "not tried", or the error of cuIpcGetMemHandle ("CUDA_ERROR_INVALID_VALUE: invalid argument"). */
+	ipc_get_mem_handle: string;
+}
+
+/** The rank's memory IPC capability probe: a small buffer allocated each way, and what the driver says of each. */
+export interface EngineIpcMemory {
+	probed: boolean;
+	/** Why not probed ("no CUDA device selected in this rank", "GPUMPI_INSPECT_IPC_MEM=0"). */
+	skipped: string;
+	bytes: number;
+	/** Device attributes (-1: unknown). */
+	device: { memory_pools_supported: number; vmm_supported: number; posix_fd_supported: number; mempool_supported_handle_types: number };
+	allocations: EngineIpcAllocation[];
+}
+
 /** One rank's record. */
 export interface EngineRank {
 	rank: number;
@@ -95,6 +128,8 @@ export interface EngineRank {
 	/** null in documents from engines older than these fields. */
 	namespaces: EngineNamespaces | null;
 	mps: EngineMps | null;
+	/** null in documents from engines before 2026-12-03 (docs/engine-schema.md "ipc_memory"). */
+	ipc_memory: EngineIpcMemory | null;
 	/**
 	 * The rank's own environment, filtered to names starting with OMPI_MCA_, PMIX_MCA_, OMPI_COMM_WORLD_, UCX_,
 	 * CUDA_, MPICH_, MPIR_CVAR_, I_MPI_, MV2_, FI_, SLURM_ (what the launcher really handed the rank, which can

@@ -23,8 +23,10 @@ export const RANK_LINE_MARKER = '@@GPUMPI-RANK@@';
 
 /** IPC variants the engine knows (crash-test is a test hook). */
 export const IPC_VARIANTS = ['direct', 'bounce', 'host', 'send-from-import'] as const;
+/** Variants run only when named (--variants): MPI with a buffer from a stream-ordered pool / the VMM API, no app IPC. */
+export const IPC_ALLOC_VARIANTS = ['pool', 'vmm'] as const;
 /** One IPC variant name. */
-export type IpcVariant = (typeof IPC_VARIANTS)[number] | 'crash-test';
+export type IpcVariant = (typeof IPC_VARIANTS)[number] | (typeof IPC_ALLOC_VARIANTS)[number] | 'crash-test';
 
 /** Fallback modes: MPI, the user-style pipeline, host baseline, and the same transfers through libgpumpi. */
 export const FALLBACK_MODES = ['mpi', 'staged', 'host', 'lib-auto', 'lib-staged', 'lib-shm'] as const;

@@ -16,7 +16,7 @@ namespace {
 using namespace gpumpi::cli;
 
 const char* kUsage =
-    "Usage: gpumpi repro ipc [--variant direct|bounce|host|send-from-import] [--size BYTES|64M]\n"
+    "Usage: gpumpi repro ipc [--variant direct|bounce|host|send-from-import|pool|vmm] [--size BYTES|64M]\n"
     "                        [--memory device|host] [--json]            (run under mpirun -np 4)\n"
     "       gpumpi repro fallback [--sizes 1M..1G|1M,64M] [--modes mpi,staged,host] [--chunk 16M] [--nbuf 4]\n"
     "                        [--memory device|host] [--iters 3] [--json] (run under mpirun -np 2)\n"
@@ -39,7 +39,7 @@ int ipcCommand(const std::vector<std::string>& args) {
 		if (a == "--json") o.json = true;
 		else if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
 		else if (a == "--variant") {
-			if (!valueOf(args, i, v) || !gpumpi::repro::isIpcVariant(v)) return usageError("--variant needs direct, bounce, host or send-from-import");
+			if (!valueOf(args, i, v) || !gpumpi::repro::isIpcVariant(v)) return usageError("--variant needs direct, bounce, host, send-from-import, pool or vmm");
 			o.variant = v;
 		} else if (a == "--size") {
 			unsigned long long s = 0;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "inspectCuda.hh"
+#include "inspectIpcMem.hh"
 #include "json.hh"
 #include "version.hh"
 
@@ -152,7 +153,7 @@ void writeMps(JsonWriter& w) {
 	w.endObject();
 }
 
-std::string rankJson(int rank, int localRank, const CudaReport& cuda, const MpiInfo& mpi) {
+std::string rankJson(int rank, int localRank, const CudaReport& cuda, const IpcMemReport& ipcMem, const MpiInfo& mpi) {
 	JsonWriter w;
 	char host[256] = {};
 	if (gethostname(host, sizeof host - 1) != 0) std::strncpy(host, "unknown", sizeof host - 1);
@@ -179,6 +180,8 @@ std::string rankJson(int rank, int localRank, const CudaReport& cuda, const MpiI
 	writeNamespaces(w);
 	w.key("mps");
 	writeMps(w);
+	w.key("ipc_memory");
+	writeIpcMemJson(w, ipcMem);
 	w.key("env").beginObject();
 	for (const auto& [k, v] : filteredEnvironment()) w.key(k).value(v);
 	w.endObject();
@@ -255,6 +258,8 @@ InspectOutcome runInspect() {
 	const int envLocalRank = localRankFromEnv();
 	// CUDA first: a context must be current before MPI_Init (see inspectCuda.hh).
 	CudaReport cuda = probeAndSelectCuda(envLocalRank < 0 ? 0 : envLocalRank);
+	// Also before MPI_Init: the probe buffers are freed again before MPI installs its memory hooks (UCX UCM).
+	const IpcMemReport ipcMem = probeIpcMemory(cuda.selectedDevice);
 	int initialized = 0;
 	try {
 		mpiCheck(MPI_Init(nullptr, nullptr), "MPI_Init");
@@ -266,7 +271,7 @@ InspectOutcome runInspect() {
 		out.rank = rank;
 		MpiInfo mpi = queryMpi();
 		const int localRank = envLocalRank >= 0 ? envLocalRank : sharedMemoryRank();
-		out.document = gatherDocument(rankJson(rank, localRank, cuda, mpi), rank, size);
+		out.document = gatherDocument(rankJson(rank, localRank, cuda, ipcMem, mpi), rank, size);
 		out.ok = true;
 		if (!mpi.error.empty()) out.error = mpi.error;  // a warning: the document is still valid (run_time null)
 	} catch (const std::exception& e) {

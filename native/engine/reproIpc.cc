@@ -59,6 +59,9 @@ std::string describeVariant(const std::string& v, bool device) {
 	if (v == "direct" || v == "crash-test")
 		return std::string("ranks 1 and 3 receive straight into the ") + mem + " memory they imported from ranks 0 and 2";
 	if (v == "bounce") return std::string("ranks 1 and 3 receive into their own ") + (device ? "device" : "host") + " buffer, then copy into the import";
+	if (v == "pool" || v == "vmm")
+		return std::string("ranks 0 and 2 send from ") + (!device ? "host memory (no GPU)" : v == "pool" ? "stream-ordered pool memory (cuMemAllocAsync, the default pool)" : "VMM memory (cuMemCreate with POSIX-FD handles + cuMemMap)") +
+		       " to ranks 1 and 3 on their node, which receive into memory allocated the same way";
 	if (v == "host") return std::string("ranks 1 and 3 receive into ") + (device ? "pinned host memory, then copy (H2D)" : "host memory, then copy") + " into the import";
 	return std::string("ranks 1 and 3 send FROM the ") + mem + " memory they imported; ranks 0 and 2 receive into their own buffers";
 }
@@ -66,7 +69,7 @@ std::string describeVariant(const std::string& v, bool device) {
 }  // namespace
 
 bool isIpcVariant(const std::string& v) {
-	return v == "direct" || v == "bounce" || v == "host" || v == "send-from-import" || v == "crash-test";
+	return v == "direct" || v == "bounce" || v == "host" || v == "send-from-import" || v == "pool" || v == "vmm" || v == "crash-test";
 }
 
 int runIpc(const IpcOptions& opts) {

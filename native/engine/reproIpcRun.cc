@@ -221,8 +221,50 @@ InjectedCrash injectedCrash(const IpcOptions& opts) {
 
 namespace gpumpi::repro::ipc {
 
+// pool: cudaMallocAsync's default pool (cuMemAllocAsync); vmm: cuMemCreate requesting POSIX-FD handles (what
+// PyTorch's expandable segments allocate, openucx/ucx#11548). Ranks 0 and 2 fill and send to ranks 1 and 3 on their
+// node (where MPI would use CUDA IPC), which receive into memory allocated the same way and verify every word.
+void IpcRun::runAllocated(int rank) {
+	const bool sender = rank == 0 || rank == 2;
+	const int partner = sender ? rank + 1 : rank - 1;
+	const MemKind kind = mOpt.variant == "pool" ? MemKind::PoolDefault : MemKind::VmmFd;
+	copyText(mRes.role, sizeof mRes.role, sender ? "owner" : "importer");
+	GpuMemory mem;
+	Region r;
+	bool ok = true;
+	if (mDevice) {
+		std::string call;
+		CUresult a = allocGpuMemory(kind, mCuda.device, mOpt.sizeBytes, mem, call);
+		if (a != CUDA_SUCCESS) ok = fail(kSetupError, call, cudaErrorText(a));
+		r.device = true;
+		r.dev = mem.ptr;
+		r.bytes = mOpt.sizeBytes;
+		const PointerIpcAttrs at = queryPointerIpcAttrs(cudaDriver().cuPointerGetAttributes, mem.ptr);
+		copyText(mRes.buffer, sizeof mRes.buffer, std::string(memKindName(kind)) + " buffer, legacy IPC " +
+		         (at.result == CUDA_SUCCESS ? (at.legacyIpcCapable ? "yes" : "no") : "?") + ", handles " + handleTypeNames(at.allowedHandleTypes) +
+		         (sender ? " (send)" : " (receive)"));
+	} else {
+		ok = allocLocal(r, false);
+		copyText(mRes.buffer, sizeof mRes.buffer, std::string("host buffer (no GPU)") + (sender ? " (send)" : " (receive)"));
+	}
+	if (ok) ok = sender ? fillPattern(r, rank) : poison(r);
+	int mine = ok ? 1 : 0, all = 0;
+	if (!mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce (set-up)")) all = 0;
+	if (all == 1) {
+		double t0 = MPI_Wtime();
+		if (sender) sendFrom(r, partner);
+		else receive(r, partner);
+		mRes.transferSeconds = MPI_Wtime() - t0;
+		mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (after transfer)");
+		if (!sender) verify(r, partner);
+	}
+	if (mDevice) freeGpuMemory(mem);
+	else freeRegion(r);
+}
+
 void IpcRun::run(int rank, int size) {
 	const std::string& v = mOpt.variant;
+	if (v == "pool" || v == "vmm") { runAllocated(rank); return; }
 	const InjectedCrash injected = injectedCrash(mOpt);
 	const bool mirror = v == "send-from-import";
 	const bool crash = v == "crash-test" || mOpt.inject == "crash";

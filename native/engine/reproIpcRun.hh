@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "gpuMemory.hh"
 #include "reproCommon.hh"
 #include "reproIpc.hh"
 
@@ -94,6 +95,8 @@ private:
 	bool copyInto(Region& dst, const Region& src);
 	bool receive(Region& into, int from);
 	bool sendFrom(Region& from, int to);
+	/** Variants pool and vmm: no application IPC; MPI moves a buffer allocated that way to the same-node partner. */
+	void runAllocated(int rank);
 
 	const IpcOptions& mOpt;
 	const CudaSetup& mCuda;

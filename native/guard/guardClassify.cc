@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cudaDriver.hh"
+#include "gpuMemory.hh"
 #include "guardState.hh"
 
 namespace gpumpi::guard {
@@ -61,23 +62,16 @@ bool driverReady(Cache& c) {
 	return true;
 }
 
-// cuda.h values (stable): CUpointer_attribute
-constexpr int kAttrMemoryType = 2, kAttrIsManaged = 8, kAttrLegacyIpc = 10, kAttrRangeStart = 11, kAttrRangeSize = 12, kAttrMempool = 17;
-
 Cls query(Cache& c, uintptr_t p, uintptr_t* start, uintptr_t* end) {
 	st().classifyQueries++;
-	int attrs[] = {kAttrMemoryType, kAttrIsManaged, kAttrLegacyIpc, kAttrRangeStart, kAttrRangeSize, kAttrMempool};
-	uint64_t vals[6] = {};
-	void* data[6];
-	for (int i = 0; i < 6; ++i) data[i] = &vals[i];
-	CUresult r = c.getAttrs(6, attrs, data, CUdeviceptr(p));
-	if (r != CUDA_SUCCESS || vals[0] == 0) return kHost;  // not known to the driver
-	*start = uintptr_t(vals[3]);
-	*end = uintptr_t(vals[3] + vals[4]);
-	if (vals[1]) return kManaged;
-	if (vals[0] == unsigned(CU_MEMORYTYPE_HOST)) return kPinnedHost;
-	if (vals[5]) return kPool;
-	if (!vals[2]) return kVmm;
+	const PointerIpcAttrs a = queryPointerIpcAttrs(c.getAttrs, CUdeviceptr(p));  // common/gpuMemory: one home
+	if (a.result != CUDA_SUCCESS || a.memoryType == 0) return kHost;  // not known to the driver
+	*start = uintptr_t(a.rangeStart);
+	*end = uintptr_t(a.rangeStart + a.rangeSize);
+	if (a.managed) return kManaged;
+	if (a.memoryType == unsigned(CU_MEMORYTYPE_HOST)) return kPinnedHost;
+	if (a.fromPool) return kPool;
+	if (!a.legacyIpcCapable) return kVmm;
 	return kDevice;
 }
 

@@ -5,6 +5,7 @@
 #   log TEXT...                  print and append to $LOG
 #   gpu_require [TOOL...]        cmake, mpicc, mpirun (+ TOOLs) must exist, else the script's error document, exit 1
 #   gpu_build TARGET...          configure + build TARGETs into $BUILD (output to $LOG); returns cmake's status
+#   json_str                     stdin -> one JSON string; framed_doc FILE; reap (see below)
 # The sourcing script defines `error_doc MESSAGE` (prints its own JSON error document) before gpu_require.
 GPU_NAME="$1"
 OUT="${OUT:-$PWD/gpu-out}"
@@ -14,7 +15,7 @@ JSON="$OUT/$GPU_NAME.json"
 PREFIX="${TESTBED_PREFIX:-/opt/testbed2}"
 MPICC="$PREFIX/bin/mpicc"
 MPIRUN="$PREFIX/bin/mpirun"
-BUILD=/tmp/build-engine
+BUILD="${GPU_BUILD_DIR:-/tmp/build-engine}"  # GPU_BUILD_DIR: a private folder (CPU smoke tests)
 ENGINE="$BUILD/gpumpi"
 : >"$LOG"
 
@@ -63,4 +64,19 @@ framed_doc() {
       if (k > 0) { for (j = 0; j < k; j++) { if (!(j in part)) exit 1; doc = doc part[j] } print doc }
       else if (old != "") print old
     }' || true
+}
+
+# stdin -> one JSON string (ASCII only: control and non-ASCII bytes dropped; no jq/python on the device).
+json_str() {
+  LC_ALL=C tr -d '\000-\010\013\014\016-\037\177-\377' |
+    LC_ALL=C sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/\r//g' |
+    awk 'BEGIN { ORS = ""; printf "\"" } NR > 1 { printf "\\n" } { print } END { printf "\"" }'
+}
+
+# Kill engine processes a timed-out run left behind (found by this script's own engine path; by pid).
+reap() {
+  local p
+  for p in $(pgrep -x gpumpi 2>/dev/null); do
+    if [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$ENGINE" ]; then kill -9 "$p" 2>/dev/null && log "   reaped left-over engine pid $p"; fi
+  done
 }

@@ -32,12 +32,6 @@ FB_TRIALS="${REPRO_FB_TRIALS:-1}"
 FB_MODES=mpi,staged,host,lib-auto,lib-staged,lib-shm  # every run ends (timeout) before this many seconds after the start
 START=$(date +%s)
 
-# stdin -> one JSON string (ASCII only: control and non-ASCII bytes dropped; no jq/python on the device).
-json_str() {
-  LC_ALL=C tr -d '\000-\010\013\014\016-\037\177-\377' |
-    LC_ALL=C sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/\r//g' |
-    awk 'BEGIN { ORS = ""; printf "\"" } NR > 1 { printf "\\n" } { print } END { printf "\"" }'
-}
 
 fail=0
 log "== repro.sh $(date -u +%FT%TZ) host=$(hostname)"
@@ -58,13 +52,6 @@ OB1=(--mca pml ob1 --mca btl_base_verbose 100)
 UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo -x UCX_LOG_LEVEL=info)
 entries=()
 
-# Kill engine processes a timed-out run left behind (found by this script's own engine path; by pid).
-reap() {
-  local p
-  for p in $(pgrep -x gpumpi 2>/dev/null); do
-    if [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$ENGINE" ]; then kill -9 "$p" 2>/dev/null && log "   reaped left-over engine pid $p"; fi
-  done
-}
 
 # run KIND CONFIG WHAT LIMIT ARGV... : one mpirun; WHAT is the ipc variant or the fallback modes.
 run() {

@@ -42,7 +42,14 @@ function keysOf(o: object): string[] {
 
 /** Checks one rank record field by field against engineSchema.ts (exact key sets, value types). */
 function assertRankShape(r: EngineRank): void {
-	assert.deepEqual(keysOf(r), ['cuda', 'env', 'host', 'local_rank', 'mpi', 'mps', 'namespaces', 'pid', 'rank']);
+	assert.deepEqual(keysOf(r), ['cuda', 'env', 'host', 'ipc_memory', 'local_rank', 'mpi', 'mps', 'namespaces', 'pid', 'rank']);
+	// No GPU here: the memory IPC probe says why it did not run (test/engine/ipcMemFake.test.ts runs it on the fake driver).
+	assert.deepEqual(keysOf(r.ipc_memory ?? {}), ['allocations', 'bytes', 'device', 'probed', 'skipped']);
+	if (r.cuda.selected_device < 0) {
+		assert.equal(r.ipc_memory?.probed, false);
+		assert.equal(r.ipc_memory?.skipped, 'no CUDA device selected in this rank');
+		assert.deepEqual(r.ipc_memory?.allocations, []);
+	}
 	// Read for real from /proc/self/ns here (rankIsolationRules.test.ts has captures with a rank under unshare).
 	assert.match(r.namespaces?.ipc ?? '', /^ipc:\[\d+\]$/);
 	assert.match(r.namespaces?.pid ?? '', /^pid:\[\d+\]$/);

@@ -10,6 +10,7 @@ import { mcaSettingsFromEnv, parseEnv, parseIdentity, parseMcaParamFile, parseWh
 import { classifyVersionText, parseMpichVersion, parseMpirunVersion } from './mpiVersion';
 import { parseNvidiaSmiTopo, parseNvidiaSmiXml } from './nvidiaSmi';
 import { parseOmpiInfo } from './ompiInfo';
+import { parseLinkOrder } from './linkOrder';
 import { issue, lineEvidence, splitLines } from './text';
 import { parseSysGpuNuma, parseSysInfiniband, parseSysModules } from './sysFacts';
 import { emptyUcx, parseUcxBuild, parseUcxConfig, parseUcxDevices, parseUcxVersion } from './ucxInfo';
@@ -121,6 +122,11 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 	}
 	if (ucxSeen) { facts.ucx = ucx; }
 	facts.messages = scanLogSignatures(raw);
+	for (const r of raw.filter((x) => x.id.startsWith('readelf_d:') && x.error === undefined)) {
+		const program = r.id.slice('readelf_d:'.length);
+		const sym = raw.find((x) => x.id === `readelf_s:${program}`);
+		facts.programLinks.push({ program, order: parseLinkOrder(r.stdout, sym?.stdout ?? '', r.id, sym?.id ?? r.id) });
+	}
 	deriveMpi(facts, mpirunImpl);
 	return facts;
 }

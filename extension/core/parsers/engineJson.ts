@@ -4,7 +4,7 @@
  * The engine's stdout may carry other lines (UCX logs go to stdout): the JSON document is located inside it.
  */
 import type { Evidence } from '../../shared/report';
-import { ENGINE_INSPECT_SCHEMA, EngineCuda, EngineCudaDevice, EngineInspect, EngineMps, EngineNamespaces, EngineRank } from '../../shared/engineSchema';
+import { ENGINE_INSPECT_SCHEMA, EngineCuda, EngineCudaDevice, EngineInspect, EngineIpcAllocation, EngineIpcMemory, EngineMps, EngineNamespaces, EngineRank } from '../../shared/engineSchema';
 import type { NvmlProbe, ProbedLibrary, ProbeResult, ProbedLibraryKind } from '../../shared/addonTypes';
 import type { EngineRankFacts, EnvEntry, ParseIssue } from '../facts';
 import { JSON_BEGIN_MARKER, JSON_CHUNK_MARKER } from '../../shared/reproSchema';
@@ -67,6 +67,28 @@ function readMps(v: unknown): EngineMps | null {
 	};
 }
 
+function nullableBool(o: Obj, k: string): boolean | null { return typeof o[k] === 'boolean' ? o[k] as boolean : null; }
+
+function readIpcMemory(v: unknown): EngineIpcMemory | null {
+	if (!isObj(v)) { return null; }
+	const dev: Obj = isObj(v.device) ? v.device : {};
+	const allocations = (Array.isArray(v.allocations) ? v.allocations : []).filter(isObj).map((a): EngineIpcAllocation => ({
+		kind: str(a, 'kind'), calls: str(a, 'calls'), allocated: bool(a, 'allocated'), alloc_error: str(a, 'alloc_error'),
+		legacy_ipc_capable: nullableBool(a, 'legacy_ipc_capable'),
+		allowed_handle_types: typeof a.allowed_handle_types === 'string' ? a.allowed_handle_types : null,
+		allowed_handle_types_mask: typeof a.allowed_handle_types_mask === 'number' ? a.allowed_handle_types_mask : null,
+		from_pool: nullableBool(a, 'from_pool'), attributes_result: num(a, 'attributes_result', -1), ipc_get_mem_handle: str(a, 'ipc_get_mem_handle'),
+	}));
+	return {
+		probed: bool(v, 'probed'), skipped: str(v, 'skipped'), bytes: num(v, 'bytes', 0),
+		device: {
+			memory_pools_supported: num(dev, 'memory_pools_supported', -1), vmm_supported: num(dev, 'vmm_supported', -1),
+			posix_fd_supported: num(dev, 'posix_fd_supported', -1), mempool_supported_handle_types: num(dev, 'mempool_supported_handle_types', -1),
+		},
+		allocations,
+	};
+}
+
 function readRank(v: unknown, i: number, issues: ParseIssue[], source: string): EngineRank | null {
 	if (!isObj(v)) { issues.push(issue(source, 'warning', `engine ranks[${i}] is not an object.`)); return null; }
 	const mpi: Obj = isObj(v.mpi) ? v.mpi : {};
@@ -84,7 +106,7 @@ function readRank(v: unknown, i: number, issues: ParseIssue[], source: string): 
 			implementation: implRaw === 'openmpi' || implRaw === 'mpich' ? implRaw : 'unknown',
 			cuda_aware: { compile_time: triBool(ca, 'compile_time'), run_time: triBool(ca, 'run_time'), query: str(ca, 'query') },
 		},
-		cuda: readCuda(v.cuda), namespaces: readNamespaces(v.namespaces), mps: readMps(v.mps), env,
+		cuda: readCuda(v.cuda), namespaces: readNamespaces(v.namespaces), mps: readMps(v.mps), ipc_memory: readIpcMemory(v.ipc_memory), env,
 	};
 }
 
@@ -156,6 +178,11 @@ export function engineRankFacts(r: EngineRank, index: number, source = 'engine')
 		mpsControlPipe: r.mps ? { value: r.mps.control_pipe_exists, evidence: at('mps.control_pipe_exists', r.mps.control_pipe_exists), directory: r.mps.pipe_directory } : null,
 		devices: r.cuda.devices.map((d, j) => ({ uuid: d.uuid, pciBusId: d.pci_bus_id, computeMode: d.compute_mode, evidence: at(`cuda.devices[${j}]`, { uuid: d.uuid, pci_bus_id: d.pci_bus_id, compute_mode: d.compute_mode }) })),
 		p2p: r.cuda.p2p,
+		ipcMemory: r.ipc_memory?.probed ? r.ipc_memory.allocations.map((a, j) => ({
+			kind: a.kind, calls: a.calls, allocated: a.allocated, legacyIpcCapable: a.legacy_ipc_capable, allowedHandleTypes: a.allowed_handle_types,
+			ipcGetMemHandle: a.ipc_get_mem_handle,
+			evidence: at(`ipc_memory.allocations[${j}]`, { kind: a.kind, legacy_ipc_capable: a.legacy_ipc_capable, allowed_handle_types: a.allowed_handle_types, ipc_get_mem_handle: a.ipc_get_mem_handle }),
+		})) : null,
 		env,
 	};
 }

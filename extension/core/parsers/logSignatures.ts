@@ -12,6 +12,8 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'ucm-memtype-handler', re: /failed to set UCM memtype event handler/ },
 	// UCX cuda_copy deregistering host memory whose CUDA context is gone (openucx/ucx#9716; demoted to diag by PR #10643).
 	{ kind: 'cuda-host-unregister-failed', re: /cu(da|Mem)HostUnregister\(.*failed/ },
+	// UCX's cuda_ipc cache closing peer mappings with no usable CUDA context, at teardown (open-mpi/ompi#11855; UCX PR #10618).
+	{ kind: 'cuda-ipc-close-failed', re: /cuIpcCloseMemHandle\(.*failed/ },
 	{ kind: 'cuda-ipc-register-failed', re: /cuIpcGetMemHandle.*failed|failed to register address.*cuda_ipc/ },
 	{ kind: 'pml-none-opened', re: /No components were able to be opened in the pml framework/ },
 	{ kind: 'pml-ucx-transport-mismatch', re: /did not match transport list/ },

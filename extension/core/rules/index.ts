@@ -3,7 +3,9 @@
  * docs/rules.md is generated from this list (scripts/genRulesDoc.mjs).
  */
 import { cudaRules } from './cudaRules';
+import { ipcMemoryRules } from './ipcMemoryRules';
 import { launchRules } from './launchRules';
+import { mpichIpcCacheRules } from './mpichIpcCacheRules';
 import { mpiRules } from './mpiRules';
 import { platformRules } from './platformRules';
 import { rankIsolationRules } from './rankIsolationRules';
@@ -15,4 +17,4 @@ export type { Rule } from './rule';
 export { runRules } from './rule';
 
 /** All rules. */
-export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...tuningRules];
+export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...ipcMemoryRules, ...mpichIpcCacheRules, ...tuningRules];

@@ -76,12 +76,14 @@ const runAsRoot: Rule = {
 
 const harmlessNoise: Rule = {
 	id: 'known-harmless-messages', severity: 'info', title: 'Known harmless messages in the output',
-	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]', 'messages[cuda-host-unregister-failed]'],
+	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]', 'messages[cuda-host-unregister-failed]', 'messages[cuda-ipc-close-failed]'],
 	appliesTo: { openmpi: '>=5.0', ucx: ALL_VERSIONS },
 	verifiedAgainst: [
 		src(U.obsH200, 'both lines printed on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) in runs whose data was correct'),
 		src(U.ucxIssue9716, 'UCX 1.15.0 + Open MPI 5.0.2: "cudaHostUnregister(address)() failed: pointer does not correspond to a registered memory region", then "failed to dereg from md[2]=cuda_cpy"'),
 		src(U.ucxPr10643, 'UCX: the host unregister error is printed as diag only; cuMemHostUnregister fails when the context the memory was registered in is destroyed'),
+		src(U.ompiIssue11855, 'Open MPI 5.0.0rc12 + UCX 1.14.1: "UCX ERROR cuIpcCloseMemHandle" reported on every rank at MPI_Finalize'),
+		src(U.ucxPr10618, 'UCX (merged 2025): pushes the primary context before cuIpcCloseMemHandle, because without a current context it failed with "invalid device context" while closing cached mappings'),
 	],
 	fixSummary: 'Nothing to fix; listed so they are not mistaken for the cause of a failure.',
 	evaluate(facts) {
@@ -97,6 +99,10 @@ const harmlessNoise: Rule = {
 		const unreg = facts.messages.find((m) => m.kind === 'cuda-host-unregister-failed');
 		if (unreg) {
 			out.push(finding(this, 'UCX\'s cuda_copy could not unregister host memory (cudaHostUnregister / cuMemHostUnregister failed): this happens when the CUDA context the memory was registered in is already destroyed, typically at teardown (openucx/ucx#9716; UCX PR #10643 prints it as a diagnostic only). It is noise when it appears at the end of a run; it does not explain wrong data or a hang earlier in the run.', [unreg.evidence]));
+		}
+		const close = facts.messages.find((m) => m.kind === 'cuda-ipc-close-failed');
+		if (close) {
+			out.push(finding(this, 'UCX\'s cuda_ipc could not close a peer\'s memory mapping (cuIpcCloseMemHandle failed, typically "invalid device context"): its mapping cache is flushed at MPI_Finalize, after the thread\'s CUDA context is gone or no longer current (open-mpi/ompi#11855, printed on every rank; UCX PR #10618 makes the primary context current first). Harmless when it appears only at MPI_Finalize in a run whose data was correct: the process exits and the driver drops its mappings. Not harmless when it appears during the run (before the last transfers): a mapping that cannot be closed stays, and reopening the same peer allocation later can fail ("already mapped" / "Element already exists") or hold GPU memory.', [close.evidence]));
 		}
 		return out;
 	},

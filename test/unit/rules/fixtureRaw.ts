@@ -87,3 +87,15 @@ export function h200Engine(file: 'inspect-np1.json' | 'inspect-np4.json' | 'insp
 export function seedRaw(): RawOutput[] {
 	return [rawFromFixture('seed-ipc-report', 'ompi_info', 'ompi_info_plain.txt', ['ompi_info'])];
 }
+
+/**
+ * One run of an H200 `scripts/gpu/inspect.sh` capture ("gpumpi.gpu-inspect-runs/1", e.g. inspect-2026-12-03-ns-mps.json,
+ * whose engine has the namespace / MPS / compute-mode fields) as the collector's `engine` RawOutput: stdout = that run's
+ * rank-0 document, command = the argv it was run with.
+ */
+export function h200EngineRun(file: 'inspect-2026-12-03-ns-mps.json', run: 'np1' | 'np4' | 'np4-nocp' | 'np1-verbose', stderr = ''): RawOutput {
+	const doc = JSON.parse(fs.readFileSync(path.join(ENGINE_FIXTURES, file), 'utf8')) as { runs: { name: string; argv: string[]; exit_code: number; document: unknown }[] };
+	const r = doc.runs.find((x) => x.name === run);
+	if (!r || r.document === null) { throw new Error(`${file} has no document for run ${run}`); }
+	return { id: 'engine', command: r.argv, exitCode: r.exit_code, stdout: JSON.stringify(r.document), stderr, durationMs: 1 };
+}

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyze } from '../../../extension/core/analyze';
 import type { Finding, RawOutput } from '../../../extension/shared/report';
-import { h200Engine, h200Raw } from './fixtureRaw';
+import { h200Engine, h200EngineRun, h200Raw } from './fixtureRaw';
 
 const NS = path.resolve(process.cwd(), 'test-fixtures', 'engine', 'debian12-namespaces');
 function capture(file: string, wrapper: string | null): RawOutput {
@@ -29,6 +29,7 @@ describe('rank isolation rules (real captures)', () => {
 		assert.equal(find([capture('inspect-np2.json', null)], 'ranks-namespaces-differ').length, 0);
 		assert.equal(find([capture('inspect-np2-cvd-per-rank.json', 'cvd-per-rank.sh')], 'ranks-namespaces-differ').length, 0);
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'ranks-namespaces-differ').length, 0);
+		assert.equal(find([...h200Raw(), h200EngineRun('inspect-2026-12-03-ns-mps.json', 'np4')], 'ranks-namespaces-differ').length, 0);
 	});
 	it('gpu-isolated-per-rank fires when each rank got its own CUDA_VISIBLE_DEVICES (0 and 1)', () => {
 		const f = find([capture('inspect-np2-cvd-per-rank.json', 'cvd-per-rank.sh')], 'gpu-isolated-per-rank');
@@ -41,14 +42,21 @@ describe('rank isolation rules (real captures)', () => {
 		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-isolated-per-rank').length, 0);
 		assert.equal(find([capture('inspect-np2-rank1-unshared.json', 'unshare-rank1.sh')], 'gpu-isolated-per-rank').length, 0);
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-isolated-per-rank').length, 0);
+		assert.equal(find([...h200Raw(), h200EngineRun('inspect-2026-12-03-ns-mps.json', 'np4')], 'gpu-isolated-per-rank').length, 0);
 	});
-	it('gpu-shared-without-mps fires on the H200 np4 capture (4 ranks, one GPU UUID, MPS not recorded), not on np1 or the CPU captures', () => {
+	it('gpu-shared-without-mps fires on the H200 np4 capture with the MPS field (4 ranks, one GPU UUID, no MPS control pipe), not on np1 or the CPU captures', () => {
+		const f = find([...h200Raw(), h200EngineRun('inspect-2026-12-03-ns-mps.json', 'np4')], 'gpu-shared-without-mps');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /^4 ranks on host .* use the same GPU GPU-[0-9a-f-]+, and no MPS control pipe at \/tmp\/nvidia-mps\/control/);
+		assert.ok(f[0].evidence.some((e) => /mps\.control_pipe_exists: false/.test(e.line)));
+		assert.match(f[0].message, /150–153 µs, and 13\.8–17\.7 µs with MPS on/);
+		assert.equal(find([...h200Raw(), h200EngineRun('inspect-2026-12-03-ns-mps.json', 'np1')], 'gpu-shared-without-mps').length, 0);
+		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-shared-without-mps').length, 0);
+	});
+	it('gpu-shared-without-mps on the older H200 capture (engine before the MPS field) says the daemon was not recorded', () => {
 		const f = find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-shared-without-mps');
 		assert.equal(f.length, 1);
-		assert.match(f[0].message, /^4 ranks on host .* use the same GPU GPU-708bc627-6f7e-faf1-ebc0-16853e774c06, and whether an MPS daemon runs was not recorded/);
-		assert.match(f[0].message, /150–153 µs, and 13\.8–17\.7 µs with MPS on/);
-		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'gpu-shared-without-mps').length, 0);
-		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-shared-without-mps').length, 0);
+		assert.match(f[0].message, /and whether an MPS daemon runs was not recorded/);
 	});
 });
 
@@ -61,6 +69,22 @@ describe('known-harmless-messages: cudaHostUnregister at teardown', () => {
 		assert.equal(f.length, 1);
 		assert.match(f[0].message, /could not unregister host memory .*openucx\/ucx#9716/);
 		assert.match(f[0].evidence[0].line, /cudaHostUnregister\(address\)\(\) failed/);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'known-harmless-messages').length, 0);
+	});
+});
+
+describe('known-harmless-messages: cuIpcCloseMemHandle at MPI_Finalize (open-mpi/ompi#11855)', () => {
+	// PUBLIC QUOTE (not a capture of ours): the UCX line as openucx/ucx PR #10618 quotes it (the fix for the
+	// message of open-mpi/ompi#11855, where every rank printed it at MPI_Finalize).
+	const UCX_10618 = 'cuda_ipc_cache.c:132  UCX  WARN  cuIpcCloseMemHandle( (CUdeviceptr)region->mapped_addr) failed: invalid device context\n';
+	it('names the line, says when it is harmless (only at MPI_Finalize, data correct) and when not; quiet without it', () => {
+		const f = find([...h200Raw(), h200Engine('inspect-np1.json', UCX_10618)], 'known-harmless-messages');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /could not close a peer's memory mapping .*open-mpi\/ompi#11855/);
+		assert.match(f[0].message, /Harmless when it appears only at MPI_Finalize in a run whose data was correct/);
+		assert.match(f[0].message, /Not harmless when it appears during the run/);
+		assert.match(f[0].evidence[0].line, /cuIpcCloseMemHandle\( \(CUdeviceptr\)region->mapped_addr\) failed: invalid device context/);
+		assert.ok(f[0].sources?.some((s) => s.url.endsWith('/open-mpi/ompi/issues/11855')));
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np1.json')], 'known-harmless-messages').length, 0);
 	});
 });

@@ -1,0 +1,40 @@
+/**
+ * A program's link order against MPI and the CUDA runtime, from `readelf -d PROGRAM` (its DT_NEEDED entries, in
+ * order) and `readelf -sW PROGRAM | grep -w cudaFree` (whether cudaFree is defined in the program: libcudart linked
+ * statically). Why: MPICH intercepts cudaFree / cuMemFree to drop stale entries from its GPU IPC handle cache, which
+ * works only when libmpi(ch) precedes libcudart and cudart is a shared library (pmodels/mpich#7304, PR #6461).
+ */
+import type { Evidence } from '../../shared/report';
+import { lineEvidence, splitLines } from './text';
+
+export interface LinkOrder {
+	/** DT_NEEDED sonames in order. */
+	needed: { soname: string; evidence: Evidence }[];
+	/** libmpich / libmpi (MPICH ABI) among them. */
+	mpi: { soname: string; index: number; evidence: Evidence } | null;
+	/** libcudart among them. */
+	cudart: { soname: string; index: number; evidence: Evidence } | null;
+	/** cudaFree defined in the program itself (static cudart), with its symbol line. */
+	staticCudart: Evidence | null;
+}
+
+const MPI_SONAME = /^lib(mpich|mpi)\.so/;
+
+/** Parse the two outputs (`symbols` may be ''); `source` names the raw output for evidence. */
+export function parseLinkOrder(dynamic: string, symbols: string, source: string, symbolsSource = source): LinkOrder {
+	const needed: LinkOrder['needed'] = [];
+	for (const l of splitLines(dynamic)) {
+		const m = /\(NEEDED\)\s+Shared library: \[([^\]]+)\]/.exec(l.text);
+		if (m) { needed.push({ soname: m[1], evidence: lineEvidence(source, l) }); }
+	}
+	const at = (re: RegExp): LinkOrder['mpi'] => {
+		const index = needed.findIndex((n) => re.test(n.soname));
+		return index < 0 ? null : { soname: needed[index].soname, index, evidence: needed[index].evidence };
+	};
+	let staticCudart: Evidence | null = null;
+	for (const l of splitLines(symbols)) {
+		// "2094: 000000000004ce20   474 FUNC    LOCAL  DEFAULT   15 cudaFree": a section number, not UND.
+		if (/\bFUNC\b.*\s\d+\s+cudaFree$/.test(l.text.trim())) { staticCudart = lineEvidence(symbolsSource, l); break; }
+	}
+	return { needed, mpi: at(MPI_SONAME), cudart: at(/^libcudart\.so/), staticCudart };
+}

@@ -1,0 +1,66 @@
+/**
+ * GPU memory that legacy CUDA IPC cannot export (issue 16 item 1): stream-ordered pool memory (cudaMallocAsync,
+ * cuMemPoolCreate) and VMM memory (cuMemCreate + cuMemMap, PyTorch's expandable segments) are not
+ * "legacy-IPC capable", so cuIpcGetMemHandle refuses them. What reads it: every rank's memory IPC capability probe in
+ * `gpumpi inspect` (engine.ranks[].ipc_memory, native/engine/inspectIpcMem.hh). It matters when the stack exports
+ * GPU buffers with legacy IPC only: UCX before 1.22 (cuda_ipc exports VMM/pool memory only as fabric handles,
+ * otherwise NO_IPC: the staged pipeline or tcp, ucx#11548), and Open MPI's smcuda.
+ */
+import type { EngineRankFacts, Facts, IpcMemoryProbe } from '../facts';
+import { versionParts } from '../parsers/text';
+import { compareVersions } from './helpers';
+import { ALL_VERSIONS, ev, finding, Rule } from './rule';
+import { src, URLS as U } from './sources';
+
+/** The first rank whose probe shows a non-cuMemAlloc kind that is not legacy-IPC capable, with those kinds. */
+function notLegacy(facts: Facts): { rank: EngineRankFacts; kinds: IpcMemoryProbe[]; baseline: IpcMemoryProbe | undefined } | null {
+	for (const r of facts.engine?.ranks ?? []) {
+		const kinds = (r.ipcMemory ?? []).filter((p) => p.kind !== 'cuMemAlloc' && p.allocated && p.legacyIpcCapable === false);
+		if (kinds.length > 0) { return { rank: r, kinds, baseline: r.ipcMemory?.find((p) => p.kind === 'cuMemAlloc') }; }
+	}
+	return null;
+}
+
+const notLegacyIpc: Rule = {
+	id: 'gpu-memory-not-legacy-ipc', severity: 'warning', title: 'Pool / VMM GPU memory cannot use legacy CUDA IPC, which this stack relies on',
+	reads: ['engine.ranks[].ipc_memory.allocations[]', 'ucx.version', 'ucx.transports', 'mpi.openmpi.builtWithCuda'],
+	appliesTo: { ucx: '<1.22', openmpi: ALL_VERSIONS, cuda: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.nvidiaVmmBlog, 'NVIDIA: the VMM functions do not support the legacy cuIpc* functions with their memory; they export OS handles (POSIX FD) instead, and only when the handle type was requested at cuMemCreate'),
+		src(U.ucxIssue7110, 'UCX: "Support IPC for allocations created by cuMemCreate" (open); the error seen: "The call to cuIpcGetMemHandle failed"'),
+		src(U.cudaJl1053, 'the application failure ucx#7110 links: CUDA.jl arrays from the stream-ordered allocator through a CUDA-aware MPI'),
+		src(U.ucxIssue11548, 'UCX cuda_ipc exports VMM / mempool memory only as fabric handles; POSIX-FD-only allocations (PyTorch expandable segments) became NO_IPC and fell from ~200 GB/s to ~0.3 GB/s (software emulation over tcp) with correct data'),
+		src(U.ucxPr10189, 'UCX: NON_IPC keys send such memory down the staged pipeline instead of failing registration'),
+		src(U.ucxPr11183, 'UCX 1.22 (backport PR #11653): cuda_ipc exports VMM allocations that allow POSIX FD handles within a node (pidfd_getfd, Linux 5.6+)'),
+		src(U.devIpcMem, 'the probe and repro ipc pool/vmm on the H200 testbed'),
+	],
+	fixSummary: 'Allocate the buffers you pass to MPI with cudaMalloc (cuMemAlloc), or a pool / cuMemCreate with the POSIX-FD handle type and UCX >= 1.22, or stage through libgpumpi; check with gpumpi repro ipc --variant pool|vmm.',
+	evaluate(facts) {
+		const hit = notLegacy(facts);
+		if (!hit) { return []; }
+		const u = facts.ucx;
+		const cudaIpc = u?.transports.find((t) => t.name === 'cuda_ipc');
+		const vp = versionParts(u?.version?.value ?? '');
+		const ucxLegacy = cudaIpc !== undefined && vp.length >= 2 && compareVersions(vp, [1, 22]) < 0;
+		const ucxNew = cudaIpc !== undefined && vp.length >= 2 && !ucxLegacy;
+		const ompiCuda = facts.mpi.openmpi?.builtWithCuda?.value === true;
+		if (!ucxLegacy && !ompiCuda && !ucxNew) { return []; }
+		const fdKinds = hit.kinds.filter((k) => (k.allowedHandleTypes ?? '').split(',').includes('posix_fd'));
+		const stuck = ucxNew ? hit.kinds.filter((k) => !fdKinds.includes(k)) : hit.kinds;
+		if (stuck.length === 0 && !ompiCuda) { return []; }
+		const list = (ks: IpcMemoryProbe[]): string => ks.map((k) => `${k.kind} (${k.calls}: handles ${k.allowedHandleTypes ?? '?'}, cuIpcGetMemHandle ${k.ipcGetMemHandle})`).join('; ');
+		const who = [
+			ucxLegacy ? `UCX ${u?.version?.value} has cuda_ipc, which before 1.22 exports such memory only as fabric handles and otherwise marks it NO_IPC: UCX then takes its staged pipeline or tcp (ucx#11548: ~200 → ~0.3 GB/s, data correct)` : '',
+			ucxNew ? `UCX ${u?.version?.value} exports POSIX-FD VMM memory itself${fdKinds.length > 0 ? ` (${fdKinds.map((k) => k.kind).join(', ')} here)` : ''}, but not memory that allows no shareable handle` : '',
+			ompiCuda ? 'Open MPI\'s smcuda BTL exports GPU buffers with cuIpcGetMemHandle only' : '',
+		].filter((x) => x !== '').join('; ');
+		const sev = ucxLegacy || ompiCuda ? 'warning' : 'info';
+		return [finding(this,
+			`Rank ${hit.rank.rank}'s probe: GPU memory allocated these ways is not legacy-CUDA-IPC capable: ${list(ucxNew && !ompiCuda ? stuck : hit.kinds)}${hit.baseline ? ` (cuMemAlloc memory: legacy IPC ${hit.baseline.legacyIpcCapable ? 'yes' : 'no'}, cuIpcGetMemHandle ${hit.baseline.ipcGetMemHandle})` : ''}. ${who}. An application that passes such buffers to MPI between ranks of one node does not get the CUDA IPC path: it is slower, or fails where the stack insists on cuIpcGetMemHandle (ucx#7110).`,
+			ev(...hit.kinds.map((k) => k.evidence), hit.baseline?.evidence, u?.version?.evidence, cudaIpc?.evidence, facts.mpi.openmpi?.builtWithCuda?.evidence),
+			{ text: 'Allocate MPI buffers with cudaMalloc, or create the pool / VMM allocation with the POSIX-FD handle type and use UCX >= 1.22 (or libgpumpi\'s staging); measure what your MPI does with it.', command: 'gpumpi-doctor repro ipc --variants pool,vmm,direct' },
+			sev)];
+	},
+};
+
+export const ipcMemoryRules: readonly Rule[] = [notLegacyIpc];

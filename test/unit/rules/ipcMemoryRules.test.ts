@@ -1,0 +1,40 @@
+/**
+ * gpu-memory-not-legacy-ipc on captures. The probe lines come from the FAKE CUDA driver's capture
+ * (test-fixtures/engine/debian12-fakecuda/, real engine and mpirun, fake libcuda: see its README); the stack it is
+ * judged against is real: the H200 testbed's tool outputs (UCX 1.13.1 with cuda_ipc, Open MPI 5.0.7 with CUDA), or
+ * Debian's CPU outputs (no CUDA anywhere), or the H200 engine capture from before the probe existed.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { analyze } from '../../../extension/core/analyze';
+import type { Finding, RawOutput } from '../../../extension/shared/report';
+import { debianRaw, h200Engine, h200Raw } from './fixtureRaw';
+
+const FAKE = path.resolve(process.cwd(), 'test-fixtures', 'engine', 'debian12-fakecuda', 'inspect-np2-ipcmem.json');
+function fakeEngine(): RawOutput {
+	return { id: 'engine', command: ['mpirun', '-np', '2', 'gpumpi', 'inspect'], exitCode: 0, stdout: fs.readFileSync(FAKE, 'utf8'), stderr: '', durationMs: 1 };
+}
+function find(raw: RawOutput[]): Finding[] { return analyze(raw, 'test').findings.filter((f) => f.id === 'gpu-memory-not-legacy-ipc'); }
+
+describe('gpu-memory-not-legacy-ipc', () => {
+	it('fires with the probe showing pool/VMM memory not legacy-IPC capable and a UCX 1.13 with cuda_ipc + Open MPI with CUDA', () => {
+		const f = find([...h200Raw(), fakeEngine()]);
+		assert.equal(f.length, 1);
+		assert.equal(f[0].severity, 'warning');
+		assert.match(f[0].message, /^Rank 0's probe: GPU memory allocated these ways is not legacy-CUDA-IPC capable: pool-default \(cuMemAllocAsync/);
+		assert.match(f[0].message, /vmm-posix-fd \(cuMemCreate \(POSIX FD handle type\) \+ cuMemMap: handles posix_fd, cuIpcGetMemHandle CUDA_ERROR_FAKE/);
+		assert.match(f[0].message, /cuMemAlloc memory: legacy IPC yes, cuIpcGetMemHandle ok/);
+		assert.match(f[0].message, /UCX 1\.13\.1 has cuda_ipc, which before 1\.22/);
+		assert.match(f[0].message, /smcuda/);
+		assert.ok(f[0].evidence.some((e) => /ranks\[0\]\.ipc_memory\.allocations\[1\]: .*"legacy_ipc_capable":false/.test(e.line)));
+		assert.ok(f[0].sources?.some((s) => s.url.endsWith('/openucx/ucx/issues/11548')));
+		assert.ok(f[0].sources?.some((s) => s.url.endsWith('/openucx/ucx/issues/7110')));
+		assert.match(f[0].fix?.command ?? '', /repro ipc --variants pool,vmm,direct/);
+	});
+	it('is quiet when nothing in the stack exports with legacy IPC (Debian: UCX and Open MPI without CUDA), and without a probe (older engine)', () => {
+		const debianTools = debianRaw().filter((r) => r.id !== 'engine');
+		assert.equal(find([...debianTools, fakeEngine()]).length, 0);
+		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')]).length, 0);
+	});
+});
