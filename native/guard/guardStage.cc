@@ -111,7 +111,7 @@ int querySend(void* extra, MPI_Status* status) {
 }  // namespace
 
 const char* refuseName(Refuse r) {
-	static const char* const names[] = {"send-mode", "persistent", "sendrecv", "non-contiguous", "inter-communicator", "threaded"};
+	static const char* const names[] = {"send-mode", "persistent", "non-contiguous"};
 	return names[int(r)];
 }
 
@@ -213,7 +213,7 @@ bool wantStage(const void* buf, int count, MPI_Datatype type, int dest, MPI_Comm
 	if (!s.on || !isDevice || bytes < st().stageMin || dest < 0 || !buf) return false;
 	int inter = 0;
 	PMPI_Comm_test_inter(comm, &inter);
-	if (inter) return false;  // the receiver never probes there either (refused by the caller with Refuse::Inter)
+	if (inter) return false;  // the receiver never probes there either
 	if (!stagedPeer(worldRank(comm, dest))) return false;
 	MPI_Aint lb = 0, ext = 0;
 	PMPI_Type_get_true_extent(type, &lb, &ext);

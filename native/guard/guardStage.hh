@@ -28,7 +28,7 @@ struct StageHdr {
 static_assert(sizeof(StageHdr) == kHdrBytes, "header is kHdrBytes");
 
 /** Why a send that could have been staged was not (the report's "stageRefused"). */
-enum class Refuse { Mode, Persistent, Sendrecv, NonContiguous, Inter, Threaded, Count };
+enum class Refuse { Mode, Persistent, NonContiguous, Count };
 const char* refuseName(Refuse r);
 
 // guardStage.cc

@@ -323,8 +323,8 @@ int guardRecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 	fillStatus(e, status);
 	int err = e->err;
 	delete e;
-	if (err != MPI_SUCCESS) return PMPI_Comm_call_errhandler(comm, err) == MPI_SUCCESS ? err : err;
-	return MPI_SUCCESS;
+	if (err != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, err);  // as MPI: fatal by default, else the code
+	return err;
 }
 
 bool recvProgress() {
