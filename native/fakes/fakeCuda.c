@@ -9,11 +9,14 @@
  * cuIpcGetMemHandle refuses them with CUDA_ERROR_INVALID_VALUE — what the CUDA documentation says of such memory
  * (https://developer.nvidia.com/blog/introducing-low-level-gpu-virtual-memory-management/); the exact error code the
  * real driver returns is whatever the H200 capture shows, not this file's claim.
- * Only the entry points the project's tests use exist; it is not a CUDA emulator. */
+ * Only the entry points the project's tests use exist; it is not a CUDA emulator. The stream, event, async
+ * copy and pinned-host entry points exist for the guard's STAGE transfer (libgpumpi inside the guard): copies are
+ * synchronous memcpy, so every event is complete when recorded; "pinned" host memory is plain memory. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -52,7 +55,28 @@ API int cuDriverGetVersion(int* v) { if (v) *v = 12000; return OK; }
 API int cuDeviceGetCount(int* n) { if (n) *n = 1; return OK; }
 API int cuDeviceGet(int* d, int ordinal) { if (!d || ordinal != 0) return INVALID_VALUE; *d = 0; return OK; }
 API int cuDevicePrimaryCtxRetain(void** ctx, int dev) { (void)dev; static int c; if (ctx) *ctx = &c; return OK; }
-API int cuCtxSetCurrent(void* ctx) { (void)ctx; return OK; }
+static __thread void* current;
+API int cuCtxSetCurrent(void* ctx) { current = ctx; return OK; }
+API int cuCtxGetCurrent(void** ctx) { if (ctx) *ctx = current; return OK; }
+API int cuCtxGetDevice(int* d) { if (!current) return 201; /* CUDA_ERROR_INVALID_CONTEXT */ if (d) *d = 0; return OK; }
+API int cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return OK; }
+API int cuDeviceGetPCIBusId(char* bus, int len, int dev) { (void)dev; if (bus && len > 0) snprintf(bus, (size_t)len, "0000:fa:ce:00.0"); return OK; }
+API int cuDeviceGetUuid_v2(char* uuid, int dev) { (void)dev; if (uuid) memcpy(uuid, "fake-cuda-gpu-00", 16); return OK; }
+API int cuDeviceCanAccessPeer(int* ok, int a, int b) { (void)a; (void)b; if (ok) *ok = 0; return OK; }
+static int streams, events;
+API int cuStreamCreate(void** s, unsigned flags) { (void)flags; if (s) *s = &streams; return OK; }
+API int cuStreamDestroy_v2(void* s) { (void)s; return OK; }
+API int cuStreamQuery(void* s) { (void)s; return OK; }
+API int cuEventCreate(void** e, unsigned flags) { (void)flags; if (e) *e = &events; return OK; }
+API int cuEventDestroy_v2(void* e) { (void)e; return OK; }
+API int cuEventRecord(void* e, void* s) { (void)e; (void)s; return OK; }
+API int cuEventQuery(void* e) { (void)e; return OK; }
+API int cuEventSynchronize(void* e) { (void)e; return OK; }
+API int cuMemHostAlloc(void** p, size_t n, unsigned flags) { (void)flags; if (!p) return INVALID_VALUE; *p = malloc(n); return *p ? OK : OUT_OF_MEMORY; }
+API int cuMemAllocHost_v2(void** p, size_t n) { return cuMemHostAlloc(p, n, 0); }
+API int cuMemFreeHost(void* p) { free(p); return OK; }
+API int cuMemHostRegister_v2(void* p, size_t n, unsigned flags) { (void)p; (void)n; (void)flags; return OK; }
+API int cuMemHostUnregister(void* p) { (void)p; return OK; }
 API int cuCtxSynchronize(void) { return OK; }
 API int cuStreamSynchronize(void* stream) { (void)stream; return OK; }
 API int cuGetErrorName(int r, const char** s) { if (s) *s = r == OK ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE"; return OK; }
@@ -92,6 +116,10 @@ API int cuMemFree_v2(CUdeviceptr p) { return release(p, 0); }
 API int cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { memcpy((void*)(uintptr_t)d, s, n); return OK; }
 API int cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { memcpy(d, (const void*)(uintptr_t)s, n); return OK; }
 API int cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { memmove((void*)(uintptr_t)d, (const void*)(uintptr_t)s, n); return OK; }
+API int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, void* st) { (void)st; return cuMemcpyHtoD_v2(d, s, n); }
+API int cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, void* st) { (void)st; return cuMemcpyDtoH_v2(d, s, n); }
+API int cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void* st) { (void)st; return cuMemcpyDtoD_v2(d, s, n); }
+API int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void*)(uintptr_t)d, v, n); return OK; }
 
 API int cuIpcGetMemHandle(CUipcMemHandle* h, CUdeviceptr p) {
 	pthread_mutex_lock(&mu);
@@ -133,6 +161,16 @@ API int cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr p) 
 	if (r) { if (base) *base = (CUdeviceptr)r->base; if (size) *size = r->size; }
 	pthread_mutex_unlock(&mu);
 	return r ? OK : INVALID_VALUE;
+}
+/* one attribute: 2 memory type (2 = device for the ranges handed out, error "not CUDA memory" otherwise) */
+API int cuPointerGetAttribute(void* data, int attr, CUdeviceptr p) {
+	pthread_mutex_lock(&mu);
+	struct Range* r = find((uintptr_t)p);
+	pthread_mutex_unlock(&mu);
+	if (!r || attr != 2) return INVALID_VALUE;
+	unsigned v = 2;
+	memcpy(data, &v, 4);
+	return OK;
 }
 /* attributes: 2 memory type, 8 is managed, 10 legacy IPC capable, 11 range start, 12 range size, 17 mempool */
 API int cuPointerGetAttributes(unsigned n, int* attrs, void** data, CUdeviceptr p) {

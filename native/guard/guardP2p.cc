@@ -7,6 +7,7 @@
 
 #include <unordered_map>
 
+#include "guardStage.hh"
 #include "guardState.hh"
 
 namespace gpumpi::guard {
@@ -71,6 +72,13 @@ Obs observe(CallId call, const void* buf, int count, MPI_Datatype type, int rank
 	}
 	if (o.peer >= 0) addPeer(o.peer, send, o.bytes, o.cls);
 	return o;
+}
+
+bool stageCls(Cls c) { return c == kDevice || c == kPool || c == kVmm; }
+
+/** A send the STAGE transfer would take if it were a plain MPI_Send / MPI_Isend / MPI_Sendrecv to a staged peer. */
+bool stageEligible(const Obs& o, int dest, MPI_Comm comm) {
+	return stageOn() && stageCls(o.cls) && o.bytes >= st().stageMin && dest >= 0 && stagedPeer(worldRank(comm, dest));
 }
 
 void say(const std::string& line) {
@@ -147,6 +155,20 @@ int postNb(CallId call, bool send, const void* buf, int count, MPI_Datatype type
 		if (o.bounce) p.bounce = bounceFor(buf, count, type, send, &p.lb, &p.span);
 	}
 	const void* use = p.bounce ? static_cast<const char*>(p.bounce) - p.lb : buf;
+	if (stageOn() && !p.bounce && req) {
+		int rc = -1;
+		if (send && stageEligible(o, rank, comm)) {
+			if (call != C_Isend) refuse(Refuse::Mode);
+			else if (wantStage(buf, count, type, rank, comm, o.bytes, true)) rc = stagedIsend(buf, count, type, rank, tag, comm, req);
+		} else if (!send && recvNeedsGuard(count, type, rank, tag, comm)) {
+			rc = guardIrecv(const_cast<void*>(buf), count, type, rank, tag, comm, req);
+		}
+		if (rc != -1) {
+			Lock l;
+			addCall(call, o.bytes, nowNs() - t);
+			return rc;
+		}
+	}
 	int rc = send ? sendFn(use, count, type, rank, tag, comm, req)
 	              : PMPI_Irecv(const_cast<void*>(use), count, type, rank, tag, comm, req);
 	Lock l;
@@ -175,7 +197,27 @@ int blockingSend(CallId call, const void* buf, int count, MPI_Datatype type, int
 		o = observe(call, buf, count, type, dest, comm, true, ra);
 		if (o.bounce) bounce = bounceFor(buf, count, type, true, &lb, &span);
 	}
-	int rc = fn(bounce ? static_cast<const char*>(bounce) - lb : buf, count, type, dest, tag, comm);
+	const void* use = bounce ? static_cast<const char*>(bounce) - lb : buf;
+	int rc;
+	if (stageOn() && !bounce) {
+		// staged (MPI_Send only), or, while the guard has transfers in flight, posted non-blocking and polled, so
+		// that this rank's staged transfers keep moving while it waits (the peer may need them to reach our match)
+		bool staged = false;
+		MPI_Request r = MPI_REQUEST_NULL;
+		if (stageEligible(o, dest, comm)) {
+			if (call != C_Send) refuse(Refuse::Mode);
+			else if (wantStage(buf, count, type, dest, comm, o.bytes, true)) staged = true;
+		}
+		if (staged) rc = stagedIsend(buf, count, type, dest, tag, comm, &r);
+		else if (!stagePending()) rc = fn(use, count, type, dest, tag, comm);
+		else {
+			auto ifn = call == C_Ssend ? PMPI_Issend : call == C_Bsend ? PMPI_Ibsend : call == C_Rsend ? PMPI_Irsend : PMPI_Isend;
+			rc = ifn(use, count, type, dest, tag, comm, &r);
+		}
+		if (rc == MPI_SUCCESS && r != MPI_REQUEST_NULL) rc = pollWait(&r, MPI_STATUS_IGNORE);
+	} else {
+		rc = fn(use, count, type, dest, tag, comm);
+	}
 	Lock l;
 	if (bounce) { bounceRelease(bounce); st().bounced++; }
 	addCall(call, o.bytes, nowNs() - t);
@@ -255,7 +297,16 @@ GUARD_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int 
 	}
 	MPI_Status local;
 	MPI_Status* s = any && status == MPI_STATUS_IGNORE ? &local : status;
-	int rc = PMPI_Recv(bounce ? static_cast<char*>(bounce) - lb : buf, count, type, source, tag, comm, s);
+	int rc;
+	void* use = bounce ? static_cast<char*>(bounce) - lb : buf;
+	if (stageOn() && !bounce && recvNeedsGuard(count, type, source, tag, comm)) rc = guardRecv(buf, count, type, source, tag, comm, s);
+	else if (stageOn() && stagePending()) {
+		MPI_Request r = MPI_REQUEST_NULL;
+		rc = PMPI_Irecv(use, count, type, source, tag, comm, &r);
+		if (rc == MPI_SUCCESS) rc = pollWait(&r, s);
+	} else {
+		rc = PMPI_Recv(use, count, type, source, tag, comm, s);
+	}
 	Lock l;
 	if (bounce) {
 		if (rc == MPI_SUCCESS) bounceBack(bounce, buf, lb, span);
@@ -285,8 +336,22 @@ GUARD_API int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int
 	}
 	MPI_Status local;
 	MPI_Status* s = any && status == MPI_STATUS_IGNORE ? &local : status;
-	int rc = PMPI_Sendrecv(sb ? static_cast<char*>(sb) - slb : sbuf, scount, stype, dest, stag, rb ? static_cast<char*>(rb) - rlb : rbuf, rcount,
-	                       rtype, source, rtag, comm, s);
+	int rc;
+	bool sendStaged = !sb && stageEligible(so, dest, comm) && wantStage(sbuf, scount, stype, dest, comm, so.bytes, true);
+	bool recvGuarded = !rb && stageOn() && recvNeedsGuard(rcount, rtype, source, rtag, comm);
+	if (stageOn() && !sb && !rb && (sendStaged || recvGuarded || stagePending())) {
+		// both halves non-blocking (staged / through the receive queue where they need it), completed together
+		MPI_Request q[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+		MPI_Status qs[2];
+		rc = sendStaged ? stagedIsend(sbuf, scount, stype, dest, stag, comm, &q[0]) : PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &q[0]);
+		if (rc == MPI_SUCCESS) rc = recvGuarded ? guardIrecv(rbuf, rcount, rtype, source, rtag, comm, &q[1]) : PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &q[1]);
+		if (rc == MPI_SUCCESS) rc = pollWaitall(2, q, qs);
+		if (rc == MPI_ERR_IN_STATUS) rc = qs[0].MPI_ERROR != MPI_SUCCESS ? qs[0].MPI_ERROR : qs[1].MPI_ERROR;
+		if (s != MPI_STATUS_IGNORE) *s = qs[1];
+	} else {
+		rc = PMPI_Sendrecv(sb ? static_cast<char*>(sb) - slb : sbuf, scount, stype, dest, stag, rb ? static_cast<char*>(rb) - rlb : rbuf, rcount,
+		                   rtype, source, rtag, comm, s);
+	}
 	Lock l;
 	if (sb) { bounceRelease(sb); st().bounced++; }
 	if (rb) {
@@ -333,6 +398,7 @@ int initPersistent(CallId call, bool send, const void* buf, int count, MPI_Datat
 		p.peer = worldRank(comm, rank);
 		p.anySource = !send && rank == MPI_ANY_SOURCE;
 		if (p.bytes > 0 && buf) p.cls = classify(buf, p.bytes);
+		if (send && stageOn() && stageCls(p.cls) && p.bytes >= st().stageMin && stagedPeer(p.peer)) refuse(Refuse::Persistent);
 		if (st().mode == Mode::Fix && p.cls == kIpcImport) {
 			// the request is built on a bounce buffer of its own, held until MPI_Request_free
 			bool contiguous = false;
@@ -433,7 +499,7 @@ GUARD_API int MPI_Request_free(MPI_Request* req) {
 GUARD_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 	GUARD_OFF(PMPI_Probe(source, tag, comm, status));
 	uint64_t t = nowNs();
-	int rc = PMPI_Probe(source, tag, comm, status);
+	int rc = stageOn() ? guardProbe(source, tag, comm, status) : PMPI_Probe(source, tag, comm, status);
 	Lock l;
 	addCall(C_Probe, 0, nowNs() - t);
 	return rc;
@@ -441,7 +507,7 @@ GUARD_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) 
 GUARD_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
 	GUARD_OFF(PMPI_Iprobe(source, tag, comm, flag, status));
 	uint64_t t = nowNs();
-	int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+	int rc = stageOn() ? guardIprobe(source, tag, comm, flag, status) : PMPI_Iprobe(source, tag, comm, flag, status);
 	Lock l;
 	addCall(C_Iprobe, 0, nowNs() - t);
 	return rc;
@@ -449,6 +515,7 @@ GUARD_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Stat
 GUARD_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* status) {
 	GUARD_OFF(PMPI_Mprobe(source, tag, comm, msg, status));
 	uint64_t t = nowNs();
+	if (stageOn()) stageProgress();  // earlier posted receives take their messages first
 	int rc = PMPI_Mprobe(source, tag, comm, msg, status);
 	Lock l;
 	if (rc == MPI_SUCCESS && msg && *msg != MPI_MESSAGE_NULL && *msg != MPI_MESSAGE_NO_PROC) messages()[*msg] = comm;
@@ -458,6 +525,7 @@ GUARD_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, M
 GUARD_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* status) {
 	GUARD_OFF(PMPI_Improbe(source, tag, comm, flag, msg, status));
 	uint64_t t = nowNs();
+	if (stageOn()) stageProgress();
 	int rc = PMPI_Improbe(source, tag, comm, flag, msg, status);
 	Lock l;
 	if (rc == MPI_SUCCESS && flag && *flag && msg && *msg != MPI_MESSAGE_NULL && *msg != MPI_MESSAGE_NO_PROC) messages()[*msg] = comm;
@@ -517,7 +585,7 @@ GUARD_API int MPI_Wait(MPI_Request* req, MPI_Status* status) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(1, req, status, true);
-	int rc = PMPI_Wait(req, s);
+	int rc = stageOn() ? pollWait(req, s) : PMPI_Wait(req, s);
 	Lock l;
 	if (rc == MPI_SUCCESS) tr.done(0, s);
 	addCall(C_Wait, 0, nowNs() - t);
@@ -528,6 +596,7 @@ GUARD_API int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(1, req, status, true);
+	if (stageOn()) stageProgress();
 	int rc = PMPI_Test(req, flag, s);
 	Lock l;
 	if (rc == MPI_SUCCESS && flag && *flag) tr.done(0, s);
@@ -552,7 +621,7 @@ GUARD_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
-	int rc = PMPI_Waitall(n, reqs, s);
+	int rc = stageOn() ? pollWaitall(n, reqs, s) : PMPI_Waitall(n, reqs, s);
 	Lock l;
 	doneAll(tr, rc, n, s);
 	addCall(C_Waitall, 0, nowNs() - t);
@@ -563,6 +632,7 @@ GUARD_API int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statu
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
+	if (stageOn()) stageProgress();
 	int rc = PMPI_Testall(n, reqs, flag, s);
 	Lock l;
 	if (flag && *flag) doneAll(tr, rc, n, s);
@@ -574,7 +644,7 @@ GUARD_API int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* sta
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, status, true);
-	int rc = PMPI_Waitany(n, reqs, index, s);
+	int rc = stageOn() ? pollWaitany(n, reqs, index, s) : PMPI_Waitany(n, reqs, index, s);
 	Lock l;
 	if (rc == MPI_SUCCESS && index && *index != MPI_UNDEFINED) tr.done(*index, s);
 	addCall(C_Waitany, 0, nowNs() - t);
@@ -585,6 +655,7 @@ GUARD_API int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, status, true);
+	if (stageOn()) stageProgress();
 	int rc = PMPI_Testany(n, reqs, index, flag, s);
 	Lock l;
 	if (rc == MPI_SUCCESS && flag && *flag && index && *index != MPI_UNDEFINED) tr.done(*index, s);
@@ -596,7 +667,7 @@ GUARD_API int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
-	int rc = PMPI_Waitsome(n, reqs, outcount, indices, s);
+	int rc = stageOn() ? pollWaitsome(n, reqs, outcount, indices, s) : PMPI_Waitsome(n, reqs, outcount, indices, s);
 	Lock l;
 	if (outcount) doneSome(tr, rc, *outcount, indices, s);
 	addCall(C_Waitsome, 0, nowNs() - t);
@@ -607,6 +678,7 @@ GUARD_API int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
+	if (stageOn()) stageProgress();
 	int rc = PMPI_Testsome(n, reqs, outcount, indices, s);
 	Lock l;
 	if (outcount) doneSome(tr, rc, *outcount, indices, s);

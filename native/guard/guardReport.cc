@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "guardStage.hh"
 #include "guardState.hh"
 #include "json.hh"
 
@@ -58,8 +59,9 @@ void writeDoc(bool finalized, bool interim) {
 	w.key("rank").value(g.rank).key("size").value(g.size);
 	w.key("host").value(g.host).key("pid").value(g.pid);
 	w.key("mode").value(g.mode == Mode::Warn ? "warn" : g.mode == Mode::Fix ? "fix" : "report");
-	w.key("stage").value(false);
+	w.key("stage").value(stageOn());
 	w.key("stageAsked").value(g.stageAsked).key("stageAgreed").value(g.stageAgreed).key("stageRanks").value(g.stageRanks);
+	if (g.stageAgreed) w.key("stageDetail").raw(stageReportJson());
 	w.key("finalized").value(finalized);
 	w.key("interim").value(interim);
 	w.key("mpi").beginObject();

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "guardStage.hh"
 #include "guardState.hh"
 
 namespace gpumpi::guard {
@@ -198,8 +199,7 @@ void atExit() {
 
 /** STAGE needs both sides of every staged message in STAGE mode: the ranks agree at MPI_Init (one Allreduce on the
  *  guard's dup of MPI_COMM_WORLD, after which every rank knows the same answer). Not all asking: off everywhere, one
- *  message from rank 0. The staged transfer itself is not in this build, so an agreement is said once and messages
- *  still go through MPI unchanged (report: "stage": false, "stageAgreed": true). */
+ *  message from rank 0. Agreed: stageStart() (guardStage.cc) sets up the transfer. */
 void stageAgree(State& g) {
 	int mine = g.stageAsked ? 1 : 0, asked = 0;
 	if (PMPI_Allreduce(&mine, &asked, 1, MPI_INT, MPI_SUM, g.world) != MPI_SUCCESS) {
@@ -212,9 +212,6 @@ void stageAgree(State& g) {
 	if (!g.stageAgreed) {
 		say("GPUMPI_GUARD_STAGE=1 is set on " + std::to_string(asked) + " of " + std::to_string(g.size) +
 			" ranks: STAGE needs every rank, so it is off everywhere (messages go through MPI unchanged)");
-	} else {
-		say("GPUMPI_GUARD_STAGE=1 agreed by all " + std::to_string(g.size) +
-			" ranks, but the staged transfer is not supported in this build: messages go through MPI unchanged (report: \"stage\": false)");
 	}
 }
 
@@ -234,6 +231,7 @@ void start(State& g) {
 	mpiFacts(g);
 	peerPaths(g);
 	stageAgree(g);
+	stageStart();
 	g.peers.assign(size_t(g.size), PeerStat{});
 	g.active = true;
 	std::atexit(atExit);
@@ -407,6 +405,7 @@ GUARD_API int MPI_Finalize(void) {
 		g.tick1 = nowNs();
 		g.finalized = true;
 		writeReport(true);
+		stageStop();
 		bounceFreeAll();
 		if (g.world != MPI_COMM_NULL) PMPI_Comm_free(&g.world);
 		g.active = false;

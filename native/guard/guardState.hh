@@ -65,7 +65,7 @@ struct State {
 	bool finalized = false;
 	bool written = false;
 	bool stageAsked = false;   // GPUMPI_GUARD_STAGE=1 on this rank
-	bool stageAgreed = false;  // every rank of MPI_COMM_WORLD asked for it (agreed at MPI_Init; the transfer is not in this build)
+	bool stageAgreed = false;  // every rank of MPI_COMM_WORLD asked for it (agreed at MPI_Init; guardStage.cc)
 	int stageRanks = 0;        // ranks that asked (from the agreement; 0 before it)
 	uint64_t stageMin = 1048576;
 	std::string dir = ".";

@@ -161,15 +161,15 @@ for (const { flavor, launch, env } of FLAVORS) {
 			});
 		}
 
-		it('GPUMPI_GUARD_STAGE=1 on every rank: agreed, said once (rank 0), the transfer is not in this build, "stage": false; =2 is rejected', async () => {
+		it('GPUMPI_GUARD_STAGE=1 on every rank: agreed, active, said once (rank 0, warn); host buffers are never staged; =2 is rejected', async () => {
 			const r = await run({ GPUMPI_GUARD_STAGE: '1', GPUMPI_GUARD: 'warn' });
 			assert.equal(r.exitCode, 0, describeRun(r));
 			assert.match(r.stdout, /RESULT PASS/);
-			assert.equal((r.stderr.match(/GPUMPI_GUARD_STAGE=1 agreed by all 2 ranks, but the staged transfer is not supported in this build/g) ?? []).length, 1, describeRun(r));
+			assert.equal((r.stderr.match(/GPUMPI_GUARD_STAGE=1: active \(chunk 16777216, 4 buffers\)/g) ?? []).length, 1, describeRun(r));
 			const reports = readReports(work);
 			assert.equal(reports.length, 2);
 			for (const rep of reports) {
-				assert.equal(rep.stage, false);
+				assert.equal(rep.stage, true);
 				assert.equal(rep.mode, 'warn');
 				assert.deepEqual([rep.stageAsked, rep.stageAgreed, rep.stageRanks], [true, true, 2]);
 			}
