@@ -198,9 +198,6 @@ API int cuPointerGetAttributes(unsigned n, int* attrs, void** data, CUdeviceptr 
 }
 
 API int cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { unsigned* w = (unsigned*)(uintptr_t)d; for (size_t i = 0; i < n; i++) w[i] = v; return OK; }
-API int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void*)(uintptr_t)d, v, n); return OK; }
-API int cuCtxGetCurrent(void** ctx) { static int c; if (ctx) *ctx = &c; return OK; }
-API int cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return OK; }
 /* attributes: 20 compute mode, 75/76 compute capability, 102 VMM, 103 POSIX FD handles, 115 pools, 119 pool handle types */
 API int cuDeviceGetAttribute(int* v, int attr, int dev) {
 	if (!v || dev != 0) return INVALID_VALUE;
