@@ -119,8 +119,8 @@ double median(std::vector<double> v) {
 }
 
 /** Copy limits of this GPU, best of 3, -1 without CUDA: D2H and H2D alone (one pinned buffer of min(bytes, 1 GiB)),
- *  and duplex = both at once on two streams (per direction; the ceiling of the shm path when both ranks share one
- *  GPU, where the sender's D2H and the receiver's H2D run concurrently on the same link and copy engines). */
+ *  and duplex = both at once on two streams of this process (per direction; on the H200 it measured below what the
+ *  two-process shm path reaches, so it is a reference, not that path's ceiling). */
 struct CopyLimits { double d2h = -1, h2d = -1, duplex = -1; };
 
 CopyLimits copyLimits(Bench& b, size_t bytes) {
