@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "args.hh"
+#include "benchLimits.hh"
 #include "command.hh"
 #include "cudaDriver.hh"
 #include "gpumpi.h"
@@ -116,49 +117,6 @@ double median(std::vector<double> v) {
 	if (v.empty()) return 0;
 	std::sort(v.begin(), v.end());
 	return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-/** Copy limits of this GPU, best of 3, -1 without CUDA: D2H and H2D alone (one pinned buffer of min(bytes, 1 GiB)),
- *  and duplex = both at once on two streams of this process (per direction; on the H200 it measured below what the
- *  two-process shm path reaches, so it is a reference, not that path's ceiling). */
-struct CopyLimits { double d2h = -1, h2d = -1, duplex = -1; };
-
-CopyLimits copyLimits(Bench& b, size_t bytes) {
-	CopyLimits L;
-	if (!b.device) return L;
-	const auto& d = cudaDriver();
-	size_t n = std::min(bytes, static_cast<size_t>(1) << 30);
-	void* host[2] = {nullptr, nullptr};
-	void* dev[2] = {nullptr, nullptr};
-	gpumpi::CUstream st[2] = {nullptr, nullptr};
-	bool ok = true;
-	for (int k = 0; k < 2 && ok; ++k)
-		ok = d.cuMemHostAlloc(&host[k], n, gpumpi::CU_MEMHOSTALLOC_PORTABLE) == gpumpi::CUDA_SUCCESS && gpumpi_device_alloc(&dev[k], n) == GPUMPI_SUCCESS &&
-		     d.cuStreamCreate(&st[k], 1 /* CU_STREAM_NON_BLOCKING */) == gpumpi::CUDA_SUCCESS;
-	if (ok) {
-		auto D = [&](int k) { return reinterpret_cast<gpumpi::CUdeviceptr>(dev[k]); };
-		for (int i = 0; i < 3; ++i) {
-			double t0 = MPI_Wtime();
-			d.cuMemcpyDtoH(host[0], D(0), n);
-			double t1 = MPI_Wtime();
-			d.cuMemcpyHtoD(D(0), host[0], n);
-			double t2 = MPI_Wtime();
-			d.cuMemcpyDtoHAsync(host[0], D(0), n, st[0]);
-			d.cuMemcpyHtoDAsync(D(1), host[1], n, st[1]);
-			d.cuStreamSynchronize(st[0]);
-			d.cuStreamSynchronize(st[1]);
-			double t3 = MPI_Wtime();
-			L.d2h = std::max(L.d2h, n / (t1 - t0) / 1e9);
-			L.h2d = std::max(L.h2d, n / (t2 - t1) / 1e9);
-			L.duplex = std::max(L.duplex, n / (t3 - t2) / 1e9);
-		}
-	}
-	for (int k = 0; k < 2; ++k) {
-		if (st[k]) d.cuStreamDestroy(st[k]);
-		if (dev[k]) gpumpi_device_free(dev[k]);
-		if (host[k]) d.cuMemFreeHost(host[k]);
-	}
-	return L;
 }
 
 /** Options of one `gpumpi bench` run. */
@@ -398,7 +356,7 @@ std::string mpiLibrary() {
 }
 
 /** Step 4: the gpumpi.bench/1 document (docs/library.md). */
-std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s, const std::vector<Row>& rows, const CopyLimits& L, int failures) {
+std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s, const std::vector<Row>& rows, const CopyLimits& L, const PairLimits& P, int failures) {
 	gpumpi::JsonWriter w;
 	w.beginObject().key("schema").value("gpumpi.bench/1");
 	w.key("mpi").value(mpiLibrary()).key("memory").value(b.device ? "device" : "host");
@@ -427,7 +385,15 @@ std::string benchJson(const Bench& b, const BenchOptions& o, const BenchStart& s
 	w.key("limits").beginObject().key("d2hGBps").value(L.d2h).key("h2dGBps").value(L.h2d).key("duplexGBps").value(L.duplex).key("hostMpiGBps").beginArray();
 	for (const Row& r : rows)
 		if (r.mode == "host-mpi") w.beginObject().key("size").value(static_cast<unsigned long long>(r.requested)).key("bestGBps").value(r.best).endObject();
-	w.endArray().endObject();
+	w.endArray();
+	if (P.measured()) {
+		w.key("pair").beginObject().key("chunkBytes").value(static_cast<unsigned long long>(P.chunk)).key("numBuffers").value(P.nbuf)
+		    .key("aloneD2hGBps").value(P.aloneD2h).key("aloneH2dGBps").value(P.aloneH2d).key("bothD2hGBps").value(P.bothD2h).key("bothH2dGBps").value(P.bothH2d)
+		    .key("bothRegisteredD2hGBps").value(P.bothRegD2h).key("bothRegisteredH2dGBps").value(P.bothRegH2d)
+		    .key("bothHugeD2hGBps").value(P.bothHugeD2h).key("bothHugeH2dGBps").value(P.bothHugeH2d)
+		    .key("bothWholeD2hGBps").value(P.bothWholeD2h).key("bothWholeH2dGBps").value(P.bothWholeH2d).endObject();
+	}
+	w.endObject();
 	w.key("failures").value(failures).endObject();
 	return w.str();
 }
@@ -447,11 +413,16 @@ int run(const std::vector<std::string>& args) {
 	int failures = 0;
 	for (const Row& r : rows) failures += !r.mode.empty() && r.failed();
 	CopyLimits L;
-	if (b.rank == 0) L = copyLimits(b, *std::max_element(o.sizes.begin(), o.sizes.end()));
-	const std::string doc = benchJson(b, o, s, rows, L, failures);
+	const size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
+	if (b.rank == 0) L = copyLimits(b.device, largest);
+	const PairLimits P = pairLimits(b.device, b.rank, largest, o.chunk, o.nbuf);  // collective
+	const std::string doc = benchJson(b, o, s, rows, L, P, failures);
 	if (b.rank == 0) {
 		if (o.json) std::printf("%s\n", doc.c_str());
 		else std::printf("limits: D2H %.2f GB/s, H2D %.2f GB/s, both at once %.2f GB/s each (pinned, transfers of min(size, 1 GiB)); failures %d\n", L.d2h, L.h2d, L.duplex, failures);
+		if (!o.json && P.measured())
+			std::printf("two processes, %llu-byte copies through %d slots: alone D2H %.2f / H2D %.2f GB/s; both at once D2H %.2f / H2D %.2f (registered shared ring %.2f / %.2f, with MADV_HUGEPAGE %.2f / %.2f; whole copies %.2f / %.2f)\n",
+			            static_cast<unsigned long long>(P.chunk), P.nbuf, P.aloneD2h, P.aloneH2d, P.bothD2h, P.bothH2d, P.bothRegD2h, P.bothRegH2d, P.bothHugeD2h, P.bothHugeH2d, P.bothWholeD2h, P.bothWholeH2d);
 	}
 	if (b.pinned) cudaDriver().cuMemFreeHost(b.pinned);
 	gpumpi_finalize(&s.ctx);

@@ -78,6 +78,8 @@ API int cuMemFreeHost(void* p) { free(p); return OK; }
 API int cuMemHostRegister_v2(void* p, size_t n, unsigned flags) { (void)p; (void)n; (void)flags; return OK; }
 API int cuMemHostUnregister(void* p) { (void)p; return OK; }
 API int cuCtxSynchronize(void) { return OK; }
+/* `gpumpi bench` samples free device memory; the fake has no budget of its own: a fixed 16 GiB total, 8 GiB free */
+API int cuMemGetInfo_v2(size_t* fr, size_t* tot) { if (fr) *fr = (size_t)8 << 30; if (tot) *tot = (size_t)16 << 30; return OK; }
 API int cuStreamSynchronize(void* stream) { (void)stream; return OK; }
 API int cuGetErrorName(int r, const char** s) { if (s) *s = r == OK ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE"; return OK; }
 API int cuGetErrorString(int r, const char** s) { if (s) *s = r == OK ? "no error" : "error (fake libcuda)"; return OK; }

@@ -6,6 +6,8 @@
  * Engines: node scripts/buildNative.mjs --engine-only --all-mpis (a missing engine fails the suite).
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { execute } from '../../extension/core/proc';
 
@@ -27,7 +29,7 @@ interface BenchDoc {
 	schema: string; mpi: string; memory: string; memoryNote?: string;
 	path: { class: string; protocol: string; reason: string; mpiCudaAware: number };
 	config: { chunkBytes: number; numBuffers: number; directPieceBytes: number; iters: number; stagingBytes: number; initRssKb: number };
-	results: BenchRow[]; limits: { d2hGBps: number; h2dGBps: number; duplexGBps: number; hostMpiGBps: Array<{ size: number; bestGBps: number }> }; failures: number;
+	results: BenchRow[]; limits: { d2hGBps: number; h2dGBps: number; duplexGBps: number; hostMpiGBps: Array<{ size: number; bestGBps: number }>; pair?: Record<string, number> }; failures: number;
 }
 
 describe('gpumpi bench', function () {
@@ -56,9 +58,32 @@ describe('gpumpi bench', function () {
 			assert.deepEqual(doc.limits.hostMpiGBps.map(x => x.size), [65536, 1048576]);
 			assert.equal(doc.limits.d2hGBps, -1, 'no GPU: no copy limits');
 			assert.equal(doc.limits.duplexGBps, -1, 'no GPU: no duplex limit');
+			assert.equal(doc.limits.pair, undefined, 'no GPU: no two-process limits');
 			assert.equal(doc.failures, 0);
 		});
 	}
+
+	// The two-process copy limits (cli/benchLimits.cc) need CUDA: here through the FAKE driver (native/fakes/fakeCuda.c,
+	// its "device memory" is host memory, its copies memcpy), so what runs for real is the collective measurement itself
+	// (both ranks, barriers, the gather, every ring kind allocated, pinned and freed), not a GPU's copy engines: the
+	// numbers are memcpy rates and only their presence and shape are asserted. The H200 numbers: docs/device-results.md.
+	it('openmpi, fake CUDA driver: the two-process limits are measured by both ranks and reported per direction', async () => {
+		const engine = enginePath('openmpi');
+		const fake = path.join(path.dirname(engine), 'libgpumpi_fakecuda.so');
+		assert.ok(fs.existsSync(fake), `no fake driver beside the engine: ${fake}`);
+		const r = await execute([...LAUNCH.openmpi, '-x', `GPUMPI_LIBCUDA=${fake}`, engine, 'bench', '--json', '--sizes', '4M', '--modes', 'shm', '--chunk', '512K', '--nbuf', '3', '--iters', '2'],
+			{ timeoutMs: TIMEOUT_MS, env: { ...process.env, UCX_NET_DEVICES: 'lo' } }).result;
+		assert.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+		const doc = JSON.parse(r.stdout.trim()) as BenchDoc;  // --json: stdout is the document alone
+		assert.equal(doc.memory, 'device');
+		const p = doc.limits.pair;
+		assert.ok(p, `no limits.pair: ${JSON.stringify(doc.limits)}`);
+		assert.equal(p.chunkBytes, 512 << 10);
+		assert.equal(p.numBuffers, 3);
+		for (const k of ['aloneD2hGBps', 'aloneH2dGBps', 'bothD2hGBps', 'bothH2dGBps', 'bothRegisteredD2hGBps', 'bothRegisteredH2dGBps', 'bothHugeD2hGBps', 'bothHugeH2dGBps', 'bothWholeD2hGBps', 'bothWholeH2dGBps'])
+			assert.ok(Number.isFinite(p[k]) && p[k] > 0, `${k} = ${p[k]}: every measurement ran on both ranks`);
+		assert.equal(doc.failures, 0);
+	});
 
 	it('sizes take the one syntax of every command; anything else is a usage error before MPI_Init', async () => {
 		const engine = enginePath('openmpi');
