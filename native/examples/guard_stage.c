@@ -180,9 +180,12 @@ static int bench(int rank, size_t n, int iters) {
 	long hwm0 = vmHwmKb();
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t0 = MPI_Wtime();
+	double per[64];  /* per-message completion times on this rank (the first large message may cost more: UCX staging) */
 	for (int i = 0; i < iters; i++) {
+		double ts = MPI_Wtime();
 		if (rank == 0) MPI_Send((void*)(uintptr_t)d, (int)n, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
 		else MPI_Recv((void*)(uintptr_t)d, (int)n, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (i < 64) per[i] = MPI_Wtime() - ts;
 	}
 	int ack = 0;
 	if (rank == 1) MPI_Send(&ack, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
@@ -199,8 +202,10 @@ static int bench(int rank, size_t n, int iters) {
 			for (size_t i = 0; i < len; i++) correct &= probe[i] == 0x5a;
 		}
 	}
-	printf("{\"rank\":%d,\"bytes\":%zu,\"iters\":%d,\"seconds\":%.6f,\"gbps\":%.3f,\"correct\":%s,\"vmHwmKbBefore\":%ld,\"vmHwmKbAfter\":%ld}\n", rank, n, iters, secs,
-	       secs > 0 ? (double)n * iters / secs / 1e9 : 0.0, correct ? "true" : "false", hwm0, hwm1);
+	char times[64 * 16] = "";
+	for (int i = 0, o = 0; i < iters && i < 64; i++) o += snprintf(times + o, sizeof times - (size_t)o, "%s%.6f", i ? "," : "", per[i]);
+	printf("{\"rank\":%d,\"bytes\":%zu,\"iters\":%d,\"seconds\":%.6f,\"gbps\":%.3f,\"correct\":%s,\"vmHwmKbBefore\":%ld,\"vmHwmKbAfter\":%ld,\"timesS\":[%s]}\n", rank, n, iters, secs,
+	       secs > 0 ? (double)n * iters / secs / 1e9 : 0.0, correct ? "true" : "false", hwm0, hwm1, times);
 	cuMemFree(d);
 	return correct ? 0 : 1;
 }
