@@ -5,6 +5,7 @@
 #   log TEXT...                  print and append to $LOG
 #   gpu_require [TOOL...]        cmake, mpicc, mpirun (+ TOOLs) must exist, else the script's error document, exit 1
 #   gpu_build TARGET...          configure + build TARGETs into $BUILD (output to $LOG); returns cmake's status
+#   bench_doc ARGS -- ARGS       one `gpumpi bench --json` launch: BENCH_RC, BENCH_DOC (see below)
 #   json_str                     stdin -> one JSON string; framed_doc FILE; reap (see below)
 # The sourcing script defines `error_doc MESSAGE` (prints its own JSON error document) before gpu_require.
 GPU_NAME="$1"
@@ -36,6 +37,20 @@ gpu_build() {
   log "== build: cmake -S native -B $BUILD -DMPI_C_COMPILER=$MPICC --target $*"
   cmake -S native -B "$BUILD" -DMPI_C_COMPILER="$MPICC" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 &&
     cmake --build "$BUILD" -j "${GPU_BUILD_JOBS:-16}" --target "$@" >>"$LOG" 2>&1
+}
+
+# bench_doc MPIRUN-ARG... -- BENCH-ARG...: one `gpumpi bench --json` launch of 2 ranks under $MPIRUN (timeout
+# ${BENCH_TIMEOUT:-240} s), stdout and stderr appended to $LOG. Sets BENCH_RC (its exit status) and BENCH_DOC (the
+# gpumpi.bench/1 document line, or null).
+bench_doc() {
+  local pre=() out
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do pre+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  out=$(timeout -k 5 "${BENCH_TIMEOUT:-240}" "$MPIRUN" "${pre[@]}" -np 2 "$ENGINE" bench --json "$@" 2>>"$LOG")
+  BENCH_RC=$?
+  printf '%s\n' "$out" >>"$LOG"
+  BENCH_DOC=$(printf '%s\n' "$out" | grep -m1 '^{"schema":"gpumpi.bench/1"' || true)
+  [ -n "$BENCH_DOC" ] || BENCH_DOC=null
 }
 
 # framed_doc FILE: the engine's framed result document in FILE (native/common/docFrame.hh) on stdout, or nothing.

@@ -65,18 +65,15 @@ run_test() {  # name path program args...
 
 run_bench() {  # name path bench-args...
   local name=$1 path=$2; shift 2
-  local out rc doc
+  local rc doc
   if [ "$cli_ok" != 1 ]; then
     bench_json="$bench_json${bench_json:+,}{\"name\":\"$(jstr "$name")\",\"path\":\"$path\",\"rc\":-1,\"doc\":null,\"error\":\"gpumpi CLI not built\"}"
     return
   fi
   log "== bench $name on $path: gpumpi bench $*"
   # shellcheck disable=SC2046
-  out=$(timeout -k 5 240 "$MPIRUN" "${BASE[@]}" $(opts_of "$path") -np 2 "$BUILD/gpumpi" bench --json "$@" 2>>"$LOG")
-  rc=$?
-  printf '%s\n' "$out" >>"$LOG"
-  doc=$(printf '%s\n' "$out" | grep -m1 '^{"schema":"gpumpi.bench/1"' || true)
-  [ -z "$doc" ] && doc=null
+  bench_doc "${BASE[@]}" $(opts_of "$path") -- "$@"
+  rc=$BENCH_RC doc=$BENCH_DOC
   log "== bench $name on $path: rc=$rc"
   [ "$rc" -ne 0 ] && fail=$((fail + 1))
   bench_json="$bench_json${bench_json:+,}{\"name\":\"$(jstr "$name")\",\"path\":\"$path\",\"rc\":$rc,\"doc\":$doc}"

@@ -18,7 +18,8 @@ gpu_require timeout
 if ! gpu_build gpumpi_cli guard_stage; then error_doc "build failed" >"$JSON"; exit 1; fi
 BASE=(--allow-run-as-root --oversubscribe --mca mca_base_component_path "$PREFIX/lib/openmpi" -x LD_LIBRARY_PATH -x PATH
       --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo -x UCX_TLS=sm,cuda_copy,self)
-POINTS=${CEIL_POINTS:-"16M:4 8M:8 32M:4"}
+POINTS=${CEIL_POINTS:-"16M:4 8M:8 32M:4"}  # the chunk x slots sweep of 2026-12-03 (shm-sweep-2026-12-03.json):
+# CEIL_LAUNCHES=1 CEIL_POINTS="16M:4 4M:4 8M:4 32M:4 64M:4 128M:4 16M:2 16M:8 32M:8 64M:2 64M:8 256M:2"
 LAUNCHES=${CEIL_LAUNCHES:-3}
 IT=${CEIL_ITERS:-5}
 
@@ -41,14 +42,11 @@ pts=""
 fail=0
 # point CHUNK NBUF LAUNCH BIND...
 point() {
-  local ch="$1" nb="$2" k="$3" bind="$4" out rc doc
+  local ch="$1" nb="$2" k="$3" bind="$4" rc doc
   shift 4
   log "== shm chunk=$ch nbuf=$nb launch=$k bind=$bind"
-  out=$(timeout -k 5 150 "$MPIRUN" "${BASE[@]}" "$@" -np 2 --report-bindings "$ENGINE" bench --json --sizes 1G --modes shm --chunk "$ch" --nbuf "$nb" --iters "$IT" 2>>"$LOG")
-  rc=$?
-  printf '%s\n' "$out" >>"$LOG"
-  doc=$(printf '%s\n' "$out" | grep -m1 '^{"schema":"gpumpi.bench/1"' || true)
-  [ -z "$doc" ] && doc=null
+  BENCH_TIMEOUT=150 bench_doc "${BASE[@]}" "$@" --report-bindings -- --sizes 1G --modes shm --chunk "$ch" --nbuf "$nb" --iters "$IT"
+  rc=$BENCH_RC doc=$BENCH_DOC
   [ "$rc" -ne 0 ] && fail=$((fail + 1))
   log "   rc=$rc shm $(printf '%s' "$doc" | grep -o '"mode":"shm"[^}]*' | grep -o '"medianGBps":[0-9.]*') pair $(printf '%s' "$doc" | grep -o '"pair":{[^}]*}')"
   pts="$pts${pts:+,}{\"chunk\":\"$ch\",\"nbuf\":$nb,\"launch\":$k,\"bind\":\"$bind\",\"rc\":$rc,\"doc\":$doc}"
@@ -59,11 +57,8 @@ done
 point 16M 4 1 none --bind-to none
 
 log "== UCX_PROTO_INFO=y: gpumpi bench --modes mpi --sizes 1G"
-out=$(timeout -k 5 150 "$MPIRUN" "${BASE[@]}" -x UCX_PROTO_INFO=y -np 2 "$ENGINE" bench --json --sizes 1G --modes mpi --iters 3 2>>"$LOG")
-brc=$?
-printf '%s\n' "$out" >>"$LOG"
-bdoc=$(printf '%s\n' "$out" | grep -m1 '^{"schema":"gpumpi.bench/1"' || true)
-[ -z "$bdoc" ] && bdoc=null
+BENCH_TIMEOUT=150 bench_doc "${BASE[@]}" -x UCX_PROTO_INFO=y -- --sizes 1G --modes mpi --iters 3
+brc=$BENCH_RC bdoc=$BENCH_DOC
 log "== UCX_PROTO_INFO=y: guard_stage --bench (no guard)"
 out=$(timeout -k 5 150 "$MPIRUN" "${BASE[@]}" -x UCX_PROTO_INFO=y -np 2 "$BUILD/examples/guard_stage" --bench --size 1073741824 --iters 5 2>>"$LOG")
 grc=$?
