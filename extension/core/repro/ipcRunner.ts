@@ -59,7 +59,7 @@ export function classifyIpcRun(variant: string, config: string, command: string[
 	const res = classifyOutput(variant, config, command, r, timeoutMs, trial);
 	res.log = boundedLog(r.stdout, r.stderr);
 	// Signatures are read from this trial's whole output (not only the kept evidence lines).
-	res.signatures = matchSignatures(r.stdout + '\n' + r.stderr, res.outcome, res.signal);
+	res.signatures = matchSignatures(r.stdout + '\n' + r.stderr, res.outcome, res.signal, variant);
 	return res;
 }
 
