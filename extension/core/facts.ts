@@ -4,6 +4,7 @@
  * Plain data only (JSON-serialisable): the report stores it as `facts` and offline bundles re-create it.
  */
 import type { LinkOrder } from './parsers/linkOrder';
+import type { MpivarsListing } from './parsers/mpivars';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect } from '../shared/engineSchema';
 import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
@@ -291,6 +292,8 @@ export interface Facts {
 	messages: LogSignature[];
 	/** A program's link order (raw outputs readelf_d:<program> + readelf_s:<program>); empty when none was read. */
 	programLinks: { program: string; order: LinkOrder }[];
+	/** MPICH's control variables as `mpivars` listed them (raw output `mpivars`); null when it was not run. */
+	mpichCvars: MpivarsListing | null;
 	issues: ParseIssue[];
 }
 
@@ -313,6 +316,7 @@ export function emptyFacts(hostLabel: string): Facts {
 		which: {},
 		messages: [],
 		programLinks: [],
+		mpichCvars: null,
 		issues: [],
 	};
 }
