@@ -79,6 +79,13 @@ export const FAILURE_SIGNATURES: readonly FailureSignature[] = [
 		explanation: 'A deliberate crash of the engine\'s test hook (--inject), not a fault of the MPI stack.',
 	},
 	{
+		id: 'injected-wrong',
+		title: 'deliberate wrong data (--inject wrong-fraction)',
+		lines: [/gpumpi repro: rank \d+ now overwrites the received data before verifying it \(--inject /],
+		outcomes: ['wrong_data'],
+		explanation: 'A deliberate wrong result of the engine\'s test hook (--inject wrong-fraction): the owner overwrote what it received before verifying it; not a fault of the MPI stack.',
+	},
+	{
 		id: 'injected-hang',
 		title: 'deliberate test hang (--inject hang)',
 		lines: [/gpumpi repro: rank \d+ now sleeps forever \(--inject hang/],
