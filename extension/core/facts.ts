@@ -228,7 +228,8 @@ export interface EngineRankFacts {
 	/** Whether the MPS control pipe exists where this rank would look (CUDA_MPS_PIPE_DIRECTORY or /tmp/nvidia-mps). */
 	mpsControlPipe: (Located<boolean> & { directory: string }) | null;
 	/** The devices CUDA showed this rank (after CUDA_VISIBLE_DEVICES). */
-	devices: { uuid: string; pciBusId: string; computeMode: string; evidence: Evidence }[];
+	/** gpuDirectRdma / dmaBuf: the CUDA device attributes (null: the driver did not answer, or an older engine). */
+	devices: { uuid: string; pciBusId: string; computeMode: string; gpuDirectRdma: boolean | null; dmaBuf: boolean | null; evidence: Evidence }[];
 	/** cuDeviceCanAccessPeer between the visible devices (empty with < 2). */
 	p2p: boolean[][];
 	/** The memory IPC capability probe, one entry per allocation kind; null when not probed or from an older engine. */

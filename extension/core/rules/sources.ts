@@ -83,6 +83,7 @@ export const URLS = {
 	slurmMpiGuide: 'https://slurm.schedmd.com/mpi_guide.html',
 	cudaProgrammingGuide: 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html',
 	gpudirectRdma: 'https://docs.nvidia.com/cuda/gpudirect-rdma/index.html',
+	cudaDriverDeviceAttr: 'https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html',
 	nvidiaSmi: 'https://docs.nvidia.com/deploy/nvidia-smi/index.html',
 	cudaMps: 'https://docs.nvidia.com/deploy/mps/index.html',
 	migUserGuide: 'https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html',
