@@ -2,7 +2,8 @@
 /**
  * Generate docs/rules.md from the rule registry itself (extension/core/rules/index.ts), so the document can never
  * drift from the code: bundles the registry with esbuild's JS API into a temp file, requires it, writes markdown.
- * Usage: node scripts/genRulesDoc.mjs [--check]   (--check: exit 1 if docs/rules.md is out of date)
+ * Usage: node scripts/genRulesDoc.mjs [--check]   (--check: exit 1 if docs/rules.md is out of date). Whatever follows
+ * the line "<!-- Hand-written from here on: … -->" in docs/rules.md is kept (the issue-tracking table).
  */
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
@@ -47,7 +48,11 @@ try {
 			`- Applies to: ${appliesTo(r.appliesTo)}`,
 			`- Verified against: ${r.verifiedAgainst.map((s) => `[${esc(s.url.startsWith('docs/') ? s.url.slice(5) : s.url.replace(/^https:\/\//, ''))}](${s.url.startsWith('docs/') ? s.url.slice(5) : s.url}) (${esc(s.shows)})`).join('; ')}`, '');
 	}
-	const text = lines.join('\n');
+	// A hand-written tail (the issue-tracking table) after the marker is kept as it is.
+	const MARK = '<!-- Hand-written from here on: scripts/genRulesDoc.mjs keeps this part as it is. -->';
+	const old = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
+	const at = old.indexOf(MARK);
+	const text = lines.join('\n') + (at >= 0 ? `\n${old.slice(at)}` : '');
 	if (process.argv.includes('--check')) {
 		const cur = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
 		if (cur !== text) { console.error('docs/rules.md is out of date: run node scripts/genRulesDoc.mjs'); process.exit(1); }

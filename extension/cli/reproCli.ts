@@ -49,9 +49,10 @@ ${TARGET_USAGE.trimEnd()}
   --trials N             independent trials (separate launches) of every variant / mode (default 11: catches a
                          failure rate of 25 % with 95 % probability; docs/repro-schema.md)
   --timeout S            per-trial timeout in seconds (default 120; the whole run may take it × every launch)
-  --inject crash|hang|crash-fraction=F   ipc test hook passed to the engine (crash-fraction: a rank crashes in a
-                         fraction F of the trials, chosen from --inject-seed S and the trial index)
-  --inject-seed S        seed of --inject crash-fraction (default 1)
+  --inject crash|hang|crash-fraction=F|wrong-fraction=F   ipc test hook passed to the engine (crash-fraction: a
+                         rank crashes in a fraction F of the trials, chosen from --inject-seed S and the trial index;
+                         wrong-fraction: those trials return wrong data instead)
+  --inject-seed S        seed of --inject crash-fraction / wrong-fraction (default 1)
   --from-json FILE       render a saved device result (scripts/gpu/repro.sh's repro.json)
 `;
 
@@ -162,7 +163,7 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 			case '--launcher-arg': o.extra.push(value(i++, a)); break;
 			case '--inject': {
 				const v = value(i++, a);
-				if (v !== 'crash' && v !== 'hang' && !/^crash-fraction=(0(\.\d{1,6})?|1(\.0{1,6})?)$/.test(v)) { throw new UsageError(`--inject needs crash, hang or crash-fraction=F (0 ≤ F ≤ 1), got ${shown(v)}`); }
+				if (v !== 'crash' && v !== 'hang' && !/^(crash|wrong)-fraction=(0(\.\d{1,6})?|1(\.0{1,6})?)$/.test(v)) { throw new UsageError(`--inject needs crash, hang, crash-fraction=F or wrong-fraction=F (0 ≤ F ≤ 1), got ${shown(v)}`); }
 				o.inject = v;
 				break;
 			}
@@ -254,7 +255,7 @@ async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>,
 		const sizeBytes = o.sizeBytes;
 		const rep = await runIpcVariants({
 			engine, host, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
-			engineArgs: o.inject ? ['--inject', o.inject, ...(o.inject.startsWith('crash-fraction=') ? ['--inject-seed', String(o.injectSeed)] : [])] : [],
+			engineArgs: o.inject ? ['--inject', o.inject, ...(/^(crash|wrong)-fraction=/.test(o.inject) ? ['--inject-seed', String(o.injectSeed)] : [])] : [],
 			trials: o.trials, onProgress: progress, signal,
 		});
 		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep, source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));

@@ -4,6 +4,7 @@
  * Plain data only (JSON-serialisable): the report stores it as `facts` and offline bundles re-create it.
  */
 import type { LinkOrder } from './parsers/linkOrder';
+import type { MpivarsListing } from './parsers/mpivars';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect } from '../shared/engineSchema';
 import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
@@ -227,7 +228,8 @@ export interface EngineRankFacts {
 	/** Whether the MPS control pipe exists where this rank would look (CUDA_MPS_PIPE_DIRECTORY or /tmp/nvidia-mps). */
 	mpsControlPipe: (Located<boolean> & { directory: string }) | null;
 	/** The devices CUDA showed this rank (after CUDA_VISIBLE_DEVICES). */
-	devices: { uuid: string; pciBusId: string; computeMode: string; evidence: Evidence }[];
+	/** gpuDirectRdma / dmaBuf: the CUDA device attributes (null: the driver did not answer, or an older engine). */
+	devices: { uuid: string; pciBusId: string; computeMode: string; gpuDirectRdma: boolean | null; dmaBuf: boolean | null; evidence: Evidence }[];
 	/** cuDeviceCanAccessPeer between the visible devices (empty with < 2). */
 	p2p: boolean[][];
 	/** The memory IPC capability probe, one entry per allocation kind; null when not probed or from an older engine. */
@@ -291,6 +293,8 @@ export interface Facts {
 	messages: LogSignature[];
 	/** A program's link order (raw outputs readelf_d:<program> + readelf_s:<program>); empty when none was read. */
 	programLinks: { program: string; order: LinkOrder }[];
+	/** MPICH's control variables as `mpivars` listed them (raw output `mpivars`); null when it was not run. */
+	mpichCvars: MpivarsListing | null;
 	issues: ParseIssue[];
 }
 
@@ -313,6 +317,7 @@ export function emptyFacts(hostLabel: string): Facts {
 		which: {},
 		messages: [],
 		programLinks: [],
+		mpichCvars: null,
 		issues: [],
 	};
 }

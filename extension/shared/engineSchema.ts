@@ -19,6 +19,10 @@ export interface EngineCudaDevice {
 	compute_capability: string;
 	/** CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: "default", "exclusive_process", "prohibited", "exclusive_thread"; "" when unknown or from an older engine. */
 	compute_mode: string;
+	/** CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED; null when the driver did not answer or an older engine. */
+	gpu_direct_rdma_supported: boolean | null;
+	/** CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (a NIC can register this GPU's memory through dma_buf); null: unknown. */
+	dma_buf_supported: boolean | null;
 }
 
 /** What the CUDA driver API (loaded with dlopen at run time) reported in one rank. */

@@ -27,7 +27,8 @@ const char* kUsage =
     "With --json the document is printed between the lines @@GPUMPI-JSON-BEGIN@@ and @@GPUMPI-JSON-END@@.\n"
     "Test hooks: ipc --variant crash-test or --inject crash (rank 1 really segfaults), --inject hang (rank 1 sleeps),\n"
     "  --inject crash-fraction=F --inject-seed S --trial I (rank 1 segfaults or rank 3 aborts in a fraction F of the\n"
-    "  trials, decided from S and I).\n";
+    "  trials, decided from S and I), --inject wrong-fraction=F (the same draw: rank 0 or 2 overwrites the received data\n"
+    "  before verifying it, a deliberate wrong result).\n";
 
 int usageError(const std::string& msg) { return gpumpi::cli::usageError("repro", msg, kUsage); }
 
@@ -50,15 +51,16 @@ int ipcCommand(const std::vector<std::string>& args) {
 			if (!valueOf(args, i, v) || (v != "device" && v != "host")) return usageError("--memory needs device or host");
 			o.memory = v;
 		} else if (a == "--inject") {
-			if (!valueOf(args, i, v)) return usageError("--inject needs crash, hang or crash-fraction=F");
-			if (v.rfind("crash-fraction=", 0) == 0) {
+			if (!valueOf(args, i, v)) return usageError("--inject needs crash, hang, crash-fraction=F or wrong-fraction=F");
+			const bool crashF = v.rfind("crash-fraction=", 0) == 0, wrongF = v.rfind("wrong-fraction=", 0) == 0;
+			if (crashF || wrongF) {
 				char* end = nullptr;
 				const std::string f = v.substr(15);
 				double x = std::strtod(f.c_str(), &end);
-				if (f.empty() || !end || *end || !(x >= 0 && x <= 1)) return usageError("--inject crash-fraction=F needs 0 <= F <= 1");
-				o.crashFraction = x;
+				if (f.empty() || !end || *end || !(x >= 0 && x <= 1)) return usageError("--inject " + v.substr(0, 15) + "F needs 0 <= F <= 1");
+				(crashF ? o.crashFraction : o.wrongFraction) = x;
 			} else if (v != "crash" && v != "hang") {
-				return usageError("--inject needs crash, hang or crash-fraction=F");
+				return usageError("--inject needs crash, hang, crash-fraction=F or wrong-fraction=F");
 			}
 			o.inject = v;
 		} else if (a == "--inject-seed" || a == "--trial") {

@@ -52,6 +52,10 @@ CudaDeviceInfo describeDevice(CudaReport& r, const CudaDriver& d, int ordinal, C
 		static const char* const names[] = {"default", "exclusive_thread", "prohibited", "exclusive_process"};
 		info.computeMode = mode >= 0 && mode <= 3 ? names[mode] : "unknown " + std::to_string(mode);
 	}
+	// Not `check`ed: a driver that does not know the attribute is "unknown", not an error of this rank.
+	int v = 0;
+	if (d.cuDeviceGetAttribute && d.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, dev) == CUDA_SUCCESS) info.gpuDirectRdma = v ? 1 : 0;
+	if (d.cuDeviceGetAttribute && d.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev) == CUDA_SUCCESS) info.dmaBuf = v ? 1 : 0;
 	return info;
 }
 
@@ -142,6 +146,10 @@ void writeCudaJson(JsonWriter& w, const CudaReport& r) {
 		w.key("total_mem_bytes").value(dev.totalMemBytes);
 		w.key("compute_capability").value(dev.computeCapability);
 		w.key("compute_mode").value(dev.computeMode);
+		w.key("gpu_direct_rdma_supported");
+		if (dev.gpuDirectRdma < 0) w.null(); else w.value(dev.gpuDirectRdma == 1);
+		w.key("dma_buf_supported");
+		if (dev.dmaBuf < 0) w.null(); else w.value(dev.dmaBuf == 1);
 		w.endObject();
 	}
 	w.endArray();

@@ -20,6 +20,10 @@ struct CudaDeviceInfo {
 	unsigned long long totalMemBytes = 0;
 	std::string computeCapability;  // "9.0" or ""
 	std::string computeMode;        // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: "default", "exclusive_process", ... or ""
+	// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED (116) and DMA_BUF_SUPPORTED (124): 1 / 0, or -1 when the driver does
+	// not answer (an older driver, a fake): what a NIC could use to reach this GPU's memory (issue 16 item 6).
+	int gpuDirectRdma = -1;
+	int dmaBuf = -1;
 };
 
 /** Everything the CUDA section of one rank's record holds (EngineCuda). */

@@ -22,6 +22,11 @@ struct IpcOptions {
 	std::string inject;
 	/** crash-fraction: F in [0, 1] (negative: not given). */
 	double crashFraction = -1;
+	/**
+	 * wrong-fraction=F: in the trials the same draw selects (injectedCrash), the owner whose importer the draw names
+	 * (rank 0 for 1, rank 2 for 3) overwrites the received data before verifying it: a deliberate wrong result.
+	 */
+	double wrongFraction = -1;
 	/** crash-fraction: the seed (--inject-seed) and the runner's 1-based trial index (--trial). */
 	unsigned long long injectSeed = 1;
 	unsigned long long trial = 0;
@@ -42,7 +47,8 @@ struct InjectedCrash {
 
 /**
  * Deterministic decision from (seed, trial): z = splitmix64(seed XOR trial * 0x9E3779B97F4A7C15); draw = top 53 bits
- * of z / 2^53; crash when draw < F; the lowest bit of z picks SIGSEGV in rank 1 (0) or abort() in rank 3 (1).
+ * of z / 2^53; crash (or, with wrong-fraction, wrong data) when draw < F; the lowest bit of z picks SIGSEGV in rank 1
+ * (0) or abort() in rank 3 (1); with wrong-fraction the owner of that importer (rank 0 or 2) overwrites its data.
  */
 InjectedCrash injectedCrash(const IpcOptions& opts);
 

@@ -205,14 +205,15 @@ namespace gpumpi::repro {
 
 InjectedCrash injectedCrash(const IpcOptions& opts) {
 	InjectedCrash out;
-	if (opts.crashFraction < 0) return out;
+	const double fraction = opts.crashFraction >= 0 ? opts.crashFraction : opts.wrongFraction;
+	if (fraction < 0) return out;
 	unsigned long long z = opts.injectSeed ^ (opts.trial * 0x9E3779B97F4A7C15ull);
 	z += 0x9E3779B97F4A7C15ull;  // splitmix64
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
 	z = z ^ (z >> 31);
 	out.draw = static_cast<double>(z >> 11) / 9007199254740992.0;
-	out.crash = out.draw < opts.crashFraction;
+	out.crash = out.draw < fraction;
 	out.rank = (z & 1) ? 3 : 1;
 	return out;
 }
@@ -265,7 +266,10 @@ void IpcRun::runAllocated(int rank) {
 void IpcRun::run(int rank, int size) {
 	const std::string& v = mOpt.variant;
 	if (v == "pool" || v == "vmm") { runAllocated(rank); return; }
-	const InjectedCrash injected = injectedCrash(mOpt);
+	InjectedCrash injected = injectedCrash(mOpt);
+	// wrong-fraction: the draw picks a trial and an owner to return wrong data; nothing crashes.
+	const bool wrongTrial = mOpt.wrongFraction >= 0 && injected.crash;
+	if (mOpt.wrongFraction >= 0) injected.crash = false;
 	const bool mirror = v == "send-from-import";
 	const bool crash = v == "crash-test" || mOpt.inject == "crash";
 	const bool hang = mOpt.inject == "hang";
@@ -354,6 +358,12 @@ void IpcRun::run(int rank, int size) {
 		mRes.transferSeconds = MPI_Wtime() - t0;
 		// 3. After a barrier, verify in the owner's memory (or the mirror receiver's buffer).
 		mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (after transfer)");
+		if (owner && wrongTrial && rank == injected.rank - 1) {
+			std::fprintf(stderr, "gpumpi repro: rank %d now overwrites the received data before verifying it (--inject %s seed=%llu trial=%llu draw=%.6f)\n",
+			             rank, mOpt.inject.c_str(), mOpt.injectSeed, mOpt.trial, injected.draw);
+			std::fflush(stderr);
+			poison(mirror ? local : owned);
+		}
 		if (owner) {
 			if (mirror) verify(local, rank == 0 ? 2 : 0);  // rank 0 got rank 2's allocation via rank 3, and vice versa
 			else verify(owned, rank == 0 ? 2 : 0);          // rank 0's allocation was written by rank 1 with rank 2's data

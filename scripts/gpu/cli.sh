@@ -14,9 +14,8 @@
 # Writes exactly two files: $OUT/cli.log (every command and its stderr) and $OUT/cli.json
 # ({"node": version, "runs": [{"name", "exit", "doc"}]}: doc is the CLI's --json output, or null).
 set -u
+ERROR_DOC_FIELDS=',"runs":[]'
 . "$(dirname "$0")/common.bash" cli
-error_doc() { printf '{"error":"%s","runs":[]}\n' "$1"; }
-CP=(--mca mca_base_component_path "$PREFIX/lib/openmpi")
 
 NODE="$(command -v node || true)"
 if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
@@ -51,10 +50,10 @@ run() {
 }
 
 run inspect inspect --mpirun "$MPIRUN" --engine "$ENGINE" --ranks 2 --timeout 120 --json
-run repro-ipc repro ipc --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --pml-ucx --variants direct,bounce,send-from-import --size 64M --trials 3 --timeout 120 --json
-run repro-fallback repro fallback --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0 --sizes 1M..64M --iters 3 --trials 3 --timeout 180 --json
-run map map --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --mca pml ob1 --np 2 --large 64M --iters 5 --timeout 180 --json
-run explain-latency map --explain-latency --mpirun "$MPIRUN" --engine "$ENGINE" "${CP[@]}" --memory device --mca pml ob1 --mca btl smcuda,self --trials 3 --timeout 120 --json
+run repro-ipc repro ipc --mpirun "$MPIRUN" --engine "$ENGINE" "${COMPONENT_PATH[@]}" --pml-ucx --variants direct,bounce,send-from-import --size 64M --trials 3 --timeout 120 --json
+run repro-fallback repro fallback --mpirun "$MPIRUN" --engine "$ENGINE" "${COMPONENT_PATH[@]}" --mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0 --sizes 1M..64M --iters 3 --trials 3 --timeout 180 --json
+run map map --mpirun "$MPIRUN" --engine "$ENGINE" "${COMPONENT_PATH[@]}" --mca pml ob1 --np 2 --large 64M --iters 5 --timeout 180 --json
+run explain-latency map --explain-latency --mpirun "$MPIRUN" --engine "$ENGINE" "${COMPONENT_PATH[@]}" --memory device --mca pml ob1 --mca btl smcuda,self --trials 3 --timeout 120 --json
 
 { printf '{"schema":"gpumpi.gpu-cli-runs/1","node":"%s","runs":[' "$("$NODE" --version)"; (IFS=,; printf '%s' "${entries[*]}"); printf ']}\n'; } >"$JSON"
 log "cli.sh: $fail run(s) failed"

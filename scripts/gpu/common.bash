@@ -7,7 +7,12 @@
 #   gpu_build TARGET...          configure + build TARGETs into $BUILD (output to $LOG); returns cmake's status
 #   bench_doc ARGS -- ARGS       one `gpumpi bench --json` launch: BENCH_RC, BENCH_DOC (see below)
 #   json_str                     stdin -> one JSON string; framed_doc FILE; reap (see below)
-# The sourcing script defines `error_doc MESSAGE` (prints its own JSON error document) before gpu_require.
+#   error_doc [MESSAGE]          the error document {"error":MESSAGE<ERROR_DOC_FIELDS>} on stdout (MESSAGE default:
+#                                "see NAME.log"; ERROR_DOC_FIELDS e.g. ',"runs":[]', set before sourcing); a script
+#                                whose document has another shape defines its own error_doc after sourcing
+# and the Open MPI launch pieces of the testbed: COMPONENTS (REPRO_COMPONENT_PATH or $PREFIX/lib/openmpi),
+#   COMPONENT_PATH=(--mca mca_base_component_path $COMPONENTS), MPIRUN_BASE=($MPIRUN --allow-run-as-root
+#   --oversubscribe ${COMPONENT_PATH[@]}), UCX_PML=(pml ucx with any transport and device, UCX_NET_DEVICES=lo).
 GPU_NAME="$1"
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
@@ -21,6 +26,13 @@ ENGINE="$BUILD/gpumpi"
 : >"$LOG"
 
 log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+
+error_doc() { printf '{"error":%s%s}\n' "$(printf '%s' "${1:-see $GPU_NAME.log}" | json_str)" "${ERROR_DOC_FIELDS:-}"; }
+
+COMPONENTS="${REPRO_COMPONENT_PATH:-$PREFIX/lib/openmpi}"  # the site may override it for the ranks (observed.md B)
+COMPONENT_PATH=(--mca mca_base_component_path "$COMPONENTS")
+MPIRUN_BASE=("$MPIRUN" --allow-run-as-root --oversubscribe "${COMPONENT_PATH[@]}")
+UCX_PML=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo)
 
 gpu_require() {
   local tool

@@ -11,7 +11,6 @@
 # ({"configs":[{"name","ok","trials":[{"rc","result","wrong","dangers":["rank:kind:call:action", ...]}]}]}).
 set -u
 . "$(dirname "$0")/common.bash" guard
-error_doc() { printf '{"error":"%s"}\n' "${1:-see guard.log}"; }
 gpu_require timeout
 TRIALS="${TRIALS:-12}"
 SIZE="${SIZE:-67108864}"
@@ -26,9 +25,7 @@ if ! gpu_build gpumpi_guard guard_demo; then
 fi
 GUARD="$BUILD/libgpumpi_guard.so"
 DEMO="$BUILD/examples/guard_demo"
-COMPONENTS="${REPRO_COMPONENT_PATH:-$PREFIX/lib/openmpi}"
-BASE=("$MPIRUN" --allow-run-as-root --oversubscribe --mca mca_base_component_path "$COMPONENTS"
-  --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo)
+BASE=("${MPIRUN_BASE[@]}" "${UCX_PML[@]}")
 if [ -n "${GUARD_UCX_TLS:-}" ]; then BASE+=(-x "UCX_TLS=$GUARD_UCX_TLS"); fi
 # off the GPU machine only (a check of this script): GPUMPI_LIBCUDA=native/fakes' fake driver, passed to the ranks
 if [ -n "${GPUMPI_LIBCUDA:-}" ]; then BASE+=(-x "GPUMPI_LIBCUDA=$GPUMPI_LIBCUDA"); fi

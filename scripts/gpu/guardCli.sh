@@ -12,8 +12,8 @@
 # Writes exactly two files: $OUT/guardCli.log (commands, the CLI's stderr: the program output) and $OUT/guardCli.json
 # ({"schema":"gpumpi.gpu-guard-cli/1","runs":[{"name","exit","doc"}]}: doc is the CLI's gpumpi-guard-result/1, or null).
 set -u
+ERROR_DOC_FIELDS=',"runs":[]'
 . "$(dirname "$0")/common.bash" guardCli
-error_doc() { printf '{"error":"%s","runs":[]}\n' "$1"; }
 TRIALS="${TRIALS:-3}"
 SIZE="${SIZE:-67108864}"
 NODE="$(command -v node || true)"
@@ -29,10 +29,7 @@ log "== guardCli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version
 if ! gpu_build gpumpi_guard guard_demo; then
   log "guardCli.sh: build failed (see $LOG)"; error_doc "build failed" >"$JSON"; exit 1
 fi
-COMPONENTS="${REPRO_COMPONENT_PATH:-$PREFIX/lib/openmpi}"
-LAUNCH=("$MPIRUN" --allow-run-as-root --oversubscribe --mca mca_base_component_path "$COMPONENTS"
-  --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo
-  -np 4 "$BUILD/examples/guard_demo" --ipc --size "$SIZE")
+LAUNCH=("${MPIRUN_BASE[@]}" "${UCX_PML[@]}" -np 4 "$BUILD/examples/guard_demo" --ipc --size "$SIZE")
 # off the GPU machine only (a check of this script): GPUMPI_LIBCUDA=native/fakes' fake driver, passed to the ranks
 PRESETS=()
 if [ -n "${GPUMPI_LIBCUDA:-}" ]; then PRESETS=(--preset "GPUMPI_LIBCUDA=$GPUMPI_LIBCUDA"); fi

@@ -12,7 +12,6 @@
 # ({"schema":"gpumpi.gpu.guardStage/1","configs":[{"name","env","trials":[{"rc","ranks":[..],"reports":[..]}]}]}).
 set -u
 . "$(dirname "$0")/common.bash" guardStage
-error_doc() { printf '{"error":"%s"}\n' "${1:-see guardStage.log}"; }
 gpu_require timeout
 TRIALS="${TRIALS:-5}"
 SIZE="${SIZE:-1073741824}"
@@ -29,9 +28,7 @@ if ! gpu_build gpumpi_guard guard_stage; then
 fi
 GUARD="$BUILD/libgpumpi_guard.so"
 PROG="$BUILD/examples/guard_stage"
-COMPONENTS="${REPRO_COMPONENT_PATH:-$PREFIX/lib/openmpi}"
-BASE=("$MPIRUN" --allow-run-as-root --oversubscribe --mca mca_base_component_path "$COMPONENTS"
-  --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_NET_DEVICES=lo -x UCX_TLS=sm,cuda_copy,self)
+BASE=("${MPIRUN_BASE[@]}" "${UCX_PML[@]}" -x UCX_TLS=sm,cuda_copy,self)
 # off the GPU machine only (a check of this script): the fake driver
 if [ -n "${GPUMPI_LIBCUDA:-}" ]; then BASE+=(-x "GPUMPI_LIBCUDA=$GPUMPI_LIBCUDA"); fi
 

@@ -49,6 +49,12 @@ for (const { flavor, launch } of FLAVORS) {
 				assert.equal(a[0].ipc_get_mem_handle, 'ok');
 				assert.ok(a.slice(1).every((x) => x.ipc_get_mem_handle !== 'ok'));
 			}
+			// The fake driver refuses attributes 116 / 124 (GPUDirect RDMA, dma_buf): "unknown" (null), not a rank error.
+			const raw = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as { ranks: { cuda: { error: string; devices: Record<string, unknown>[] } }[] };
+			for (const rank of raw.ranks) {
+				assert.deepEqual(rank.cuda.devices.map((d) => [d.gpu_direct_rdma_supported, d.dma_buf_supported]), [[null, null]]);
+				assert.doesNotMatch(rank.cuda.error, /attribute/i);
+			}
 			const off = await execute([...launch, '-np', '1', engine, 'inspect'], { timeoutMs: TIMEOUT_MS, env: { ...env(), GPUMPI_INSPECT_IPC_MEM: '0' } }).result;
 			assert.match(off.stdout, /"ipc_memory":\{"probed":false,"skipped":"GPUMPI_INSPECT_IPC_MEM=0"/);
 		});

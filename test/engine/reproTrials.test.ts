@@ -99,5 +99,32 @@ for (const { flavor, mpirun } of [{ flavor: 'openmpi' as const, mpirun: 'mpirun.
 			assert.deepEqual(rep.variants[0].runs.map(r => r.outcome), ['correct', 'crashed']);
 			assert.match(rep.verdict.answer, /partial result/);
 		});
+
+		it(`${TRIALS} trials with --inject wrong-fraction: wrong data in exactly the predicted trials, named with its count`, async () => {
+			const engine = findEngine(flavor as EngineFlavor, {}).path;
+			assert.ok(engine);
+			const expect = Array.from({ length: TRIALS }, (_, i) => predicted(SEED, i + 1, FRACTION));
+			const rep = await runIpcVariants({
+				engine, spec: { ...defaultSpec(flavor, mpirun, 4), loopbackOnly: flavor === 'openmpi' }, configs: [config], variants: ['direct'],
+				sizeBytes: 1 << 16, memory: 'host', timeoutMs: 60_000, trials: TRIALS, engineArgs: ['--inject', `wrong-fraction=${FRACTION}`, '--inject-seed', String(SEED)],
+			});
+			const s = rep.variants[0];
+			for (const r of s.runs) {
+				const e = expect[r.trial - 1];
+				assert.equal(r.outcome, e.crash ? 'wrong_data' : 'correct', `trial ${r.trial}: ${r.detail}\n${r.log.slice(-1500)}`);
+				if (e.crash) {
+					// The owner of the importer the draw names (rank 0 for 1, 2 for 3) overwrote its data: every word wrong.
+					assert.match(r.log, new RegExp(`rank ${e.rank - 1} now overwrites the received data .*seed=${SEED} trial=${r.trial}`));
+					assert.deepEqual(r.signatures.map(h => h.id), ['injected-wrong']);
+					assert.match(r.detail, /wrong/);
+				}
+			}
+			assert.equal(s.counts.wrong_data, 2);
+			assert.equal(s.class, 'unreliable');
+			assert.deepEqual(s.failureModes.map(m => [m.label, m.count]), [['wrong data: deliberate wrong data (--inject wrong-fraction)', 2]]);
+			assert.equal(rep.verdict.answer, 'Unreliable: the flow on host memory fails intermittently (default: 2 of 4 failed, wrong data in 2 of 4 trials). '
+				+ 'No GPU verdict: the runs used host memory (' + (s.runs[0].gpuUnavailableReason ?? '') + '); the same flow with POSIX shared memory in place of CUDA IPC was exercised.');
+			assert.match(rep.verdict.why.join('\n'), /^direct: 2 of 4 failed .* — wrong data ×2\.$/m);
+		});
 	});
 }

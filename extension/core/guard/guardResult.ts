@@ -59,7 +59,7 @@ export function guardResult(args: {
 		durationMs: o.result.durationMs,
 		verdict: m.verdict,
 		ranks: { expected: o.expectedRanks, worldSize: m.worldSize, reported: m.reports.length, missing: m.missingRanks },
-		totals: m.totals, calls: m.calls, traffic: m.traffic, findings: m.findings, map: m.map, reports: m.reports,
+		totals: m.totals, calls: m.calls, traffic: m.traffic, findings: [...m.findings, ...(o.linkFindings ?? [])], map: m.map, reports: m.reports,
 		notes: o.notes,
 	};
 }

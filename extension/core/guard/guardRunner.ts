@@ -18,6 +18,8 @@ import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, remo
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
 import { MAX_GUARD_REPORT_BYTES } from './guardReport';
 import type { GuardReportFile } from './guardMerge';
+import type { Finding } from '../../shared/report';
+import { programLinkFindings } from '../collect/programLinks';
 
 /** What the guard may do (docs/guard.md "How to run it"; `off` is not offered: it would observe nothing). */
 export const GUARD_MODES = ['report', 'warn', 'fix'] as const;
@@ -109,6 +111,8 @@ export interface GuardRunOutcome {
 	/** Where the reports went (removed after). */
 	reportDir: string;
 	notes: string[];
+	/** mpich-gpu-ipc-cache-hooks on the program's link order (collect/programLinks.ts; MPICH only). */
+	linkFindings?: Finding[];
 }
 
 /** Make the report directory on `host` (mktemp -d, never through a shell). Throws with mktemp's reason. */
@@ -195,7 +199,7 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 		}
 		const read = await readReportDir(req.host, dir);
 		notes.push(...read.notes);
-		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes };
+		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes, linkFindings: await programLinkFindings(req.host, { ...req, launcher: kind !== null }) };
 	} finally {
 		const rm = await req.host.run(['rm', '-rf', '--', dir], { timeoutMs: 30_000 });
 		if (rm.exitCode !== 0) { notes.push(`could not remove ${dir}: ${rm.error ?? rm.stderr.trim()}`); }

@@ -11,12 +11,13 @@ import { classifyVersionText, parseMpichVersion, parseMpirunVersion } from './mp
 import { parseNvidiaSmiTopo, parseNvidiaSmiXml } from './nvidiaSmi';
 import { parseOmpiInfo } from './ompiInfo';
 import { parseLinkOrder } from './linkOrder';
+import { parseMpivars } from './mpivars';
 import { issue, lineEvidence, splitLines } from './text';
 import { parseSysGpuNuma, parseSysInfiniband, parseSysModules } from './sysFacts';
 import { emptyUcx, parseUcxBuild, parseUcxConfig, parseUcxDevices, parseUcxVersion } from './ucxInfo';
 
 /** Ids whose absence is normal (the tool simply is not installed): no issue when they fail with "not found". */
-const OPTIONAL_IDS = new Set(['mpichversion', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
+const OPTIONAL_IDS = new Set(['mpichversion', 'mpivars', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
 
 function rawFailed(r: RawOutput): boolean {
 	return r.exitCode === null || r.timedOut === true;
@@ -127,6 +128,9 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 		const sym = raw.find((x) => x.id === `readelf_s:${program}`);
 		facts.programLinks.push({ program, order: parseLinkOrder(r.stdout, sym?.stdout ?? '', r.id, sym?.id ?? r.id) });
 	}
+	// Read also when it failed: MPI_Init aborting on a CVAR it cannot parse is what mpivars then says (on stderr).
+	const mv = raw.find((x) => x.id === 'mpivars' && x.error === undefined);
+	if (mv) { facts.mpichCvars = parseMpivars(`${mv.stdout}\n${mv.stderr}`, mv.id); }
 	deriveMpi(facts, mpirunImpl);
 	return facts;
 }

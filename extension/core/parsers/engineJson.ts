@@ -37,6 +37,8 @@ function readDevice(v: unknown): EngineCudaDevice | null {
 		ordinal: num(v, 'ordinal', -1), name: str(v, 'name'), pci_bus_id: str(v, 'pci_bus_id'), uuid: str(v, 'uuid'),
 		total_mem_bytes: num(v, 'total_mem_bytes', 0), compute_capability: str(v, 'compute_capability'),
 		compute_mode: str(v, 'compute_mode'),
+		gpu_direct_rdma_supported: typeof v.gpu_direct_rdma_supported === 'boolean' ? v.gpu_direct_rdma_supported : null,
+		dma_buf_supported: typeof v.dma_buf_supported === 'boolean' ? v.dma_buf_supported : null,
 	};
 }
 
@@ -176,7 +178,10 @@ export function engineRankFacts(r: EngineRank, index: number, source = 'engine')
 		ipcNamespace: r.namespaces ? { value: r.namespaces.ipc, evidence: at('namespaces.ipc', r.namespaces.ipc) } : null,
 		pidNamespace: r.namespaces ? { value: r.namespaces.pid, evidence: at('namespaces.pid', r.namespaces.pid) } : null,
 		mpsControlPipe: r.mps ? { value: r.mps.control_pipe_exists, evidence: at('mps.control_pipe_exists', r.mps.control_pipe_exists), directory: r.mps.pipe_directory } : null,
-		devices: r.cuda.devices.map((d, j) => ({ uuid: d.uuid, pciBusId: d.pci_bus_id, computeMode: d.compute_mode, evidence: at(`cuda.devices[${j}]`, { uuid: d.uuid, pci_bus_id: d.pci_bus_id, compute_mode: d.compute_mode }) })),
+		devices: r.cuda.devices.map((d, j) => ({
+			uuid: d.uuid, pciBusId: d.pci_bus_id, computeMode: d.compute_mode, gpuDirectRdma: d.gpu_direct_rdma_supported, dmaBuf: d.dma_buf_supported,
+			evidence: at(`cuda.devices[${j}]`, { uuid: d.uuid, pci_bus_id: d.pci_bus_id, compute_mode: d.compute_mode, ...(d.dma_buf_supported !== null || d.gpu_direct_rdma_supported !== null ? { gpu_direct_rdma_supported: d.gpu_direct_rdma_supported, dma_buf_supported: d.dma_buf_supported } : {}) }),
+		})),
 		p2p: r.cuda.p2p,
 		ipcMemory: r.ipc_memory?.probed ? r.ipc_memory.allocations.map((a, j) => ({
 			kind: a.kind, calls: a.calls, allocated: a.allocated, legacyIpcCapable: a.legacy_ipc_capable, allowedHandleTypes: a.allowed_handle_types,

@@ -23,6 +23,10 @@ export interface FailureSignature {
 	explanation: string;
 	/** Public source of the explanation. */
 	source?: string;
+	/** Only for trials of these variants (the same log line can mean different things with different memory). */
+	variants?: string[];
+	/** Never for trials of these variants. */
+	notVariants?: string[];
 }
 
 /** The signatures; the first four were seen on the H200 testbed (docs/device-results.md). */
@@ -33,6 +37,16 @@ export const FAILURE_SIGNATURES: readonly FailureSignature[] = [
 		lines: [/cuIpcGetMemHandle\(.*\)\(\) failed: invalid argument/, /failed to register address .* on md\[\d+\]=cuda_ipc/],
 		explanation: 'UCX\'s cuda_ipc transport tries to export the buffer again (cuIpcGetMemHandle on memory this process only imported, which CUDA refuses with "invalid argument") and registers it on no other GPU transport (openucx/ucx src/uct/cuda/cuda_ipc/cuda_ipc_md.c).',
 		source: 'https://github.com/openucx/ucx/blob/v1.13.1/src/uct/cuda/cuda_ipc/cuda_ipc_md.c',
+		// The pool and vmm variants import nothing: there the same refusal is about the memory kind (below).
+		notVariants: ['pool', 'vmm'],
+	},
+	{
+		id: 'cuda-ipc-not-legacy',
+		title: 'cuda_ipc: cuIpcGetMemHandle refused for pool / VMM memory',
+		lines: [/cuIpcGetMemHandle\(.*\)\(\) failed: invalid argument/, /failed to register address .* on md\[\d+\]=cuda_ipc/],
+		explanation: 'UCX\'s cuda_ipc transport asked CUDA for a legacy IPC handle of the buffer (cuIpcGetMemHandle), which CUDA refuses with "invalid argument" for stream-ordered pool and VMM memory (not legacy-IPC capable: the memory IPC probe of gpumpi inspect shows it). This says why cuda_ipc was not used for the buffer, not why the run ended.',
+		source: 'https://github.com/openucx/ucx/issues/7110',
+		variants: ['pool', 'vmm'],
 	},
 	{
 		id: 'cma-bad-address',
@@ -65,6 +79,13 @@ export const FAILURE_SIGNATURES: readonly FailureSignature[] = [
 		explanation: 'A deliberate crash of the engine\'s test hook (--inject), not a fault of the MPI stack.',
 	},
 	{
+		id: 'injected-wrong',
+		title: 'deliberate wrong data (--inject wrong-fraction)',
+		lines: [/gpumpi repro: rank \d+ now overwrites the received data before verifying it \(--inject /],
+		outcomes: ['wrong_data'],
+		explanation: 'A deliberate wrong result of the engine\'s test hook (--inject wrong-fraction): the owner overwrote what it received before verifying it; not a fault of the MPI stack.',
+	},
+	{
 		id: 'injected-hang',
 		title: 'deliberate test hang (--inject hang)',
 		lines: [/gpumpi repro: rank \d+ now sleeps forever \(--inject hang/],
@@ -81,10 +102,12 @@ const MAX_SCAN_LINES = 20_000;
  * signature that also shows in correct trials (cuda_ipc's refused re-export does, UCX carries on) is not by itself
  * the cause of a failure, and the verdict says so.
  */
-export function matchSignatures(log: string, outcome: string, signal: number | null): SignatureHit[] {
+export function matchSignatures(log: string, outcome: string, signal: number | null, variant?: string): SignatureHit[] {
 	const hits: SignatureHit[] = [];
 	const lines = log.split(/\r\n|\n|\r/).slice(0, MAX_SCAN_LINES);
 	for (const s of FAILURE_SIGNATURES) {
+		if (variant !== undefined && (s.variants?.includes(variant) === false || s.notVariants?.includes(variant))) { continue; }
+		if (variant === undefined && s.variants) { continue; }
 		if (s.outcomes && !s.outcomes.includes(outcome)) { continue; }
 		if (s.signals && (signal === null || !s.signals.includes(signal))) { continue; }
 		const line = lines.find(l => s.lines.some(re => re.test(l)));

@@ -37,7 +37,7 @@ export interface IpcRunOptions {
 	/** Limit of the whole run; default timeoutMs × every launch (it scales with the trial count). */
 	totalTimeoutMs?: number;
 	/**
-	 * Extra engine arguments (e.g. ["--inject", "hang"]) for every trial. With `--inject crash-fraction=F` the runner
+	 * Extra engine arguments (e.g. ["--inject", "hang"]) for every trial. With `--inject crash-fraction=F` (or wrong-fraction) the runner
 	 * also passes `--trial I` (the engine decides from the seed and I whether this trial crashes).
 	 */
 	engineArgs?: string[];
@@ -59,7 +59,7 @@ export function classifyIpcRun(variant: string, config: string, command: string[
 	const res = classifyOutput(variant, config, command, r, timeoutMs, trial);
 	res.log = boundedLog(r.stdout, r.stderr);
 	// Signatures are read from this trial's whole output (not only the kept evidence lines).
-	res.signatures = matchSignatures(r.stdout + '\n' + r.stderr, res.outcome, res.signal);
+	res.signatures = matchSignatures(r.stdout + '\n' + r.stderr, res.outcome, res.signal, variant);
 	return res;
 }
 
@@ -154,7 +154,7 @@ export async function runIpcVariants(opts: IpcRunOptions): Promise<ReproIpcRepor
 	const configs = opts.configs.length > 0 ? opts.configs : [{ label: 'default', env: [], mca: [], extraArgs: [] }];
 	const launches = trials * configs.length * opts.variants.length;
 	const deadline = Date.now() + (opts.totalTimeoutMs ?? opts.timeoutMs * launches);
-	const fraction = (opts.engineArgs ?? []).some(a => a.startsWith('crash-fraction='));
+	const fraction = (opts.engineArgs ?? []).some(a => /^(crash|wrong)-fraction=/.test(a));
 	const results: IpcVariantResult[] = [];
 	let mpi: ReproMpiInfo | null = null;
 	let stopped = false;

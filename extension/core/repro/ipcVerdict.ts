@@ -94,7 +94,9 @@ export function ipcVerdict(variants: IpcVariantSummary[], ctx: IpcVerdictContext
 	const works = byClass('works'), fails = byClass('fails'), unreliable = byClass('unreliable'), inconclusive = byClass('inconclusive');
 	for (const v of [...unreliable, ...fails]) { why.push(...whyLines(v, multi, real)); }
 	for (const v of inconclusive) { if (v.failureModes.length > 0) { why.push(...whyLines(v, multi, real)); } else { why.push(`${label(v, multi)}: ${v.sentence}.`); } }
-	const cfg = (list: IpcVariantSummary[]): string => list.map(v => `${v.config}: ${v.sentence}`).join('; ');
+	// Wrong data is its own failure mode, named with its count: a crash is loud, a wrong result is what users miss.
+	const wrong = (v: IpcVariantSummary): string => (v.counts.wrong_data > 0 ? `, wrong data in ${v.counts.wrong_data} of ${v.trials} trials` : '');
+	const cfg = (list: IpcVariantSummary[]): string => list.map(v => `${v.config}: ${v.sentence}${wrong(v)}`).join('; ');
 	const hostNote = gpu ? '' : ` No GPU verdict: the runs used host memory (${runs.find(r => r.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU'}); the same flow with POSIX shared memory in place of CUDA IPC was exercised.`;
 	const what = gpu ? 'receiving into an IPC-imported GPU pointer' : 'the flow on host memory';
 	let answer: string;
@@ -108,7 +110,7 @@ export function ipcVerdict(variants: IpcVariantSummary[], ctx: IpcVerdictContext
 		answer = `No: ${what} failed in every trial (${cfg(fails)}).`;
 	} else if (unreliable.length > 0) {
 		directClass = 'unreliable'; directWorks = false;
-		answer = `Unreliable: ${what} fails intermittently (${unreliable.map(v => `${v.config}: ${v.failures} of ${v.failures + v.counts.correct} failed`).join('; ')})` +
+		answer = `Unreliable: ${what} fails intermittently (${unreliable.map(v => `${v.config}: ${v.failures} of ${v.failures + v.counts.correct} failed${wrong(v)}`).join('; ')})` +
 			`${works.length > 0 ? `; correct in every trial with ${cfg(works)}` : ''}${fails.length > 0 ? `; failed in every trial with ${fails.map(v => v.config).join(', ')}` : ''}.`;
 	} else if (works.length > 0 && fails.length > 0) {
 		directClass = 'unreliable'; directWorks = false;

@@ -37,7 +37,7 @@ export function upgradeIpcReportV1(v: Record<string, unknown>): ReproIpcReport {
 	const runs: IpcVariantResult[] = old.map(x => {
 		const evidence = (x.evidence as unknown[]).map(String);
 		const r = { ...(x as unknown as IpcVariantResult), trial: 1, evidence, log: evidence.join('\n') };
-		return { ...r, signatures: matchSignatures(r.log, r.outcome, r.signal ?? null) };
+		return { ...r, signatures: matchSignatures(r.log, r.outcome, r.signal ?? null, r.variant) };
 	});
 	const command = runs[0]?.command ?? [];
 	const at = command.indexOf('--size');

@@ -3,38 +3,83 @@
  * relies on intercepting cudaFree / cuMemFree to drop them; when the interception does not run (libcudart before
  * libmpich in the program's link order, or cudart linked statically), a freed and reallocated buffer can reuse a stale
  * handle: wrong data after "some dozens" of messages (pmodels/mpich#7304). What is read: the program's own
- * `readelf -d` / `readelf -sW` (raw outputs `readelf_d:<program>` and `readelf_s:<program>`, real outputs; the
- * collector has no program to read, so they come from a bundle today), the cache CVARs in the environment, MPICH's
- * configure line.
+ * `readelf -d` / `readelf -sW` (raw outputs `readelf_d:<program>` and `readelf_s:<program>`: collected by
+ * `gpumpi-doctor guard` for the program it runs, collect/programLinks.ts, or from a bundle), the cache CVARs in the
+ * environment the program gets and as MPICH itself lists them (`mpivars`, raw output `mpivars`), MPICH's version.
+ *
+ * Which CVAR switches the cache off depends on the release, and the wrong form is not harmless: MPICH 4.0.x / 4.1.x
+ * have MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE as an int (0 = off); a value it cannot parse ("disabled") makes MPI_Init
+ * abort ("Unable to parse environment variable", Debian's 4.0.2, test-fixtures/tools/debian12-linkorder/). PR #6526
+ * (2023) made it an enum (specialized / generic / disabled); PR #7862 (2026) replaced it by
+ * MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE (0 = no caching; 5.1.0a1 lists that one and no HANDLE_CACHE, mpich#7980).
  */
-import type { Finding } from '../../shared/report';
+import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
-import { envSettings } from './helpers';
+import { versionParts } from '../parsers/text';
+import { compareVersions, envSettings } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
 
-/** The cache switched off: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled (mpich#7304) or MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 (PR #7862). */
-function cacheDisabled(facts: Facts): { name: string; value: string; evidence: import('../../shared/report').Evidence } | null {
-	for (const name of ['MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE', 'MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE']) {
-		const s = envSettings(facts, name).find((e) => (name.endsWith('HANDLE_CACHE') ? /^disabled$/i.test(e.value) : e.value.trim() === '0'));
-		if (s) { return { name, value: s.value, evidence: s.evidence }; }
+const HANDLE_CACHE = 'MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE';
+const CACHE_SIZE = 'MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE';
+
+/** The setting that turns this MPICH's cache off, and how that is known. */
+interface CacheSwitch { name: string; off: string; how: string; evidence: Evidence | null }
+
+/** Which CVAR (and value) turns the cache off here: from mpivars' own listing first, else from the MPICH version. */
+export function cacheSwitch(facts: Facts): CacheSwitch {
+	const listed = (name: string) => facts.mpichCvars?.cvars.find((c) => c.name === name);
+	const size = listed(CACHE_SIZE);
+	if (size) { return { name: CACHE_SIZE, off: '0', how: 'this MPICH lists it (mpivars)', evidence: size.evidence }; }
+	const handle = listed(HANDLE_CACHE);
+	if (handle) {
+		const isEnum = /specialized|generic/i.test(handle.description) || handle.type === 'MPI_CHAR';
+		return { name: HANDLE_CACHE, off: isEnum ? 'disabled' : '0', how: `this MPICH's mpivars lists it as ${isEnum ? 'an enum' : 'an int: 0 turns it off, "disabled" makes MPI_Init abort'}`, evidence: handle.evidence };
 	}
-	return null;
+	const v = facts.mpi.mpich?.version ?? (facts.mpi.implementation?.value === 'mpich' ? facts.mpi.version : null);
+	const vp = versionParts(v?.value ?? '');
+	if (vp.length >= 2 && compareVersions(vp, [5, 1]) >= 0) { return { name: CACHE_SIZE, off: '0', how: `MPICH ${v?.value}: the cache size CVAR of PR #7862`, evidence: v?.evidence ?? null }; }
+	if (vp.length >= 2 && compareVersions(vp, [4, 2]) >= 0) { return { name: HANDLE_CACHE, off: 'disabled', how: `MPICH ${v?.value}: an enum since PR #6526 (newer releases: ${CACHE_SIZE}=0)`, evidence: v?.evidence ?? null }; }
+	if (vp.length >= 2) { return { name: HANDLE_CACHE, off: '0', how: `MPICH ${v?.value}: an int before PR #6526 ("disabled" makes MPI_Init abort)`, evidence: v?.evidence ?? null }; }
+	return { name: HANDLE_CACHE, off: '0', how: `MPICH version unknown: 0 on MPICH 4.0/4.1, disabled from 4.2, ${CACHE_SIZE}=0 after PR #7862`, evidence: null };
+}
+
+/** The cache's CVARs as the program gets them: mpivars' value (what MPICH parsed) first, else the environment. */
+function cacheSettings(facts: Facts): { name: string; value: string; evidence: Evidence; off: boolean }[] {
+	const out: { name: string; value: string; evidence: Evidence; off: boolean }[] = [];
+	for (const name of [HANDLE_CACHE, CACHE_SIZE]) {
+		const c = facts.mpichCvars?.cvars.find((x) => x.name === name);
+		const e = c ? { value: c.value, evidence: c.evidence } : envSettings(facts, name)[0];
+		if (!e) { continue; }
+		const off = name === CACHE_SIZE ? e.value.trim() === '0' : /^(0|disabled)$/i.test(e.value.trim());
+		out.push({ name, value: e.value, evidence: e.evidence, off });
+	}
+	return out;
 }
 
 const staleCache: Rule = {
 	id: 'mpich-gpu-ipc-cache-hooks', severity: 'warning', title: 'MPICH cannot see this program\'s cudaFree: its GPU IPC cache can go stale',
-	reads: ['programLinks[] (readelf_d:<program>, readelf_s:<program>)', 'env.MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE', 'env.MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE', 'mpi.mpich.configuredWithCuda'],
+	reads: ['programLinks[] (readelf_d:<program>, readelf_s:<program>)', 'mpivars (MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE, MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE)', 'env.MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE', 'env.MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE', 'mpi.mpich.version'],
 	appliesTo: { mpich: '>=4.0', cuda: ALL_VERSIONS },
 	verifiedAgainst: [
 		src(U.mpichIssue7304, 'MPICH intercepts cudaFree to remove entries from its CUDA IPC handle cache; MPI libs must come before CUDA and cudart must not be linked statically; workaround MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled'),
 		src(U.mpichPr6461, 'MPICH\'s own tests: "For the interception to work, libmpi need be linked before libcuda or libcudart"; a bcast then returned wrong data'),
 		src(U.mpichIssue7302, 'the Aurora wrong-results report that the IPC handle cache work addressed (ze backend, fixed by PR #7312)'),
+		src(U.mpichGpuPost402, 'MPICH 4.0.2: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE is an int, default 1, "To manually disable ipc handle cache, user can set this variable to 0"'),
+		src(U.mpichPr6526, 'MPICH 2023: the specialized (ze) IPC cache; MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE becomes an enum: specialized (default), generic, disabled'),
 		src(U.mpichPr7862, 'MPICH 2026: one sender-side cache; MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 effectively disables caching'),
+		src(U.mpichPr7980, 'a CVAR listing of MPICH 5.1.0a1: MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=16, MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE n/a'),
 	],
-	fixSummary: 'Link libmpich before libcudart (e.g. mpicc … -lmpich -lcudart, or put the CUDA libraries after the MPI ones) and never cudart_static; or set MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled (newer MPICH: MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0).',
+	fixSummary: 'Link libmpich before libcudart (e.g. mpicc … -lmpich -lcudart, or put the CUDA libraries after the MPI ones) and never cudart_static; or switch the cache off with the CVAR this MPICH has: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 (4.0, 4.1; "disabled" aborts MPI_Init there), =disabled (4.2 on), MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 (after PR #7862).',
 	evaluate(facts) {
-		const off = cacheDisabled(facts);
+		const sw = cacheSwitch(facts);
+		// "disabled" where the CVAR is an int: MPICH refuses it (mpivars says so), or the version says it would.
+		const intForm = sw.name === HANDLE_CACHE && sw.off === '0';
+		const refused = facts.mpichCvars?.unparsable ?? null;
+		const settings = cacheSettings(facts).map((s) => (intForm && s.name === HANDLE_CACHE && /^disabled$/i.test(s.value.trim()) ? { ...s, off: false } : s));
+		const wrongForm = refused ? null : settings.find((s) => intForm && s.name === HANDLE_CACHE && /^disabled$/i.test(s.value.trim()));
+		const bad = refused ?? (wrongForm ? { name: wrongForm.name, evidence: wrongForm.evidence } : null);
+		const off = settings.find((s) => s.off);
 		const out: Finding[] = [];
 		for (const { program, order: lo } of facts.programLinks) {
 			if (!lo.mpi || !/mpich/.test(lo.mpi.soname)) { continue; }
@@ -43,11 +88,16 @@ const staleCache: Rule = {
 			const why = late
 				? `${program} needs ${lo.cudart?.soname} (DT_NEEDED #${(lo.cudart?.index ?? 0) + 1}) before ${lo.mpi.soname} (#${lo.mpi.index + 1}), so its cudaFree calls resolve to the CUDA runtime and never reach MPICH's hook`
 				: `${program} has cudaFree linked in statically (cudart_static), which MPICH cannot intercept`;
+			const now = settings.length > 0 ? ` The cache's CVARs as this program gets them: ${settings.map((s) => `${s.name}=${s.value}`).join(', ')}.` : '';
+			const state = refused ? ` ${refused.name} is set to a value this MPICH cannot parse: MPI_Init aborts ("Unable to parse environment variable"); it takes ${sw.name === refused.name ? sw.off : 'an int'} here.`
+				: wrongForm ? ` ${wrongForm.name}=${wrongForm.value} is set, but ${sw.how.replace(/ \(.*$/, '')}: MPI_Init aborts with "Unable to parse environment variable" (seen with Debian's MPICH 4.0.2); it takes 0.`
+				: off ? ` ${off.name}=${off.value} turns the cache off: the risk is gone, at the cost of reopening IPC handles per message.` : '';
 			out.push(finding(this,
-				`${why}. MPICH then keeps CUDA IPC handles of freed device buffers in its cache; a new buffer at a reused address can be sent with a stale handle: wrong data after some dozens of messages (pmodels/mpich#7304).${off ? ` ${off.name}=${off.value} is set, which turns the cache off: the risk is gone, at the cost of reopening IPC handles per message.` : ''} Note: Debian's mpicc.mpich puts -lmpich last, so "mpicc app.c -lcudart" gives this order.`,
-				ev(lo.cudart?.evidence, lo.mpi.evidence, lo.staticCudart ?? undefined, off?.evidence),
-				{ text: 'Link the MPI library first (or drop cudart_static), or switch the cache off.', command: 'export MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled   # or relink: gcc app.o -lmpich -lcudart' },
-				off ? 'info' : 'warning'));
+				`${why}. MPICH then keeps CUDA IPC handles of freed device buffers in its cache; a new buffer at a reused address can be sent with a stale handle: wrong data after some dozens of messages (pmodels/mpich#7304).${now}${state} Note: Debian's mpicc.mpich puts -lmpich last, so "mpicc app.c -lcudart" gives this order.`,
+				ev(...[lo.cudart?.evidence, lo.mpi.evidence, lo.staticCudart ?? undefined, ...settings.map((s) => s.evidence), bad?.evidence, sw.evidence]
+					.filter((e, i, all) => e && all.findIndex((x) => x?.source === e.source && x?.line === e.line) === i)),
+				{ text: `Link the MPI library first (or drop cudart_static), or switch the cache off: ${sw.name}=${sw.off} (${sw.how}).`, command: `export ${sw.name}=${sw.off}   # or relink: gcc app.o -lmpich -lcudart` },
+				bad ? 'error' : off ? 'info' : 'warning'));
 		}
 		return out;
 	},

@@ -70,7 +70,7 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		[['ipc', '--variants', 'direct,evil'], /--variants: unknown variant "evil"/],
 		[['ipc', '--sizes', '1M'], /--sizes is a repro fallback option, not one of repro ipc/],
 		[['fallback', '--inject', 'crash'], /--inject is a repro ipc option, not one of repro fallback/],
-		[['ipc', '--inject', 'boom'], /--inject needs crash, hang or crash-fraction=F \(0 ≤ F ≤ 1\), got "boom"/],
+		[['ipc', '--inject', 'boom'], /--inject needs crash, hang, crash-fraction=F or wrong-fraction=F \(0 ≤ F ≤ 1\), got "boom"/],
 		[['ipc', '--mca', 'pml'], /--mca needs a name and a value \(e\.g\. --mca pml ob1\)/],
 		[['ipc', '--mca', 'bad name', 'x'], /bad MCA parameter name "bad name"/],
 		[['ipc', '--flavor', 'mpich', '--mca', 'pml', 'ucx'], /MCA parameters \(pml\) are Open MPI only/],

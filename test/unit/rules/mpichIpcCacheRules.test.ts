@@ -5,6 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../../extension/core/analyze';
 import { parseLinkOrder } from '../../../extension/core/parsers/linkOrder';
+import { parseMpivars } from '../../../extension/core/parsers/mpivars';
 import type { Finding, RawOutput } from '../../../extension/shared/report';
 import { debianMpichRaw, fixtureText, rawText } from './fixtureRaw';
 
@@ -38,7 +39,9 @@ describe('mpich-gpu-ipc-cache-hooks', () => {
 		assert.match(f[0].message, /^app-cudart-first needs libcudart\.so\.13 \(DT_NEEDED #1\) before libmpich\.so\.12 \(#2\)/);
 		assert.match(f[0].evidence[0].line, /\(NEEDED\)\s+Shared library: \[libcudart\.so\.13\]/);
 		assert.ok(f[0].sources?.some((s) => s.url.endsWith('/pmodels/mpich/issues/7304')));
-		assert.match(f[0].fix?.command ?? '', /MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled/);
+		// MPICH 4.0.2 (mpichversion): the CVAR is an int there; "disabled" would make MPI_Init abort.
+		assert.match(f[0].fix?.command ?? '', /^export MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 /);
+		assert.match(f[0].fix?.text ?? '', /MPICH 4\.0\.2: an int before PR #6526/);
 	});
 	it('fires for a statically linked cudart, naming the symbol line', () => {
 		const f = find([...debianMpichRaw(), ...program('app-cudart-static')]);
@@ -48,10 +51,62 @@ describe('mpich-gpu-ipc-cache-hooks', () => {
 	it('is quiet with libmpich first, and without any program output; info only when the cache is off', () => {
 		assert.equal(find([...debianMpichRaw(), ...program('app-mpi-first')]).length, 0);
 		assert.equal(find(debianMpichRaw()).length, 0);
-		const env = rawText('env', 'MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled\n');
+		const env = rawText('env', 'MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0\n');
 		const f = find([...debianMpichRaw(), env, ...program('app-cudart-first')]);
 		assert.equal(f.length, 1);
 		assert.equal(f[0].severity, 'info');
-		assert.match(f[0].message, /MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled is set, which turns the cache off/);
+		assert.match(f[0].message, /MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 turns the cache off/);
+	});
+	it('"disabled" on MPICH 4.0.2 (no mpivars): an error, because that MPICH parses the CVAR as an int and MPI_Init aborts', () => {
+		const env = rawText('env', 'MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled\n');
+		const f = find([...debianMpichRaw(), env, ...program('app-cudart-first')]);
+		assert.equal(f.length, 1);
+		assert.equal(f[0].severity, 'error');
+		assert.match(f[0].message, /MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled is set, but MPICH 4\.0\.2: an int before PR #6526: MPI_Init aborts/);
+		assert.match(f[0].fix?.command ?? '', /HANDLE_CACHE=0 /);
+	});
+});
+
+/** Debian's real `mpivars` (MPICH 4.0.2) run with the environment named in the file name (README there). */
+function mpivars(file: string, exitCode = 0): RawOutput {
+	const text = fixtureText(SYS, file);
+	return exitCode === 0 ? rawText('mpivars', text, { command: ['mpivars'] }) : rawText('mpivars', '', { command: ['mpivars'], exitCode, stderr: text });
+}
+
+describe('mpich-gpu-ipc-cache-hooks with MPICH\'s own CVAR listing (mpivars)', () => {
+	it('the listing: every CVAR with a value parsed (343 of the 344 listed: CH3_PORT_RANGE prints none), HANDLE_CACHE an int, default 1', () => {
+		const l = parseMpivars(fixtureText(SYS, 'mpivars.txt'), 'mpivars');
+		assert.match(fixtureText(SYS, 'mpivars.txt'), /^344 MPI Control Variables/);
+		assert.equal(l.cvars.length, 343);
+		const h = l.cvars.find((c) => c.name === 'MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE');
+		assert.deepEqual([h?.value, h?.type], ['1', 'MPI_INT']);
+		assert.match(h?.description ?? '', /set this variable to 0/);
+		assert.equal(l.unparsable, null);
+	});
+	it('default listing: shows HANDLE_CACHE=1 in the evidence, fix =0 "as this MPICH lists it"', () => {
+		const f = find([...debianMpichRaw(), mpivars('mpivars.txt'), ...program('app-cudart-first')]);
+		assert.equal(f.length, 1);
+		assert.equal(f[0].severity, 'warning');
+		assert.match(f[0].message, /The cache's CVARs as this program gets them: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=1\./);
+		assert.ok(f[0].evidence.some((e) => e.source === 'mpivars' && /^\s*MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=1\tSCOPE_ALL_EQ/.test(e.line)));
+		assert.match(f[0].fix?.text ?? '', /HANDLE_CACHE=0 \(this MPICH's mpivars lists it as an int: 0 turns it off, "disabled" makes MPI_Init abort\)/);
+		assert.ok(f[0].sources?.some((s) => s.url.endsWith('/pmodels/mpich/blob/v4.0.2/src/mpid/ch4/shm/ipc/gpu/gpu_post.c')));
+	});
+	it('listing with HANDLE_CACHE=0: info; with "disabled": mpivars itself aborted, and the finding is an error naming its line', () => {
+		const off = find([...debianMpichRaw(), mpivars('mpivars-handle-cache-0.txt'), ...program('app-cudart-first')]);
+		assert.equal(off[0].severity, 'info');
+		assert.match(off[0].message, /HANDLE_CACHE=0 turns the cache off/);
+		const bad = find([...debianMpichRaw(), rawText('env', 'MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=disabled\n'), mpivars('mpivars-handle-cache-disabled.txt', 15), ...program('app-cudart-first')]);
+		assert.equal(bad[0].severity, 'error');
+		assert.match(bad[0].message, /HANDLE_CACHE is set to a value this MPICH cannot parse: MPI_Init aborts/);
+		assert.ok(bad[0].evidence.some((e) => /Unable to parse environment variable \(MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE\)/.test(e.line)));
+	});
+	it('the CVAR by release where nothing is listed (synthetic version lines): 4.2 → disabled, 5.1 → CACHE_SIZE=0; a listed CACHE_SIZE wins', () => {
+		const at = (version: string, extra: RawOutput[] = []) => find([rawText('mpichversion', `MPICH Version:    \t${version}\nMPICH Device:    \tch4:ucx\n`), ...extra, ...program('app-cudart-first')])[0];
+		assert.match(at('4.1.2').fix?.command ?? '', /HANDLE_CACHE=0 /);
+		assert.match(at('4.2.0').fix?.command ?? '', /HANDLE_CACHE=disabled /);
+		assert.match(at('5.1.0').fix?.command ?? '', /MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 /);
+		const listed = rawText('mpivars', '\tMPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=16\tSCOPE_ALL_EQ\tNo-object\tMPI_INT\tVERBOSITY_USER_BASIC\tsynthetic line\n');
+		assert.match(at('4.2.0', [listed]).fix?.command ?? '', /CACHE_SIZE=0 /);
 	});
 });

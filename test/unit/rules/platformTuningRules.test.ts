@@ -70,6 +70,22 @@ describe('sysfs rules', () => {
 		// The real Debian sysfs capture: no GPU, no finding.
 		assert.equal(find([...debianRaw(), ...debianSys()], 'no-gpudirect-rdma').length, 0);
 	});
+	it('no-gpudirect-rdma: what the CUDA driver says about dma_buf (engine device attribute), and that it is unknown when not reported', () => {
+		// The real H200 engine capture predates the attribute: "not known".
+		const base = [...h200Raw(), h200Engine('inspect-np1.json')];
+		assert.match(find(base, 'no-gpudirect-rdma')[0].message, /Whether this GPU supports dma_buf is not known/);
+		// SYNTHETIC: the same capture with the fields the engine now prints set by hand.
+		const withAttr = (dmaBuf: boolean): RawOutput => {
+			const doc = JSON.parse(h200Engine('inspect-np1.json').stdout) as { ranks: Array<{ cuda: { devices: Array<Record<string, unknown>> } }> };
+			for (const r of doc.ranks) { for (const d of r.cuda.devices) { d.gpu_direct_rdma_supported = true; d.dma_buf_supported = dmaBuf; } }
+			return { ...h200Engine('inspect-np1.json'), stdout: JSON.stringify(doc) };
+		};
+		const yes = find([...h200Raw(), withAttr(true)], 'no-gpudirect-rdma')[0];
+		assert.match(yes.message, /The CUDA driver reports dma_buf support for 0000:00:06\.0, but UCX 1\.13\.1 is older than 1\.14/);
+		assert.ok(yes.evidence.some((e) => /cuda\.devices\[0\]: .*"dma_buf_supported":true/.test(e.line)), JSON.stringify(yes.evidence));
+		const no = find([...h200Raw(), withAttr(false)], 'no-gpudirect-rdma')[0];
+		assert.match(no.message, /reports no dma_buf support for 0000:00:06\.0: dma_buf is no way around the module there/);
+	});
 
 	it('the real Debian sysfs capture parses without problems', () => {
 		const a = analyze([...debianRaw(), ...debianSys()], 'x');
