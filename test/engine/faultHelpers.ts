@@ -1,9 +1,13 @@
 /**
  * Helpers of the fault-injection suite (test/engine/faults*.test.ts): a seeded random source, the processes of one
  * run found in /proc by a token unique to it, and each rank's MPI rank read from its environment. Nothing here fakes
- * a part: the faults are real signals sent to real mpirun ranks.
+ * a part: the faults are real signals sent to real mpirun ranks. `deployFaultLab` is the namespace host and the
+ * building setup line the deploy faults (faultsInterrupt, faultsReboot, faultsVanish) share.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import type { CliIo } from '../../extension/cli/io';
 import { main } from '../../extension/cli/gpumpiDoctor';
 
@@ -75,4 +79,51 @@ export async function cli(args: string[], cwd: string, signal = new AbortControl
 	const io: CliIo = { stdout: t => { out += t; }, stderr: t => { err += t; }, cwd, signal };
 	const code = await main(args, io);
 	return { code, out, err };
+}
+
+/** A namespace host for the deploy faults, a setup line that makes the deploy build, and the engine cache around it. */
+export interface DeployFaultLab {
+	/** The lab (one namespace host, host-a, real sshd); set in the suite's `before`. */
+	readonly lab: NetnsLab;
+	/** `PATH=<dir>/bin:$PATH`: a cmake of its own first on PATH (as `module load cmake` would). */
+	readonly setupLine: string;
+	/** The engine cache of this machine's root user, where a deploy to the lab's hosts records its builds. */
+	readonly cache: string;
+	/** Engine cache directories created since the suite started (the test's own builds). */
+	freshDirs(): string[];
+}
+
+/**
+ * Register, in the calling `describe`, the deploy fault lab of faultsInterrupt / faultsReboot / faultsVanish: a
+ * one-host namespace lab; a setup line whose cmake (a link to /usr/bin/cmake in a directory of its own, `prefix`
+ * under the temp dir) is a toolchain never seen before, so the deploy has to build (the cache key holds cmake's
+ * path) and the test owns that build; and, after, the lab torn down, that directory and every engine cache directory
+ * the suite created removed. Root only (network namespaces): the suite is skipped otherwise.
+ */
+export function deployFaultLab(prefix: string): DeployFaultLab {
+	const cache = '/root/.cache/gpumpi-doctor';
+	const listCache = (): string[] => (fs.existsSync(cache) ? fs.readdirSync(cache) : []);
+	let lab: NetnsLab | null = null;
+	let setupDir = '';
+	let cacheBefore = new Set<string>();
+	before(async function () {
+		this.timeout(60_000);
+		if (process.getuid?.() !== 0) { this.skip(); }
+		lab = await createNetnsLab({ count: 1 });
+		setupDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+		fs.mkdirSync(path.join(setupDir, 'bin'));
+		fs.symlinkSync('/usr/bin/cmake', path.join(setupDir, 'bin', 'cmake'));
+		cacheBefore = new Set(listCache());
+	});
+	after(() => {
+		lab?.teardown();
+		if (setupDir) { fs.rmSync(setupDir, { recursive: true, force: true }); }
+		for (const d of listCache()) { if (!cacheBefore.has(d)) { fs.rmSync(path.join(cache, d), { recursive: true, force: true }); } }
+	});
+	return {
+		get lab(): NetnsLab { if (!lab) { throw new Error('deployFaultLab: the lab is made in before()'); } return lab; },
+		get setupLine(): string { return `PATH=${setupDir}/bin:$PATH`; },
+		cache,
+		freshDirs: () => listCache().filter(d => !cacheBefore.has(d)),
+	};
 }

@@ -12,9 +12,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findEngine } from '../../extension/core/native';
-import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import { CliRun, filesOf, procTable } from './cliProcess';
-import { sleep } from './faultHelpers';
+import { deployFaultLab, sleep } from './faultHelpers';
 
 /** The engine's configure and build on the host (not the toolchain's `cmake --version` / `gcc --version` before them). */
 const BUILD_STEP = /^(\S*\/)?(cmake (-S|--build)|g?make |cc1(plus)? )/;
@@ -85,34 +84,15 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 	});
 
 	describe('deploy to an ssh host (namespace host with real sshd)', function () {
-		let lab: NetnsLab;
-		let setupDir = '';
-		const cache = '/root/.cache/gpumpi-doctor';
-		let cacheBefore = new Set<string>();
-		before(async function () {
-			this.timeout(60_000);
-			if (process.getuid?.() !== 0) { this.skip(); }
-			lab = await createNetnsLab({ count: 1 });
-			// A setup line that puts a cmake of its own first on PATH (as `module load cmake` would): a toolchain never
-			// seen before, so the deploy has to build (the cache key holds cmake's path), and the test owns that build.
-			setupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-faults-cmake-'));
-			fs.mkdirSync(path.join(setupDir, 'bin'));
-			fs.symlinkSync('/usr/bin/cmake', path.join(setupDir, 'bin', 'cmake'));
-			cacheBefore = new Set(fs.existsSync(cache) ? fs.readdirSync(cache) : []);
-		});
-		after(() => {
-			lab?.teardown();
-			if (setupDir) { fs.rmSync(setupDir, { recursive: true, force: true }); }
-			for (const d of fs.existsSync(cache) ? fs.readdirSync(cache) : []) { if (!cacheBefore.has(d)) { fs.rmSync(path.join(cache, d), { recursive: true, force: true }); } }
-		});
+		const fl = deployFaultLab('gpumpi-faults-cmake-');
 
 		it('SIGINT while the engine builds on host-a: exit 130, the build stopped there, no engine marked built, nothing left here or there', async () => {
-			const run = new CliRun(['inspect', '--json', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi',
-				'--setup', `PATH=${setupDir}/bin:$PATH`], lab.dir);
-			const building = (): string[] => lab.processes('host-a').filter(l => BUILD_STEP.test(l));
+			const run = new CliRun(['inspect', '--json', '--host', 'host-a', '--ssh-config', fl.lab.sshConfig, '--mpirun', 'mpirun.openmpi',
+				'--setup', fl.setupLine], fl.lab.dir);
+			const building = (): string[] => fl.lab.processes('host-a').filter(l => BUILD_STEP.test(l));
 			let seen: string[] = [];
 			for (let i = 0; i < 600 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = building(); }
-			assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}\n${lab.processes('host-a').join('\n')}`);
+			assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}\n${fl.lab.processes('host-a').join('\n')}`);
 			const t0 = Date.now();
 			run.interrupt();
 			const code = await run.closed;
@@ -122,24 +102,24 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 			assert.match(run.stderr, /interrupted/);
 			assert.ok(took < 30_000, `stopping took ${took} ms`);
 			assert.equal(run.stdout, '', 'an interrupted deploy printed a report');
-			const toolchain = (): string[] => lab.processes('host-a').filter(l => TOOLCHAIN.test(l));
+			const toolchain = (): string[] => fl.lab.processes('host-a').filter(l => TOOLCHAIN.test(l));
 			let left = toolchain();
 			for (let i = 0; i < 25 && left.length > 0; i++) { await sleep(200); left = toolchain(); }
-			assert.deepEqual(left, [], `the build still runs on host-a:\n  ${lab.processTable('host-a').join('\n  ')}`);
-			const fresh = (fs.existsSync(cache) ? fs.readdirSync(cache) : []).filter(d => !cacheBefore.has(d));
+			assert.deepEqual(left, [], `the build still runs on host-a:\n  ${fl.lab.processTable('host-a').join('\n  ')}`);
+			const fresh = fl.freshDirs();
 			assert.equal(fresh.length, 1, `expected one new engine cache directory, found ${JSON.stringify(fresh)}`);
-			assert.equal(fs.existsSync(path.join(cache, fresh[0], 'built.ok')), false, 'a cut build was marked built');
+			assert.equal(fs.existsSync(path.join(fl.cache, fresh[0], 'built.ok')), false, 'a cut build was marked built');
 			assert.deepEqual(await run.left(), [], 'processes the CLI started are still running here');
-			const ssh = procTable().filter(p => p.argv.includes(lab.dir) && /(^|\/)ssh /.test(p.argv));
+			const ssh = procTable().filter(p => p.argv.includes(fl.lab.dir) && /(^|\/)ssh /.test(p.argv));
 			assert.deepEqual(ssh.map(p => p.argv), [], 'ssh clients (or a ControlMaster) of the interrupted run are left');
 		});
 
 		it('map --host host-a, SIGINT while the engine builds there (the launch target is being made): exit 130, nothing launched, nothing left', async () => {
-			const out = path.join(lab.dir, 'map.json');
+			const out = path.join(fl.lab.dir, 'map.json');
 			fs.writeFileSync(out, '{"earlier":true}\n');
-			const run = new CliRun(['map', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--np', '2',
-				'--setup', `PATH=${setupDir}/bin:$PATH`, '--out', out, '--json'], lab.dir);
-			const building = (): string[] => lab.processes('host-a').filter(l => BUILD_STEP.test(l));
+			const run = new CliRun(['map', '--host', 'host-a', '--ssh-config', fl.lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--np', '2',
+				'--setup', fl.setupLine, '--out', out, '--json'], fl.lab.dir);
+			const building = (): string[] => fl.lab.processes('host-a').filter(l => BUILD_STEP.test(l));
 			let seen: string[] = [];
 			for (let i = 0; i < 600 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = building(); }
 			assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}`);
@@ -150,10 +130,10 @@ describe('faults: Ctrl-C (SIGINT to the process group) of the CLI in every phase
 			assert.match(run.stderr, /interrupted before the run started; nothing was launched/);
 			assert.equal(run.stdout, '');
 			assert.equal(fs.readFileSync(out, 'utf8'), '{"earlier":true}\n', 'the earlier --out file was changed');
-			const toolchain = (): string[] => lab.processes('host-a').filter(l => TOOLCHAIN.test(l));
+			const toolchain = (): string[] => fl.lab.processes('host-a').filter(l => TOOLCHAIN.test(l));
 			let left = toolchain();
 			for (let i = 0; i < 25 && left.length > 0; i++) { await sleep(200); left = toolchain(); }
-			assert.deepEqual(left, [], `the build still runs on host-a:\n  ${lab.processTable('host-a').join('\n  ')}`);
+			assert.deepEqual(left, [], `the build still runs on host-a:\n  ${fl.lab.processTable('host-a').join('\n  ')}`);
 			assert.deepEqual(await run.left(), [], 'processes the CLI started are still running here');
 		});
 	});

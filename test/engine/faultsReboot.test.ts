@@ -10,46 +10,26 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import { CliRun, procTable } from './cliProcess';
-import { sleep } from './faultHelpers';
+import { deployFaultLab, sleep } from './faultHelpers';
 
 const BUILDING = /^(\S*\/)?(cmake|g?make|cc1(plus)?|c\+\+|g\+\+|gcc|cc|as|ld|collect2)( |$)/;
 
 describe('faults: the ssh host reboots during the engine deploy (namespace host, real sshd)', function () {
 	this.timeout(300_000);
-	let lab: NetnsLab;
-	let setupDir = '';
-	const cache = '/root/.cache/gpumpi-doctor';
-	let cacheBefore = new Set<string>();
-	before(async function () {
-		this.timeout(60_000);
-		if (process.getuid?.() !== 0) { this.skip(); }
-		lab = await createNetnsLab({ count: 1 });
-		setupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-faults-cmake-'));
-		fs.mkdirSync(path.join(setupDir, 'bin'));
-		fs.symlinkSync('/usr/bin/cmake', path.join(setupDir, 'bin', 'cmake'));
-		cacheBefore = new Set(fs.existsSync(cache) ? fs.readdirSync(cache) : []);
-	});
-	after(() => {
-		lab?.teardown();
-		if (setupDir) { fs.rmSync(setupDir, { recursive: true, force: true }); }
-		for (const d of fs.existsSync(cache) ? fs.readdirSync(cache) : []) { if (!cacheBefore.has(d)) { fs.rmSync(path.join(cache, d), { recursive: true, force: true }); } }
-	});
+	const fl = deployFaultLab('gpumpi-faults-cmake-');
 
-	const args = (): string[] => ['inspect', '--json', '--verbose', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi',
-		'--connect-timeout', '3', '--setup', `PATH=${setupDir}/bin:$PATH`];
-	const freshDirs = (): string[] => (fs.existsSync(cache) ? fs.readdirSync(cache) : []).filter(d => !cacheBefore.has(d));
+	const args = (): string[] => ['inspect', '--json', '--verbose', '--host', 'host-a', '--ssh-config', fl.lab.sshConfig, '--mpirun', 'mpirun.openmpi',
+		'--connect-timeout', '3', '--setup', fl.setupLine];
 
 	it('killed mid-build: a clear "lost during the deploy" error, nothing left, no engine marked built; back up, the next run rebuilds and works', async () => {
-		const run = new CliRun(args(), lab.dir);
+		const run = new CliRun(args(), fl.lab.dir);
 		let seen: string[] = [];
 		// The build proper (not the toolchain's `gcc --version`): make or a compiler proper, under `cmake --build`.
-		for (let i = 0; i < 1200 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = lab.processes('host-a').filter(l => BUILDING.test(l) && /cc1|^(\S*\/)?g?make |cmake --build/.test(l)); }
+		for (let i = 0; i < 1200 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = fl.lab.processes('host-a').filter(l => BUILDING.test(l) && /cc1|^(\S*\/)?g?make |cmake --build/.test(l)); }
 		assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}`);
-		lab.crash('host-a');
+		fl.lab.crash('host-a');
 		const t0 = Date.now();
 		const code = await Promise.race([run.closed, sleep(90_000).then(() => 'hung' as const)]);
 		const took = Date.now() - t0;
@@ -60,15 +40,15 @@ describe('faults: the ssh host reboots during the engine deploy (namespace host,
 		assert.match(run.stderr, /gpumpi-doctor: lost the connection to host-a during the engine deploy \((configuring with cmake|building)\): .*nothing was marked built there/);
 		const cut = JSON.parse(run.stdout) as { findings: Array<{ id: string; message: string }> };
 		assert.deepEqual(cut.findings.map(f => f.id), ['host-unreachable'], `after the host went away the report should say only that: ${cut.findings.map(f => `${f.id}: ${f.message}`).join('; ').slice(0, 600)}`);
-		const fresh = freshDirs();
+		const fresh = fl.freshDirs();
 		assert.equal(fresh.length, 1, `expected one new engine cache directory, found ${JSON.stringify(fresh)}`);
-		assert.equal(fs.existsSync(path.join(cache, fresh[0], 'built.ok')), false, 'a cut build was marked built');
+		assert.equal(fs.existsSync(path.join(fl.cache, fresh[0], 'built.ok')), false, 'a cut build was marked built');
 		assert.deepEqual(await run.left(), [], 'processes the CLI started are still running here');
-		const ssh = procTable().filter(p => p.argv.includes(lab.dir) && /(^|\/)ssh /.test(p.argv));
+		const ssh = procTable().filter(p => p.argv.includes(fl.lab.dir) && /(^|\/)ssh /.test(p.argv));
 		assert.deepEqual(ssh.map(p => p.argv), [], 'ssh clients (or a ControlMaster) of the cut run are left');
 
-		await lab.restart('host-a');
-		const again = new CliRun(args(), lab.dir);
+		await fl.lab.restart('host-a');
+		const again = new CliRun(args(), fl.lab.dir);
 		const code2 = await again.closed;
 		assert.equal(code2, 0, again.stderr);
 		assert.match(again.stderr, /Building the engine on host-a/, 'the second run did not rebuild the cut engine');
@@ -76,9 +56,9 @@ describe('faults: the ssh host reboots during the engine deploy (namespace host,
 		const engineRun = report.raw.find(r => r.id === 'engine');
 		assert.ok(engineRun, 'no engine run in the report');
 		assert.equal(engineRun.exitCode, 0, JSON.stringify(engineRun).slice(0, 600));
-		assert.ok(engineRun.command.some(a => a.startsWith(path.join(cache, fresh[0]))), `the engine that ran is not the rebuilt one: ${engineRun.command.join(' ')}`);
-		assert.equal(fs.existsSync(path.join(cache, fresh[0], 'built.ok')), true);
-		const third = new CliRun(args(), lab.dir);
+		assert.ok(engineRun.command.some(a => a.startsWith(path.join(fl.cache, fresh[0]))), `the engine that ran is not the rebuilt one: ${engineRun.command.join(' ')}`);
+		assert.equal(fs.existsSync(path.join(fl.cache, fresh[0], 'built.ok')), true);
+		const third = new CliRun(args(), fl.lab.dir);
 		assert.equal(await third.closed, 0, third.stderr);
 		assert.doesNotMatch(third.stderr, /Building the engine/, 'a complete engine was rebuilt');
 		console.log(`  [reboot mid-deploy] after the restart: rebuilt and ran (exit ${code2}); a third run reused it`);

@@ -11,42 +11,23 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { createNetnsLab, type NetnsLab } from '../hosts/netnsHosts';
 import { CliRun, procTable } from './cliProcess';
-import { sleep } from './faultHelpers';
+import { deployFaultLab, sleep } from './faultHelpers';
 
 const BUILD_PROPER = /^(\S*\/)?(cc1(plus)?|g?make|cmake --build)( |$)/;
 
 describe('faults: the ssh host torn down during the engine deploy (namespace and veth deleted, real sshd)', function () {
 	this.timeout(300_000);
-	let lab: NetnsLab;
-	let setupDir = '';
-	const cache = '/root/.cache/gpumpi-doctor';
-	let cacheBefore = new Set<string>();
-	before(async function () {
-		this.timeout(60_000);
-		if (process.getuid?.() !== 0) { this.skip(); }
-		lab = await createNetnsLab({ count: 1 });
-		setupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-faults-vanish-'));
-		fs.mkdirSync(path.join(setupDir, 'bin'));
-		fs.symlinkSync('/usr/bin/cmake', path.join(setupDir, 'bin', 'cmake'));
-		cacheBefore = new Set(fs.existsSync(cache) ? fs.readdirSync(cache) : []);
-	});
-	after(() => {
-		lab?.teardown();
-		if (setupDir) { fs.rmSync(setupDir, { recursive: true, force: true }); }
-		for (const d of fs.existsSync(cache) ? fs.readdirSync(cache) : []) { if (!cacheBefore.has(d)) { fs.rmSync(path.join(cache, d), { recursive: true, force: true }); } }
-	});
+	const fl = deployFaultLab('gpumpi-faults-vanish-');
 
 	it('torn down mid-build: ends within ssh\'s keep-alive + connect timeout with "lost the connection … during the engine deploy", host-unreachable, nothing left', async () => {
-		const run = new CliRun(['inspect', '--json', '--verbose', '--host', 'host-a', '--ssh-config', lab.sshConfig, '--mpirun', 'mpirun.openmpi',
-			'--connect-timeout', '3', '--setup', `PATH=${setupDir}/bin:$PATH`], lab.dir);
+		const run = new CliRun(['inspect', '--json', '--verbose', '--host', 'host-a', '--ssh-config', fl.lab.sshConfig, '--mpirun', 'mpirun.openmpi',
+			'--connect-timeout', '3', '--setup', fl.setupLine], fl.lab.dir);
 		let seen: string[] = [];
-		for (let i = 0; i < 1200 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = lab.processes('host-a').filter(l => BUILD_PROPER.test(l)); }
+		for (let i = 0; i < 1200 && seen.length === 0 && run.child.exitCode === null; i++) { await sleep(50); seen = fl.lab.processes('host-a').filter(l => BUILD_PROPER.test(l)); }
 		assert.ok(seen.length > 0, `the build never started on host-a:\n${run.stderr}`);
-		lab.vanish('host-a');
+		fl.lab.vanish('host-a');
 		const t0 = Date.now();
 		const code = await Promise.race([run.closed, sleep(150_000).then(() => 'hung' as const)]);
 		const took = Date.now() - t0;
@@ -58,10 +39,10 @@ describe('faults: the ssh host torn down during the engine deploy (namespace and
 		assert.match(run.stderr, /gpumpi-doctor: lost the connection to host-a during the engine deploy \((copying|configuring with cmake|building)\b[^)]*\): .*nothing was marked built there/);
 		const report = JSON.parse(run.stdout) as { findings: Array<{ id: string; message: string }> };
 		assert.deepEqual(report.findings.map(f => f.id), ['host-unreachable'], report.findings.map(f => `${f.id}: ${f.message}`).join('; ').slice(0, 600));
-		const fresh = (fs.existsSync(cache) ? fs.readdirSync(cache) : []).filter(d => !cacheBefore.has(d));
-		for (const d of fresh) { assert.equal(fs.existsSync(path.join(cache, d, 'built.ok')), false, `a cut build was marked built: ${d}`); }
+		const fresh = fl.freshDirs();
+		for (const d of fresh) { assert.equal(fs.existsSync(path.join(fl.cache, d, 'built.ok')), false, `a cut build was marked built: ${d}`); }
 		assert.deepEqual(await run.left(), [], 'processes the CLI started are still running here');
-		const ssh = procTable().filter(p => p.argv.includes(lab.dir) && /(^|\/)ssh /.test(p.argv));
+		const ssh = procTable().filter(p => p.argv.includes(fl.lab.dir) && /(^|\/)ssh /.test(p.argv));
 		assert.deepEqual(ssh.map(p => p.argv), [], 'ssh clients (or a ControlMaster) of the cut run are left');
 	});
 });

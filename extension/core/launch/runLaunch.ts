@@ -21,6 +21,8 @@ export interface RunLaunchOptions {
 	onLine?: HostRunOptions['onLine'];
 	/** Cap of the kept stdout / stderr (proc.ts default otherwise). */
 	maxOutputBytes?: number;
+	/** Called once with the command line exactly as it is launched (the private shm directory included). */
+	onLaunch?: (argv: readonly string[]) => void;
 }
 
 /** What `runLaunch` ran and what came of it. */
@@ -51,6 +53,7 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 		if (shm) { s = { ...s, mca: [...s.mca, shm.mca] }; }
 	}
 	const argv = buildLaunchArgv(s, program);
+	try { opts.onLaunch?.(argv); } catch { /* a progress callback never stops the launch */ }
 	let result: ExecuteResult;
 	let shmNote: string | null = null;
 	try {

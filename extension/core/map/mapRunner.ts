@@ -6,6 +6,7 @@
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
 import type { Host } from '../hosts/host';
 import { formatSeconds } from '../proc';
+import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch, singletonStart } from '../launch/runLaunch';
@@ -60,10 +61,14 @@ export function mapProgram(engine: string, o: MapEngineOptions): string[] {
 export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const program = mapProgram(opts.engine, opts.map);
 	const spec = withJobName(withConfig(opts.spec, withEvidence(opts.config, opts.spec.flavor, false)));
-	opts.onProgress?.(`running ${opts.spec.np} ranks: ${buildLaunchArgv(spec, program).join(' ')}`);
+	buildLaunchArgv(spec, program); // an invalid spec throws here, before anything is shown or created
 	const pairsTotal = opts.spec.np * (opts.spec.np - 1) / 2;
-	opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
-	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal });
+	// The command line as launched (runLaunch adds the private shm directory of Open MPI launches), quoted so it pastes.
+	const onLaunch = (argv: readonly string[]): void => {
+		opts.onProgress?.(`running ${opts.spec.np} ranks: ${posixQuoteArgv(argv)}`);
+		opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
+	};
+	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch });
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session (a pair may hang: try fewer ranks or --pairs sampled)`); }
