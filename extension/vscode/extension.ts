@@ -2,6 +2,7 @@
  * Composition root of the VS Code extension: one log channel, the inspection service, the commands and the
  * diagnostics panel. Nothing heavy runs on activation; tools run only when a command asks.
  */
+import { activeRuns } from '../core/activeRuns';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { lastCommandError, registerCommand } from './commands';
@@ -167,4 +168,10 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	};
 }
 
-export function deactivate(): void { /* disposables go with context.subscriptions */ }
+/**
+ * Ends the runs in flight with the extension host (a window reload or close): their job trees run in process groups
+ * of their own and would outlive it (docs/reliability.md, window reload). Disposables go with context.subscriptions.
+ */
+export async function deactivate(): Promise<void> {
+	await activeRuns.abortAll(4000);
+}

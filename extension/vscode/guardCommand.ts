@@ -6,6 +6,7 @@
  * whose cancel ends the whole job; its output goes to the log channel. The findings go to the diagnostics panel, the
  * program's traffic to the map panel. An options object `{ program, args?, np?, mode?, host? }` skips the questions.
  */
+import { activeRuns } from '../core/activeRuns';
 import * as vscode from 'vscode';
 import type { Logger } from '../core/logger';
 import type { GuardMode } from '../core/guard/guardRunner';
@@ -118,10 +119,10 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 	const { settings } = readSettings();
 	const where = hostKey === LOCAL_HOST_KEY ? vscode.l10n.t('this host') : hostKey;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} under the guard on {1}', c.program.split('/').pop() ?? c.program, where), cancellable: true }, async (progress, token) => {
-		const abort = new AbortController();
+		const abort = activeRuns.begin('guard');
 		const sub = token.onCancellationRequested(() => { log.info('guard run cancelled by the user; ending the job and its ranks'); abort.abort(); });
 		const onProgress = (line: string): void => { progress.report({ message: line }); log.info(`  ${line}`); };
-		const target = await openLaunchTarget(hostKey, c.np, '', log, onProgress, abort.signal);
+		const target = await openLaunchTarget(hostKey, c.np, '', log, onProgress, abort.signal).catch((e: unknown) => { sub.dispose(); activeRuns.end(abort); throw e; });
 		let stdout = '';
 		let stderr = '';
 		try {
@@ -146,6 +147,7 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 			return result;
 		} finally {
 			sub.dispose();
+			activeRuns.end(abort);
 			await target.close();
 		}
 	});

@@ -4,6 +4,7 @@
  * with a cancellable progress notification. Cancelling aborts the collector, which kills the tools' process
  * groups (on an ssh host: the remote groups, through SshHost).
  */
+import { activeRuns } from '../core/activeRuns';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import type { HostSetting } from '../core/hosts/hostSettings';
@@ -109,7 +110,7 @@ export class InspectionService extends Disposable {
 			title: setting ? vscode.l10n.t('GPU-MPI Doctor: inspecting {0}', setting.name) : vscode.l10n.t('GPU-MPI Doctor: inspecting host'),
 			cancellable: true,
 		}, async (progress, token) => {
-			const abort = new AbortController();
+			const abort = activeRuns.begin('inspection');
 			const sub = token.onCancellationRequested(() => {
 				this._log.info('inspection cancelled by the user; killing running tools');
 				abort.abort();
@@ -159,6 +160,7 @@ export class InspectionService extends Disposable {
 				throw e;
 			} finally {
 				sub.dispose();
+				activeRuns.end(abort);
 				await remote?.close();
 			}
 		});

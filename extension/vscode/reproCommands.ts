@@ -5,6 +5,7 @@
  * saved --json report; takes a Uri argument from tests and the explorer context menu). Last choices live in
  * workspaceState.
  */
+import { activeRuns } from '../core/activeRuns';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
@@ -188,7 +189,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	const started = new Date();
 	const where = hostKey === LOCAL_HOST_KEY ? vscode.l10n.t('this host') : hostKey;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer on {1}', which, where), cancellable: true }, async (progress, token) => {
-		const abort = new AbortController();
+		const abort = activeRuns.begin('reproducer');
 		const sub = token.onCancellationRequested(() => { log.info('reproducer cancelled by the user; ending the job and its ranks'); abort.abort(); });
 		// The results panel opens once the target is resolved: an unknown, invalid or unreachable host is an error
 		// message, not an empty panel.
@@ -237,6 +238,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			return data;
 		} finally {
 			sub.dispose();
+			activeRuns.end(abort);
 			await target?.close();
 			p?.setBusy(false, '');
 		}

@@ -4,6 +4,7 @@
  * with progress and cancel) or from a saved JSON file. Exports (SVG, PNG, JSON) are posted by the webview and
  * written here after a save dialog.
  */
+import { activeRuns } from '../core/activeRuns';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
@@ -143,7 +144,7 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 	const { settings } = readSettings();
 	const panel = TransportMapPanel.current;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI transport map'), cancellable: true }, async (progress, token) => {
-		const abort = new AbortController();
+		const abort = activeRuns.begin('map');
 		const sub = token.onCancellationRequested(() => abort.abort());
 		const onProgress = (line: string): void => { log.info(line); progress.report({ message: line.slice(0, 120) }); };
 		panel?.setBusy(true, vscode.l10n.t('Running gpumpi map on {0} ranks…', npText));
@@ -163,6 +164,7 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 			return r.doc;
 		} finally {
 			sub.dispose();
+			activeRuns.end(abort);
 			await target?.close();
 			panel?.setBusy(false, '');
 		}
