@@ -58,7 +58,8 @@ void writeDoc(bool finalized, bool interim) {
 	w.key("schema").value("gpumpi-guard-rank/1");
 	w.key("rank").value(g.rank).key("size").value(g.size);
 	w.key("host").value(g.host).key("pid").value(g.pid);
-	w.key("mode").value(g.mode == Mode::Warn ? "warn" : g.mode == Mode::Fix ? "fix" : "report");
+	w.key("mode").value(g.mode == Mode::Warn ? "warn" : g.mode == Mode::Fix ? "fix" : g.mode == Mode::Off ? "off" : "report");
+	if (!g.offReason.empty()) w.key("off").value(g.offReason);
 	w.key("stage").value(stageOn());
 	w.key("stageAsked").value(g.stageAsked).key("stageAgreed").value(g.stageAgreed).key("stageRanks").value(g.stageRanks);
 	if (g.stageAgreed) w.key("stageDetail").raw(stageReportJson());

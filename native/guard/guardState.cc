@@ -194,7 +194,7 @@ void peerPaths(State& g) {
 
 void atExit() {
 	State& g = st();
-	if (g.active && !g.written) writeReport(false);
+	if ((g.active || !g.offReason.empty()) && !g.written) writeReport(false);
 }
 
 /** STAGE needs both sides of every staged message in STAGE mode: the ranks agree at MPI_Init (one Allreduce on the
@@ -223,11 +223,29 @@ void start(State& g) {
 	g.pid = int(getpid());
 	g.t0 = double(clockNs()) * 1e-9;
 	g.tick0 = nowNs();
+	std::string why, note;
+	bool every = everyRankGuarded(g, &why, &note);
+	if (!note.empty()) say(note);
+	if (!every) {
+		// no collective: the other ranks may not have the guard. Pass-through, and a report that says why.
+		say(why);
+		g.offReason = why;
+		g.mode = Mode::Off;
+		char name[MPI_MAX_PROCESSOR_NAME] = {0};
+		int len = 0;
+		PMPI_Get_processor_name(name, &len);
+		g.host = std::string(name).substr(0, 63);
+		mpiFacts(g);
+		std::atexit(atExit);
+		return;
+	}
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
+		agreementDone();
 		say("cannot duplicate MPI_COMM_WORLD: the guard is off");
 		g.mode = Mode::Off;
 		return;
 	}
+	agreementDone();  // the dup needed every rank: all have passed the wait
 	mpiFacts(g);
 	peerPaths(g);
 	stageAgree(g);
@@ -409,6 +427,11 @@ GUARD_API int MPI_Finalize(void) {
 		bounceFreeAll();
 		if (g.world != MPI_COMM_NULL) PMPI_Comm_free(&g.world);
 		g.active = false;
+	} else if (!g.offReason.empty() && !g.written) {
+		g.t1 = double(clockNs()) * 1e-9;
+		g.tick1 = nowNs();
+		g.finalized = true;
+		writeReport(true);  // the off report: mode "off", "off": the reason
 	}
 	return PMPI_Finalize();
 }

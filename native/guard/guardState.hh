@@ -67,6 +67,7 @@ struct State {
 	bool stageAsked = false;   // GPUMPI_GUARD_STAGE=1 on this rank
 	bool stageAgreed = false;  // every rank of MPI_COMM_WORLD asked for it (agreed at MPI_Init; guardStage.cc)
 	int stageRanks = 0;        // ranks that asked (from the agreement; 0 before it)
+	std::string offReason;     // why this rank's guard turned itself off at MPI_Init ("" = it did not; guardAgree.cc)
 	uint64_t stageMin = 1048576;
 	std::string dir = ".";
 	int rank = -1, size = 0;
@@ -138,6 +139,13 @@ void addUnsupported(const char* call);
 void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* returnAddress, const std::string& detail, const char* action);
 /** Whether buffers of class `cls` to/from `peer` (world, -1 collective) in `call` are dangerous; records it. Returns the kind or Count. */
 DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const void* buf, void* returnAddress, bool fixed);
+
+// guardAgree.cc
+/** Whether every rank runs the guard, learnt without a collective (GPUMPI_GUARD_EVERY_RANK=1, else init files in
+ *  g.dir with a bounded wait). False: *why says why and what to do. *note: bad settings seen (a message, defaults). */
+bool everyRankGuarded(State& g, std::string* why, std::string* note);
+/** After the guard's first collective (every rank has passed the wait): removes this rank's init file. */
+void agreementDone();
 
 // guardReport.cc
 void writeReport(bool finalized);

@@ -227,3 +227,24 @@ describe('gpumpi-doctor guard usage', () => {
 		}
 	});
 });
+
+describe('guard: a mixed launch (a real off report, test-fixtures/guard-mixed)', () => {
+	const text = fs.readFileSync(path.resolve(process.cwd(), 'test-fixtures', 'guard-mixed', 'openmpi-mixed-rank0.json'), 'utf8');
+	it('the parser reads mode "off" and the reason', () => {
+		const p = parseGuardReport(text);
+		assert.ok(p.ok, p.ok ? '' : p.error);
+		assert.equal(p.report.mode, 'off');
+		assert.match(p.report.off ?? '', /^only 1 of 2 ranks showed the guard/);
+		const bad = parseGuardReport(text.replace(/"off":"[^"]*"/, '"off":5'));
+		assert.deepEqual(bad, { ok: false, error: 'off is not a string' });
+	});
+	it('the merge: guard-off-at-init (error, evidence the reason) and the silent rank counted as missing', () => {
+		const m = mergeGuardReports(input([{ name: 'guard-vm-1.json', text }], { expectedRanks: 2 }));
+		const f = m.findings.find(x => x.id === 'guard-off-at-init');
+		assert.ok(f, ids(m).join(','));
+		assert.equal(f.severity, 'error');
+		assert.match(f.evidence?.[0]?.line ?? '', /rank 0 \(.*\): "off": only 1 of 2 ranks/);
+		assert.deepEqual(m.missingRanks, [1]);
+		assert.doesNotMatch(m.verdict, /no danger/i);
+	});
+});

@@ -169,6 +169,15 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 			evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} of ${r.size} on ${printable(r.host)}, pid ${r.pid}: reported` })),
 		});
 	}
+	const offRanks = reports.filter(r => r.off !== null);
+	if (offRanks.length > 0) {
+		findings.push({
+			id: 'guard-off-at-init', severity: 'error', title: `The guard turned itself off on ${offRanks.length} rank${offRanks.length > 1 ? 's' : ''} at MPI_Init`,
+			message: `Rank${offRanks.length > 1 ? 's' : ''} ${offRanks.map(r => r.rank).join(', ')} could not learn that every rank runs the guard, so ${offRanks.length > 1 ? 'their guards' : 'its guard'} passed every call through unobserved (a mixed launch: some ranks without LD_PRELOAD, or hosts that do not share GPUMPI_GUARD_DIR). Preload the guard on every rank, or run the program under \`gpumpi-doctor guard\`, which does.`,
+			evidence: offRanks.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
+			sources: [src(`${GUARD_DOC}#mixed-launches`, 'how the guard agrees at MPI_Init')],
+		});
+	}
 	const unfinalized = reports.filter(r => !r.finalized);
 	if (unfinalized.length > 0) {
 		findings.push({
@@ -277,7 +286,9 @@ function verdictLine(input: GuardMergeInput, reported: number, worldSize: number
 	const ranks = `${reported}${worldSize !== null && worldSize !== reported ? ` of ${worldSize}` : ''} rank${(worldSize ?? reported) === 1 ? '' : 's'} reported`;
 	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
 	let what: string;
+	const off = findings.find(f => f.id === 'guard-off-at-init');
 	if (reported === 0) { what = 'no guard report: nothing was observed'; }
+	else if (off && t.dangerKinds === 0) { what = `not observed: ${off.title.toLowerCase()} (a mixed launch?)`; }
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
 	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${t.bounced} bounced)`; }
 	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}${t.bounced > 0 ? ` (${t.bounced} bounced by the guard)` : ''}; not fixed: ${open.map(f => f.title).join('; ')}`; }

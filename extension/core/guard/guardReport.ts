@@ -39,6 +39,8 @@ export interface GuardRankReport {
 	schema: typeof GUARD_RANK_SCHEMA;
 	rank: number; size: number; host: string; pid: number;
 	mode: string; stage: boolean; finalized: boolean;
+	/** Why this rank's guard turned itself off at MPI_Init (mode "off"; e.g. a mixed launch), else null. */
+	off: string | null;
 	/** Written at a danger, before the program ended (absent in reports of builds before 2026-12-03: false). */
 	interim: boolean;
 	mpi: { library: string | null; cudaAware: 'yes' | 'no' | 'unknown'; pml: string | null; ucxCudaIpc: boolean | null };
@@ -120,6 +122,7 @@ function validate(raw: unknown): GuardRankReport {
 		pid: count(r.pid, 'pid'),
 		mode: str(r.mode, 'mode', 32),
 		stage: bool(r.stage, 'stage'),
+		off: strOrNull(r.off, 'off'),
 		finalized: bool(r.finalized, 'finalized'),
 		interim: r.interim === true,
 		mpi: { library: strOrNull(mpi.library, 'mpi.library'), cudaAware, pml: strOrNull(mpi.pml, 'mpi.pml'), ucxCudaIpc: typeof mpi.ucxCudaIpc === 'boolean' ? mpi.ucxCudaIpc : null },

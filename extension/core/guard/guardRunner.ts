@@ -54,9 +54,13 @@ export function ranksAsked(argv: readonly string[]): number | null {
 	return null;
 }
 
-/** The guard's environment for one run. */
+/**
+ * The guard's environment for one run. GPUMPI_GUARD_EVERY_RANK=1 is true because the launcher forwards these to every
+ * rank (global options): the guard then starts its collectives at MPI_Init without first waiting for the other
+ * ranks' init files (docs/guard.md "Mixed launches").
+ */
 export function guardVariables(lib: string, mode: GuardMode, dir: string): Array<[string, string]> {
-	return [['LD_PRELOAD', lib], ['GPUMPI_GUARD', mode], ['GPUMPI_GUARD_DIR', dir]];
+	return [['LD_PRELOAD', lib], ['GPUMPI_GUARD', mode], ['GPUMPI_GUARD_DIR', dir], ['GPUMPI_GUARD_EVERY_RANK', '1']];
 }
 
 /**
