@@ -22,6 +22,7 @@ import { posixQuoteArgv } from '../shared/shellQuote';
 import { checkSizeListText, checkSizeText, CHUNK_SIZE_LIMITS, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../shared/sizeText';
 import type { LaunchTarget } from '../core/hosts/launchTarget';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
+import { UCX_STAGING_TRIES } from '../core/repro/reproChoices';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
@@ -45,6 +46,10 @@ const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --launcher-arg X       extra launcher argument, repeatable (e.g. --launcher-arg --host --launcher-arg a:2,b:2)
   --loopback             Open MPI: --mca btl_tcp_if_include lo (and UCX_NET_DEVICES=lo)
   --proto-info           fallback: also UCX_PROTO_INFO=y UCX_PROTO_ENABLE=y on the mpi run
+  --try-ucx NAME=VALUE   fallback: also run the mpi mode with this UCX setting added, every trial, and rank it
+                         beside the other options (bandwidth and host memory against MPI as configured); repeatable,
+                         at most 8. --try-ucx staging = the staging-pool settings measured on the H200
+                         (${UCX_STAGING_TRIES.join(' ')})
 ${TARGET_USAGE.trimEnd()}
   --trials N             independent trials (separate launches) of every variant / mode (default 11: catches a
                          failure rate of 25 % with 95 % probability; docs/repro-schema.md)
@@ -79,7 +84,13 @@ export interface CliOptions extends LaunchCliOptions {
 	trials: number;
 	pmlUcx: boolean;
 	also: Array<[string, string]>;
+	/** fallback --try-ucx settings, in the order given. */
+	tryUcx: Array<[string, string]>;
 }
+
+const UCX_SETTING_NAME = /^UCX_[A-Z0-9_]{1,64}$/;
+const UCX_SETTING_VALUE = /^[A-Za-z0-9_.:,^+-]{1,128}$/;
+const MAX_TRY_UCX = 8;
 
 
 /** The reproducers' rank counts: the engine refuses any other (native/engine/reproIpc.cc, reproFallback.cc). */
@@ -87,7 +98,7 @@ const RANKS = { ipc: 4, fallback: 2 } as const;
 /** Options that apply to one reproducer only: naming them for the other is a usage error, not silently ignored. */
 const ONLY: Record<string, 'ipc' | 'fallback'> = {
 	'--size': 'ipc', '--variants': 'ipc', '--also': 'ipc', '--inject': 'ipc',
-	'--sizes': 'fallback', '--modes': 'fallback', '--iters': 'fallback', '--chunk': 'fallback', '--nbuf': 'fallback', '--proto-info': 'fallback',
+	'--sizes': 'fallback', '--modes': 'fallback', '--iters': 'fallback', '--chunk': 'fallback', '--nbuf': 'fallback', '--proto-info': 'fallback', '--try-ucx': 'fallback',
 };
 
 /** A comma-separated list of names from `known`, duplicates dropped; UsageError for an empty list or an unknown name. */
@@ -111,7 +122,7 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 	const o: CliOptions = {
 		which, json: false, markdown: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M', sizeBytes: 64 << 20,
 		variants: [...IPC_VARIANTS], sizes: '1M..1G', modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
-		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, injectSeed: 1, trials: DEFAULT_TRIALS, fromJson: null, pmlUcx: false, also: [],
+		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, injectSeed: 1, trials: DEFAULT_TRIALS, fromJson: null, pmlUcx: false, also: [], tryUcx: [],
 	};
 	const value = (i: number, name: string): string => optionValue(argv, i, name);
 	const int = optionInt;
@@ -160,6 +171,18 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 				o.also.push(p);
 				break;
 			}
+			case '--try-ucx': {
+				const v = value(i++, a);
+				for (const t of v === 'staging' ? UCX_STAGING_TRIES : [v]) {
+					const p = parsePreset(t);
+					if (!p || !UCX_SETTING_NAME.test(p[0]) || !UCX_SETTING_VALUE.test(p[1])) {
+						throw new UsageError(`--try-ucx needs UCX_NAME=VALUE (VALUE of letters, digits and _.:,^+-) or "staging", got ${shown(v)}`);
+					}
+					if (!o.tryUcx.some(([k, x]) => k === p[0] && x === p[1])) { o.tryUcx.push(p); }
+				}
+				if (o.tryUcx.length > MAX_TRY_UCX) { throw new UsageError(`--try-ucx: at most ${MAX_TRY_UCX} settings (each adds a launch per trial), got ${o.tryUcx.length}`); }
+				break;
+			}
 			case '--launcher-arg': o.extra.push(value(i++, a)); break;
 			case '--inject': {
 				const v = value(i++, a);
@@ -174,6 +197,7 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 		}
 	}
 	if (o.json && o.markdown) { throw new UsageError('--json and --markdown exclude each other'); }
+	if (o.tryUcx.length > 0 && !o.modes.includes('mpi')) { throw new UsageError(`--try-ucx compares UCX settings in the mpi mode, and --modes ${o.modes.join(',')} has no mpi`); }
 	if (o.fromJson !== null) {
 		if (o.fromJson === '') { throw new UsageError('--from-json needs a file name'); }
 		if (o.host || o.srun) { throw new UsageError('--from-json renders a saved file; --host and --srun launch runs'); }
@@ -262,7 +286,7 @@ async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>,
 	} else {
 		const rep = await runFallbackRepro({
 			engine, host, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
-			memory: o.memory, timeoutMs, trials: o.trials, protoInfo: o.protoInfo, onProgress: progress, signal,
+			memory: o.memory, timeoutMs, trials: o.trials, protoInfo: o.protoInfo, ucxSettings: o.tryUcx, onProgress: progress, signal,
 		});
 		io.stdout(o.markdown ? bugReportMarkdown({ fallback: [rep], source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
 	}

@@ -351,6 +351,9 @@ export type FallbackRunOutcome = FallbackRun['outcome'];
 export interface FallbackTrialResult extends FallbackResult {
 	/** 1-based trial index. */
 	trial: number;
+	/** The UCX setting ("NAME=VALUE") this `mpi`-mode result ran with on top of the configuration (`--try-ucx`);
+	 *  absent for the configuration itself. Its statistics and ranking key is `mpi+NAME=VALUE`. */
+	ucx_setting?: string;
 }
 
 /** The runs of one mode over the trials. */
@@ -409,7 +412,26 @@ export interface FallbackRankingJson {
 	mpiGrowthPerGiB: number | null;
 	mpiOomBytes: number | null;
 	fix: { mode: string; code: string; build: string[]; example: string; setup: string; exchange: string; teardown: string } | null;
+	/** The UCX settings tried beside the configuration (`--try-ucx`), each compared with MPI as configured; absent in
+	 *  reports saved before 2026-12-04 and [] when none was tried. */
+	ucxSettings?: UcxSettingOutcomeJson[];
 	text: string[];
+}
+
+/** One tried UCX setting (extension/core/repro/fallbackRanking.ts UcxSettingOutcome). */
+export interface UcxSettingOutcomeJson {
+	setting: string;
+	/** Trials with a result at the comparison size / trials launched. */
+	ok: number;
+	launched: number;
+	bestGbps: ValueSpread | null;
+	extraHostBytes: ValueSpread | null;
+	/** 'faster' / 'slower' than MPI as configured when the trial ranges do not overlap, else 'same'; null: not compared. */
+	bandwidth: 'faster' | 'slower' | 'same' | null;
+	/** Host growth per GiB of message below 64 MiB in every trial; null when not measured. */
+	boundsMemory: boolean | null;
+	/** Why it has no result (the first failed run's detail), or null. */
+	failure: string | null;
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

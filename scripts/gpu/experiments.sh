@@ -13,6 +13,8 @@
 #                      prints about cuMemHostRegister, kept whole
 #   rndv2              (EXP=rndv2) the memory-type-qualified FRAG_SIZE / FRAG_ALLOC_COUNT values, PIPELINE_SHM_ENABLE=n, PROTO_ENABLE=y
 #   bench1g            (EXP=bench1g) the same bench at 1 GiB
+#   tryucx             (EXP=tryucx) repro fallback --modes mpi,lib-shm --try-ucx staging in ONE run (the product's own
+#                      comparison: each setting ranked beside MPI and libgpumpi from its trials, docs/repro-schema.md)
 # EXP (default cudainit,rndv,bench) picks the groups. Component path given (observed.md B). Every experiment is skipped (and says so) when less than its expected time is
 # left of BUDGET_S (default 540). Needs dist/cli.js and Node (PATH, else .gpu/node.xz), like cli.sh.
 # Writes exactly two files: $OUT/experiments.log and $OUT/experiments.json
@@ -70,7 +72,7 @@ UCXSM=(--pml-ucx --preset UCX_TLS=sm,cuda_copy,self)
 OB1NOIPC=(--mca pml ob1 --mca btl_smcuda_use_cuda_ipc 0)
 FB=(repro fallback "${L[@]}" --modes mpi --sizes 256M,1G --iters 3 --trials 3 --timeout 90)
 
-EXP="${EXP:-cudainit,rndv,bench}"   # groups to run, comma-separated: cudainit rndv rndv2 bench bench1g
+EXP="${EXP:-cudainit,rndv,bench}"   # groups to run, comma-separated: cudainit rndv rndv2 tryucx bench bench1g
 want() { [[ ",$EXP," == *",$1,"* ]]; }
 rndv_run() {  # rndv_run SETTING: one fallback run with SETTING (skipped when this UCX has no such variable)
   local s="$1" var="${1%%=*}"
@@ -92,6 +94,10 @@ if want rndv2; then  # the memory-type-qualified forms UCX 1.13 accepts (its def
   run rndv-default 40 "${FB[@]}" "${UCXSM[@]}"
   for s in UCX_RNDV_FRAG_SIZE=host:128K,cuda:4M UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M UCX_RNDV_FRAG_ALLOC_COUNT=host:8,cuda:8 \
            UCX_RNDV_PIPELINE_SHM_ENABLE=n UCX_PROTO_ENABLE=y; do rndv_run "$s"; done
+fi
+if want tryucx; then
+  run tryucx-staging 200 repro fallback "${L[@]}" --modes mpi,lib-shm --sizes 256M,1G --iters 3 --trials 3 --timeout 90 \
+    "${UCXSM[@]}" --try-ucx staging
 fi
 
 bench_err=""

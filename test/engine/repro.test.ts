@@ -180,6 +180,31 @@ for (const { flavor, mpirun, config } of FLAVORS) {
 			assert.match(renderFallbackReport(rep), /staged\s+4 MiB/);
 		});
 
+		it('fallback --try-ucx: each UCX setting runs the mpi mode again in every trial, is ranked beside MPI, and a rejected one is named with its error', async function () {
+			// Only MPICH's ch4:ucx uses UCX on this machine (Debian's Open MPI cannot select pml ucx here: see the test below).
+			if (flavor !== 'mpich') { this.skip(); }
+			const rep = await runFallbackRepro({
+				engine, spec: spec2, config, modes: ['mpi', 'host'], sizes: '1M,4M', iters: 2, memory: 'device', timeoutMs: RUN_TIMEOUT_MS, protoInfo: false, trials: 2,
+				ucxSettings: [['UCX_RNDV_SCHEME', 'get_zcopy'], ['UCX_RNDV_FRAG_SIZE', '128K']],
+			});
+			assert.deepEqual(rep.runs.map(r => `${r.trial}:${r.modes[0]}`), ['1:mpi', '1:host', '1:mpi+UCX_RNDV_SCHEME=get_zcopy', '1:mpi+UCX_RNDV_FRAG_SIZE=128K',
+				'2:mpi', '2:host', '2:mpi+UCX_RNDV_SCHEME=get_zcopy', '2:mpi+UCX_RNDV_FRAG_SIZE=128K']);
+			// the setting reached the ranks through the launcher (one argv item each, never a shell)
+			const cmd = rep.runs.find(r => r.modes[0] === 'mpi+UCX_RNDV_SCHEME=get_zcopy')!.command;
+			assert.ok(cmd.includes('UCX_RNDV_SCHEME') || cmd.includes('UCX_RNDV_SCHEME=get_zcopy'), cmd.join(' '));
+			const rk = rep.ranking!;
+			const by = Object.fromEntries((rk.ucxSettings ?? []).map(u => [u.setting, u]));
+			assert.equal(by['UCX_RNDV_SCHEME=get_zcopy'].ok, 2, JSON.stringify(by['UCX_RNDV_SCHEME=get_zcopy']));
+			assert.ok(by['UCX_RNDV_SCHEME=get_zcopy'].bestGbps!.median > 0);
+			assert.ok(rk.options.some(o => o.label === 'MPI with UCX_RNDV_SCHEME=get_zcopy'));
+			assert.equal(by['UCX_RNDV_FRAG_SIZE=128K'].ok, 0);
+			assert.match(by['UCX_RNDV_FRAG_SIZE=128K'].failure ?? '', /invalid memory type specifier: '128K'/);
+			assert.match(rep.verdict.text.join(' '), /UCX settings tried at 4 MiB \(MPI as configured .* GB\/s.*UCX_RNDV_FRAG_SIZE=128K: no result at 4 MiB in 2 launches/);
+			// the configuration's own verdict sees its own trials only
+			assert.deepEqual(rep.stats.filter(s => s.mode === 'mpi').map(s => s.trials), [2, 2]);
+			assert.ok(rep.results.filter(r => r.ucx_setting === 'UCX_RNDV_SCHEME=get_zcopy').every(r => r.status === 'ok' && r.verified.wrong === 0));
+		});
+
 		it('fallback: a UCX setting UCX rejects (UCX_RNDV_FRAG_SIZE=128K, found on the H200) gives "No result" with the error line, never "host memory"', async () => {
 			const bad: LaunchConfig = { ...config, label: `${config.label}, UCX_RNDV_FRAG_SIZE=128K`, env: [...config.env, ['UCX_RNDV_FRAG_SIZE', '128K']],
 				mca: flavor === 'openmpi' ? [['pml', 'ucx']] : config.mca };

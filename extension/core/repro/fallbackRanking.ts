@@ -5,8 +5,11 @@
  * host-memory growth per GiB of message and the node's MemAvailable, the message size at which MPI would run the
  * node out of memory. A difference is claimed only when the trial ranges do not overlap; one trial claims nothing.
  * The host-to-host mode is a baseline, not an option for device data, so it is not ranked.
+ * UCX settings tried beside the configuration (`--try-ucx`: the `mpi` mode again with one UCX_* variable added) are
+ * ranked as options of their own ("MPI with NAME=VALUE") and each is compared with MPI as configured, bandwidth and
+ * host memory, from its own trials.
  */
-import type { FallbackStat, FallbackTrialResult } from '../../shared/reproSchema';
+import type { FallbackRun, FallbackStat, FallbackTrialResult } from '../../shared/reproSchema';
 import { compareSpreads, spreadOf, spreadText, type Spread } from '../../shared/trialStats';
 import { libFix, type LibFix, type LibFixMode } from './fallbackFix';
 
@@ -38,8 +41,30 @@ export interface FallbackRanking {
 	mpiOomBytes: number | null;
 	/** The code and build lines for the recommendation (libgpumpi modes only). */
 	fix: LibFix | null;
+	/** Every UCX setting tried, in the order given. */
+	ucxSettings: UcxSettingOutcome[];
 	text: string[];
 }
+
+/** What one tried UCX setting did, against MPI as configured, at the comparison size. */
+export interface UcxSettingOutcome {
+	setting: string;
+	ok: number;
+	launched: number;
+	bestGbps: Spread | null;
+	extraHostBytes: Spread | null;
+	bandwidth: 'faster' | 'slower' | 'same' | null;
+	boundsMemory: boolean | null;
+	failure: string | null;
+}
+
+/** The statistics / ranking key of a result: its mode, or `mpi+NAME=VALUE` for a tried UCX setting. */
+export function statKey(r: Pick<FallbackTrialResult, 'mode' | 'ucx_setting'>): string {
+	return r.ucx_setting ? `mpi+${r.ucx_setting}` : r.mode;
+}
+const SETTING = 'mpi+';
+/** A host growth below this per GiB of message counts as bounded (libgpumpi's fixed staging is far below it). */
+const BOUNDED_PER_GIB = 64 * MiB;
 
 const LABELS: Record<string, string> = {
 	mpi: 'MPI (device pointers to MPI_Isend/Irecv)', staged: 'manual staging (own pipeline through MPI host messages)',
@@ -53,21 +78,25 @@ function mib(s: Spread | null): string { return s === null ? 'not measured' : `+
 
 /** The spread over trials of each trial's largest growth of `pick` for (mode, size). */
 function memSpread(results: FallbackTrialResult[], mode: string, size: number, pick: 'rss_peak_growth_bytes' | 'device_used_peak_growth_bytes'): Spread | null {
-	const rows = results.filter(r => r.mode === mode && r.size_bytes === size && r.status === 'ok');
+	const rows = results.filter(r => statKey(r) === mode && r.size_bytes === size && r.status === 'ok');
 	return spreadOf(rows.map(r => { const v = r.memory.map(m => m[pick]).filter((x): x is number => typeof x === 'number'); return v.length ? Math.max(...v) : null; }));
 }
 
 /** The ranking from the trial statistics; nodeAvailableBytes: MemAvailable of the ranks' host (smallest). */
 export function rankFallback(stats: FallbackStat[], results: FallbackTrialResult[], nodeAvailableBytes: number | null,
-	gpu: boolean, chunkBytes?: number, nbuf?: number, mpiFlavor: 'openmpi' | 'mpich' | 'unknown' = 'unknown'): FallbackRanking {
+	gpu: boolean, chunkBytes?: number, nbuf?: number, mpiFlavor: 'openmpi' | 'mpich' | 'unknown' = 'unknown',
+	tried: Array<{ setting: string; runs: FallbackRun[] }> = []): FallbackRanking {
 	const text: string[] = [];
-	const modes = [...new Set(stats.map(s => s.mode))].filter(m => m !== 'host' && LABELS[m]);
+	const labelOf = (m: string): string => m.startsWith(SETTING) ? `MPI with ${m.slice(SETTING.length)}` : LABELS[m];
+	const modes = [...new Set(stats.map(s => s.mode))].filter(m => m !== 'host' && labelOf(m));
 	const okSizes = (m: string): number[] => stats.filter(s => s.mode === m && s.bestGbps !== null).map(s => s.sizeBytes);
-	const ranked = modes.filter(m => okSizes(m).length > 0);
-	const common = ranked.length ? okSizes(ranked[0]).filter(sz => ranked.every(m => okSizes(m).includes(sz))) : [];
+	// The comparison size comes from the configuration's own modes; a tried setting is ranked when it worked there.
+	const own = modes.filter(m => !m.startsWith(SETTING) && okSizes(m).length > 0);
+	const common = own.length ? okSizes(own[0]).filter(sz => own.every(m => okSizes(m).includes(sz))) : [];
 	const at = common.length ? Math.max(...common) : null;
+	const ranked = at === null ? own : [...own, ...modes.filter(m => m.startsWith(SETTING) && okSizes(m).includes(at))];
 	const options: FallbackOption[] = at === null ? [] : ranked.map(m => ({
-		mode: m, label: LABELS[m], bestGbps: stats.find(s => s.mode === m && s.sizeBytes === at)!.bestGbps!,
+		mode: m, label: labelOf(m), bestGbps: stats.find(s => s.mode === m && s.sizeBytes === at)!.bestGbps!,
 		extraHostBytes: memSpread(results, m, at, 'rss_peak_growth_bytes'),
 		extraDeviceBytes: gpu ? memSpread(results, m, at, 'device_used_peak_growth_bytes') : null,
 	})).sort((a, b) => b.bestGbps.median - a.bestGbps.median);
@@ -119,6 +148,45 @@ export function rankFallback(stats: FallbackStat[], results: FallbackTrialResult
 			}
 		}
 	}
+	const ucxSettings = tried.map(t => settingOutcome(t.setting, t.runs, options, mpi, at));
+	text.push(...settingsText(ucxSettings, mpi, at));
 	const fix = best && best.mode.startsWith('lib-') ? libFix(best.mode as LibFixMode, chunkBytes, nbuf, mpiFlavor) : null;
-	return { atBytes: at, options, best, mpiGrowthPerGiB: perGiB, mpiOomBytes: oom, fix, text };
+	return { atBytes: at, options, best, mpiGrowthPerGiB: perGiB, mpiOomBytes: oom, fix, ucxSettings, text };
+}
+
+function settingOutcome(setting: string, runs: FallbackRun[], options: FallbackOption[], mpi: FallbackOption | null, at: number | null): UcxSettingOutcome {
+	const o = options.find(x => x.mode === SETTING + setting) ?? null;
+	const failed = runs.find(r => r.outcome !== 'ok');
+	const out: UcxSettingOutcome = {
+		setting, ok: o?.bestGbps.n ?? 0, launched: runs.length, bestGbps: o?.bestGbps ?? null, extraHostBytes: o?.extraHostBytes ?? null,
+		bandwidth: null, boundsMemory: null, failure: failed ? `${failed.outcome.replace(/_/g, ' ')}: ${failed.detail}` : null,
+	};
+	if (o && at !== null && o.extraHostBytes && o.extraHostBytes.n >= 2) { out.boundsMemory = o.extraHostBytes.max / (at / GiB) < BOUNDED_PER_GIB; }
+	if (o && mpi && o.bestGbps.n >= 2 && mpi.bestGbps.n >= 2) {
+		out.bandwidth = o.bestGbps.min > mpi.bestGbps.max ? 'faster' : o.bestGbps.max < mpi.bestGbps.min ? 'slower' : 'same';
+	}
+	return out;
+}
+
+/** The verdict's lines about the tried UCX settings: each one's numbers, then the best that kept MPI's bandwidth. */
+function settingsText(list: UcxSettingOutcome[], mpi: FallbackOption | null, at: number | null): string[] {
+	if (list.length === 0) { return []; }
+	const lines: string[] = [];
+	const base = mpi ? `MPI as configured ${spreadText(mpi.bestGbps)} GB/s, ${mib(mpi.extraHostBytes)}` : 'MPI as configured: no result to compare with';
+	const each = list.map(u => u.bestGbps === null
+		? `${u.setting}: no result at ${at === null ? 'any size' : sizeText(at)} in ${u.launched} launch${u.launched === 1 ? '' : 'es'}${u.failure ? ` (${u.failure.slice(0, 240)})` : ''}`
+		: `${u.setting}: ${spreadText(u.bestGbps)} GB/s, ${mib(u.extraHostBytes)}${u.bandwidth === 'faster' ? ', faster' : u.bandwidth === 'slower' ? ', slower' : u.bandwidth === 'same' ? ', ranges overlap' : ''}${u.boundsMemory === true ? ', host memory bounded' : u.boundsMemory === false ? ', host memory grows with the message' : ''} (${u.ok} of ${u.launched} trials)`);
+	lines.push(`UCX settings tried at ${at === null ? '?' : sizeText(at)} (${base}): ${each.join('; ')}.`);
+	const keepBw = list.filter(u => u.bandwidth === 'faster' || u.bandwidth === 'same');
+	const bounded = keepBw.filter(u => u.boundsMemory === true);
+	const fastest = [...keepBw].sort((a, b) => b.bestGbps!.median - a.bestGbps!.median)[0];
+	if (bounded.length > 0) {
+		const b = [...bounded].sort((x, y) => y.bestGbps!.median - x.bestGbps!.median)[0];
+		lines.push(`Best UCX setting measured: ${b.setting} keeps MPI's bandwidth and bounds the host staging: set it for every rank (Open MPI: mpirun -x ${b.setting}; MPICH: -genv ${b.setting.replace('=', ' ')}; Slurm: export it before srun).`);
+	} else if (fastest && fastest.bandwidth === 'faster') {
+		lines.push(`Best UCX setting measured: ${fastest.setting} is faster than MPI as configured${fastest.boundsMemory === false ? ', but the host staging still grows with the message: it does not prevent running out of memory' : ''}. No tried setting bounded the host memory without losing bandwidth.`);
+	} else if (list.some(u => u.bestGbps !== null)) {
+		lines.push('No tried UCX setting was faster than MPI as configured or bounded its host memory without losing bandwidth.');
+	}
+	return lines;
 }

@@ -15,7 +15,7 @@ import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
-import { rankFallback, type FallbackRanking } from './fallbackRanking';
+import { rankFallback, statKey, type FallbackRanking } from './fallbackRanking';
 import { errorLines } from './failureSignatures';
 import { crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
 
@@ -42,6 +42,9 @@ export interface FallbackRunOptions {
 	totalTimeoutMs?: number;
 	/** Ask UCX for protocol tables too (UCX_PROTO_INFO=y, UCX_PROTO_ENABLE=y). */
 	protoInfo: boolean;
+	/** UCX settings to try: each trial also runs the `mpi` mode once per setting, with that one variable added to the
+	 *  configuration's environment (`--try-ucx`); ranked beside the other options. */
+	ucxSettings?: Array<[string, string]>;
 	onProgress?: (line: string) => void;
 	signal?: AbortSignal;
 }
@@ -74,31 +77,36 @@ export function classifyFallbackRun(modes: string[], config: string, command: st
 export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproFallbackReport> {
 	const trials = opts.trials ?? DEFAULT_TRIALS;
 	if (!Number.isInteger(trials) || trials < 1) { throw new Error(`bad trial count ${trials}`); }
-	const launches = trials * opts.modes.length;
+	const tries = opts.modes.includes('mpi') ? opts.ucxSettings ?? [] : [];
+	const launches = trials * (opts.modes.length + tries.length);
 	const deadline = Date.now() + (opts.totalTimeoutMs ?? opts.timeoutMs * launches);
 	const runs: FallbackRun[] = [];
-	const docs: Array<{ trial: number; doc: ReproFallbackDocument }> = [];
+	const docs: Array<{ trial: number; doc: ReproFallbackDocument; setting?: string }> = [];
 	let transports: TransportEvidence = { lanes: [], protocols: [], btls: [], lines: [] };
 	let stopped = false;
+	// One launch per mode, then the mpi mode once per tried UCX setting (null: the configuration itself).
+	const plan: Array<{ mode: string; setting: [string, string] | null }> = [...opts.modes.map(mode => ({ mode, setting: null })), ...tries.map(t => ({ mode: 'mpi', setting: t }))];
 	for (let trial = 1; trial <= trials && !stopped; trial++) {
-		for (const mode of opts.modes) {
+		for (const { mode, setting } of plan) {
 			if (opts.signal?.aborted || Date.now() >= deadline) { stopped = true; break; }
 			const program = [opts.engine, 'repro', 'fallback', '--modes', mode, '--sizes', opts.sizes, '--iters', String(opts.iters), '--memory', opts.memory, '--json'];
 			if (opts.chunk) { program.push('--chunk', opts.chunk); }
 			if (opts.nbuf) { program.push('--nbuf', String(opts.nbuf)); }
-			const config = mode === 'mpi' ? withEvidence(opts.config, opts.spec.flavor, opts.protoInfo) : opts.config;
+			const name = setting ? `${setting[0]}=${setting[1]}` : null;
+			const base: LaunchConfig = setting ? { ...opts.config, label: `${opts.config.label}, ${name}`, env: [...opts.config.env.filter(([k]) => k !== setting[0]), setting] } : opts.config;
+			const config = mode === 'mpi' ? withEvidence(base, opts.spec.flavor, opts.protoInfo) : base;
 			const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
 			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: left, signal: opts.signal });
 			if (opts.signal?.aborted) { stopped = true; break; }  // the cut run is dropped; finished trials are kept
-			const { run, doc } = classifyFallbackRun([mode], opts.config.label, argv, r, left, trial);
+			const { run, doc } = classifyFallbackRun([name ? `mpi+${name}` : mode], base.label, argv, r, left, trial);
 			if (launchNotes.length > 0) { run.detail = `${run.detail} (${launchNotes.join('; ')})`; }
 			runs.push(run);
-			if (doc) { docs.push({ trial, doc }); }
-			if (mode === 'mpi' && transports.lines.length === 0) { transports = gatherTransportEvidence(r.stdout, r.stderr); }
-			opts.onProgress?.(`trial ${trial} of ${trials}: ${opts.config.label} / ${mode}: ${run.outcome}`);
+			if (doc) { docs.push(name ? { trial, doc, setting: name } : { trial, doc }); }
+			if (mode === 'mpi' && !name && transports.lines.length === 0) { transports = gatherTransportEvidence(r.stdout, r.stderr); }
+			opts.onProgress?.(`trial ${trial} of ${trials}: ${base.label} / ${mode}: ${run.outcome}`);
 		}
 	}
-	return combineFallback(opts.config.label, runs, docs, transports, trials);
+	return combineFallback(opts.config.label, runs, docs, transports, trials, tries.map(([k, v]) => `${k}=${v}`));
 }
 
 const RUN_OUTCOMES: readonly FallbackRunOutcome[] = ['ok', 'partial', 'setup_error', 'usage_error', 'crashed', 'timed_out', 'no_output', 'launch_error'];
@@ -114,11 +122,11 @@ function modeSummaries(runs: FallbackRun[], requested: number): FallbackModeSumm
 
 /** Per (mode, size): the spread of the trials' best bandwidth and peak resident growth. */
 export function fallbackStats(results: FallbackTrialResult[]): FallbackStat[] {
-	const keys = [...new Map(results.map(r => [`${r.mode}\u0000${r.size_bytes}`, r] as const)).values()];
+	const keys = [...new Map(results.map(r => [`${statKey(r)}\u0000${r.size_bytes}`, r] as const)).values()];
 	return keys.map(k => {
-		const mine = results.filter(r => r.mode === k.mode && r.size_bytes === k.size_bytes);
+		const mine = results.filter(r => statKey(r) === statKey(k) && r.size_bytes === k.size_bytes);
 		const ok = mine.filter(r => r.status === 'ok');
-		return { mode: k.mode, sizeBytes: k.size_bytes, trials: mine.length, ok: ok.length, bestGbps: spreadOf(ok.map(r => r.best_gbps)), rssGrowth: spreadOf(ok.map(peakRss)) };
+		return { mode: statKey(k), sizeBytes: k.size_bytes, trials: mine.length, ok: ok.length, bestGbps: spreadOf(ok.map(r => r.best_gbps)), rssGrowth: spreadOf(ok.map(peakRss)) };
 	});
 }
 
@@ -126,22 +134,26 @@ export function fallbackStats(results: FallbackTrialResult[]): FallbackStat[] {
  * Merge documents of separate runs into one report (also used for saved device results). `docs` may be plain
  * documents (one trial each, as in saved results of before trials) or documents tagged with their trial.
  */
-export function combineFallback(config: string, runs: FallbackRun[], docs: Array<ReproFallbackDocument | { trial: number; doc: ReproFallbackDocument }>,
-	transports: TransportEvidence, requested = 1): ReproFallbackReport {
-	const tagged = docs.map(d => ('doc' in d ? d : { trial: 1, doc: d }));
-	const first = tagged[0]?.doc ?? null;
-	const results: FallbackTrialResult[] = tagged.flatMap(d => d.doc.results.map(r => ({ ...r, trial: d.trial })));
+export function combineFallback(config: string, runs: FallbackRun[], docs: Array<ReproFallbackDocument | { trial: number; doc: ReproFallbackDocument; setting?: string }>,
+	transports: TransportEvidence, requested = 1, tried: string[] = []): ReproFallbackReport {
+	const tagged: Array<{ trial: number; doc: ReproFallbackDocument; setting?: string }> = docs.map(d => ('doc' in d ? d : { trial: 1, doc: d }));
+	const first = (tagged.find(d => !d.setting) ?? tagged[0])?.doc ?? null;
+	const results: FallbackTrialResult[] = tagged.flatMap(d => d.doc.results.map(r => (d.setting ? { ...r, trial: d.trial, ucx_setting: d.setting } : { ...r, trial: d.trial })));
+	// The verdict is about the configuration as given; the tried settings are compared with it in the ranking.
+	const own = results.filter(r => !r.ucx_setting);
+	const ownRuns = runs.filter(r => !r.modes.some(m => m.startsWith('mpi+')));
+	const triedRuns = tried.map(setting => ({ setting, runs: runs.filter(r => r.modes.includes(`mpi+${setting}`)) }));
 	const stats = fallbackStats(results);
 	const trialsRun = Math.max(0, ...runs.map(r => r.trial));
 	const modes = modeSummaries(runs, requested);
 	const avail = tagged.flatMap(d => (d.doc.node_memory ?? []).map(m => m.mem_available_bytes)).filter((x): x is number => typeof x === 'number');
 	const ranking = rankFallback(stats, results, avail.length ? Math.min(...avail) : null, first?.memory === 'device', first?.chunk_bytes, first?.nbuf,
-		first?.mpi.implementation ?? 'unknown');
+		first?.mpi.implementation ?? 'unknown', triedRuns);
 	return {
 		schema: REPRO_FALLBACK_REPORT_SCHEMA, config, mpi: first?.mpi ?? null, memory: first?.memory ?? null,
 		gpuUnavailableReason: first?.gpu_unavailable_reason ?? null, trials: Math.max(requested, trialsRun),
 		partial: modes.some(m => m.trials < m.requested), modes, runs, results, stats, transports,
-		verdict: withRanking(fallbackVerdict(first?.memory ?? null, first?.gpu_unavailable_reason ?? null, runs, results, transports, first?.mpi.cuda_aware.run_time ?? null, stats), ranking),
+		verdict: withRanking(fallbackVerdict(first?.memory ?? null, first?.gpu_unavailable_reason ?? null, ownRuns, own, transports, first?.mpi.cuda_aware.run_time ?? null, stats.filter(st => !st.mode.startsWith('mpi+'))), ranking),
 		ranking,
 	};
 }

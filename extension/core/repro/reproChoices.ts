@@ -24,6 +24,13 @@ export const REPRO_PRESETS: readonly ReproPreset[] = [
 	{ id: 'UCX_TLS=tcp,cuda_copy,self', label: 'UCX_TLS=tcp,cuda_copy,self', detail: 'pml ucx, TCP + cuda_copy', env: [['UCX_TLS', 'tcp,cuda_copy,self']], mca: PML_UCX_MCA },
 ];
 
+/**
+ * `--try-ucx staging`: the UCX settings that change the host-staged rendezvous pipeline, in the forms UCX 1.13–1.20
+ * accept (memory-type-qualified fragment settings): bigger host fragments (fastest measured on the H200), fewer
+ * fragments per pool chunk, and the two ways out of the host pipeline (docs/device-results.md, "UCX rendezvous
+ * settings" and "UCX rendezvous settings in their accepted forms").
+ */
+export const UCX_STAGING_TRIES: readonly string[] = ['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M', 'UCX_RNDV_FRAG_ALLOC_COUNT=host:8,cuda:8', 'UCX_RNDV_SCHEME=get_zcopy', 'UCX_RNDV_FRAG_MEM_TYPE=cuda'];
 /** Everything picked for one run; persisted in workspaceState. */
 export interface ReproChoices {
 	/** mpirun path or name ("" = mpirun on PATH). */
