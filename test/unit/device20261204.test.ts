@@ -147,3 +147,25 @@ describe('H200 2026-12-04: UCX 1.13 rendezvous settings in their accepted forms 
 		assert.ok(few.min < base.max && few.max > base.min);
 	});
 });
+
+describe('H200 2026-12-04: repro fallback --try-ucx staging in one run (real capture, experiments-tryucx)', () => {
+	const cap = read('repro', 'h200-testbed', 'experiments-tryucx-2026-12-04.json') as { runs: Run[] };
+	const rep = cap.runs.find(r => r.name === 'tryucx-staging')!.doc;
+	it('every launch ok: mpi, lib-shm and the 4 settings, 3 of 3 trials each', () => {
+		assert.deepEqual(rep.modes.map(m => [m.mode, m.counts.ok, m.trials]), [['mpi', 3, 3], ['lib-shm', 3, 3],
+			['mpi+UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M', 3, 3], ['mpi+UCX_RNDV_FRAG_ALLOC_COUNT=host:8,cuda:8', 3, 3], ['mpi+UCX_RNDV_SCHEME=get_zcopy', 3, 3], ['mpi+UCX_RNDV_FRAG_MEM_TYPE=cuda', 3, 3]]);
+	});
+	it('libgpumpi (shm) is recommended; host:4M is the best UCX setting but its staging grows; get_zcopy / FRAG_MEM_TYPE=cuda bound it at < 1 GB/s', () => {
+		const rk = rep.ranking!;
+		assert.equal(rk.best?.mode, 'lib-shm');
+		const by = Object.fromEntries(rk.ucxSettings!.map(u => [u.setting, u]));
+		assert.deepEqual([by['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M'].bandwidth, by['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M'].boundsMemory], ['faster', false]);
+		for (const s of ['UCX_RNDV_SCHEME=get_zcopy', 'UCX_RNDV_FRAG_MEM_TYPE=cuda']) {
+			assert.deepEqual([by[s].bandwidth, by[s].boundsMemory], ['slower', true], s);
+			assert.ok(by[s].bestGbps!.max < 1, s);
+		}
+		const text = rep.verdict.text.join('\n');
+		assert.match(text, /Best UCX setting measured: UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M is faster than MPI as configured, but the host staging still grows/);
+		assert.match(text, /Recommended: libgpumpi \(shm\)/);
+	});
+});
