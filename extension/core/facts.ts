@@ -190,6 +190,9 @@ export interface SysFacts {
 	modules: KernelModule[] | null;
 	/** /sys/module/nvidia_peermem/version (or nv_peer_mem), when present. */
 	peermemVersion: Located<string> | null;
+	/** A GPU peer-memory client registered with the RDMA core (/sys/kernel/mm/memory_peers/<client>/version), when
+	 *  present: value is "<client> <version>". Absent in reports saved before 2026-12-04. */
+	peerMemoryClient?: Located<string> | null;
 	ibPorts: IbPort[] | null;
 	gpuNuma: GpuNuma[] | null;
 }

@@ -6,7 +6,8 @@
  * Raw output formats (one line per item; analysed by parsers/sysFacts.ts, documented in docs/bundle.md):
  * - `sys_modules`: the matching lines of /proc/modules verbatim (`nvidia_peermem 16384 0 - Live 0x… (OE)`), or,
  *   when /proc/modules cannot be read, the matching names of /sys/module (one per line); then
- *   `/sys/module/<m>/version=<v>` for nvidia_peermem / nv_peer_mem when that file exists.
+ *   `/sys/module/<m>/version=<v>` for nvidia_peermem / nv_peer_mem when that file exists, and
+ *   `/sys/kernel/mm/memory_peers/<client>/version=<v>` for the GPU peer-memory clients nv_mem, nv_mem_nc, nvidia-peermem.
  * - `sys_infiniband`: `<dev>\tport=<n>\tstate=<s>\tlink_layer=<l>\trate=<r>\tnuma_node=<n>\tpci=<addr>`.
  * - `sys_gpu_numa`: `<pci address>\tclass=<0x03xxxx>\tnuma_node=<n>\tlocal_cpulist=<cpus>` per NVIDIA display device.
  */
@@ -20,6 +21,9 @@ export type SysListDir = (p: string) => Promise<string[] | null>;
 
 /** Kernel modules that matter for GPU-aware MPI (GPU driver, peer memory, RDMA stacks). */
 export const RELEVANT_MODULE = /^(nvidia(_[a-z0-9_]+)?|nv_peer_mem|gdrdrv|ib_[a-z0-9_]+|mlx[45]_[a-z0-9_]+|rdma_[a-z0-9_]+|irdma|bnxt_re|efa|hfi1|cxi[a-z0-9_]*)$/;
+
+/** GPU peer-memory clients under /sys/kernel/mm/memory_peers (nv_peer_mem, its non-coherent twin, nvidia-peermem). */
+export const PEER_MEMORY_CLIENTS = ['nv_mem', 'nv_mem_nc', 'nvidia-peermem'] as const;
 
 /** Directory entry names accepted from the host (anything else is skipped: no traversal, no control characters). */
 const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -83,6 +87,12 @@ async function collectModules(readFile: SysReadFile, listDir: SysListDir): Promi
 	for (const m of ['nvidia_peermem', 'nv_peer_mem']) {
 		const v = await safeRead(readFile, `/sys/module/${m}/version`);
 		if (v !== null) { lines.push(`/sys/module/${m}/version=${oneLine(v)}`); }
+	}
+	// The peer-memory clients the RDMA core registered (MLNX_OFED's peer-memory interface): NCCL, UCC and UCX's ib md
+	// test these files for GPUDirect RDMA, so a client here is GPUDirect RDMA even where no module line matched.
+	for (const c of PEER_MEMORY_CLIENTS) {
+		const v = await safeRead(readFile, `/sys/kernel/mm/memory_peers/${c}/version`);
+		if (v !== null) { lines.push(`/sys/kernel/mm/memory_peers/${c}/version=${oneLine(v)}`); }
 	}
 	return raw('sys_modules', command, started, lines.map((l) => l + '\n').join(''), undefined, notes);
 }

@@ -2,6 +2,7 @@
 # Capture the sysfs facts of extension/core/sysCollect.ts on a machine without Node (the GPU device), in exactly
 # the RawOutput stdout formats that collectSystemFacts() writes (see the header of sysCollect.ts):
 #   $OUT/sys_modules.txt     relevant /proc/modules lines (or /sys/module names), then /sys/module/<m>/version=<v>
+#                            and /sys/kernel/mm/memory_peers/<client>/version=<v>
 #   $OUT/sys_infiniband.txt  <dev>\tport=<n>\tstate=<s>\tlink_layer=<l>\trate=<r>\tnuma_node=<n>\tpci=<addr>
 #                            (file absent when /sys/class/infiniband does not exist)
 #   $OUT/sys_gpu_numa.txt    <pci addr>\tclass=<0x03xxxx>\tnuma_node=<n>\tlocal_cpulist=<cpus> per NVIDIA display device
@@ -23,6 +24,10 @@ one() { if [ -r "$1" ]; then tr -d '\t\r' <"$1" | tr '\n' ' ' | sed 's/ *$//' | 
   fi
   for m in nvidia_peermem nv_peer_mem; do
     if [ -r "/sys/module/$m/version" ]; then printf '/sys/module/%s/version=%s\n' "$m" "$(one "/sys/module/$m/version")"; fi
+  done
+  for c in nv_mem nv_mem_nc nvidia-peermem; do  # GPU peer-memory clients (extension/core/sysCollect.ts PEER_MEMORY_CLIENTS)
+    f="/sys/kernel/mm/memory_peers/$c/version"
+    if [ -r "$f" ]; then printf '/sys/kernel/mm/memory_peers/%s/version=%s\n' "$c" "$(one "$f")"; fi
   done
 } >"$OUT/sys_modules.txt"
 

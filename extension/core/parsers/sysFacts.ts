@@ -22,6 +22,8 @@ export function parseSysModules(text: string, sys: SysFacts, gpu: GpuFacts, sour
 		if (t === '') { continue; }
 		const ver = /^\/sys\/module\/(nvidia_peermem|nv_peer_mem)\/version=(.*)$/.exec(t);
 		if (ver) { sys.peermemVersion = { value: ver[2], evidence: lineEvidence(source, l) }; continue; }
+		const client = /^\/sys\/kernel\/mm\/memory_peers\/(nv_mem|nv_mem_nc|nvidia-peermem)\/version=(.*)$/.exec(t);
+		if (client) { sys.peerMemoryClient ??= { value: `${client[1]} ${client[2]}`, evidence: lineEvidence(source, l) }; continue; }
 		const name = t.split(/\s+/)[0];
 		// Either a bare name (/sys/module listing) or a /proc/modules line: name size refcount deps state address.
 		const procLine = /^\S+ \d+ (\d+|-) \S+ (Live|Loading|Unloading)\b/.test(t);
@@ -34,6 +36,7 @@ export function parseSysModules(text: string, sys: SysFacts, gpu: GpuFacts, sour
 	sys.modules = [...(sys.modules ?? []), ...modules];
 	const pm = sys.modules.find((m) => m.name === 'nvidia_peermem' || m.name === 'nv_peer_mem');
 	if (pm) { gpu.peermemLoaded = { value: true, evidence: pm.evidence }; }
+	else if (sys.peerMemoryClient) { gpu.peermemLoaded = { value: true, evidence: sys.peerMemoryClient.evidence }; }
 	else if (!gpu.peermemLoaded?.value) {
 		const first = sys.modules.find((m) => m.name.startsWith('nvidia')) ?? sys.modules[0];
 		gpu.peermemLoaded = { value: false, evidence: first ? first.evidence : { source, line: '(no GPU or RDMA kernel modules listed)' } };

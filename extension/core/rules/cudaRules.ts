@@ -80,13 +80,14 @@ const cudaInitOrder: Rule = {
 
 const noGdr: Rule = {
 	id: 'no-gpudirect-rdma', severity: 'info', title: 'No GPUDirect RDMA: inter-node GPU traffic is staged through host memory',
-	reads: ['gpu.peermemLoaded', 'sys.modules', 'sys.peermemVersion', 'sys.ibPorts', 'gpu.gpus', 'ucx.version', 'engine.ranks[].cuda.devices[].dma_buf_supported'],
+	reads: ['gpu.peermemLoaded', 'sys.modules', 'sys.peermemVersion', 'sys.peerMemoryClient', 'sys.ibPorts', 'gpu.gpus', 'ucx.version', 'engine.ranks[].cuda.devices[].dma_buf_supported'],
 	appliesTo: { ucx: ALL_VERSIONS, cuda: '>=11.7' },
 	verifiedAgainst: [
 		src(U.ucxIbMd, 'UCX checks /sys/module/nvidia_peermem/version, nv_peer_mem or /sys/kernel/mm/memory_peers/nv_mem, and dmabuf, before registering GPU memory with the NIC'),
 		src(U.gpudirectRdma, 'GPUDirect RDMA: the nvidia-peermem kernel module lets RDMA NICs access GPU memory'),
 		src(U.ucxFaq, 'UCX FAQ: GPUDirect RDMA (UCX_IB_GPU_DIRECT_RDMA) and the peer-memory module'),
 		src(U.nccl897, 'users seeing no GPUDirect RDMA when /sys/kernel/mm/memory_peers/nv_mem is missing'),
+		src(U.ncclNetIb, 'ncclIbGdrSupport: NCCL takes GPUDirect RDMA as available when /sys/kernel/mm/memory_peers/nv_mem/version or …/nvidia-peermem/version exists'),
 		src(U.cudaDriverDeviceAttr, 'CUDA driver API: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, the device supports buffer sharing with the dma_buf mechanism'),
 	],
 	fixSummary: 'modprobe nvidia_peermem (with MLNX_OFED / inbox RDMA) or use UCX ≥ 1.14 with dmabuf (kernel ≥ 5.12, open GPU kernel module).',
@@ -108,7 +109,7 @@ const noGdr: Rule = {
 			: known.every((d) => d.dmaBuf)
 				? ` The CUDA driver reports dma_buf support for ${known.map((d) => d.pciBusId).join(', ')}${ucxDmabuf === true ? `, and UCX ${facts.ucx?.version?.value} can register GPU memory that way (1.14+), so the NIC may still reach GPU memory without the module` : ucxDmabuf === false ? `, but UCX ${facts.ucx?.version?.value} is older than 1.14, which is the first to register GPU memory through dma_buf` : ''}.`
 				: ` The CUDA driver reports no dma_buf support for ${known.filter((d) => !d.dmaBuf).map((d) => d.pciBusId).join(', ')}: dma_buf is no way around the module there.`;
-		return [finding(this, `The nvidia_peermem (or nv_peer_mem) kernel module is not loaded, so the network card cannot read or write GPU memory directly (unless UCX ≥ 1.14 uses dmabuf). GPU messages between nodes are copied through host memory: lower bandwidth and extra staging memory.${rdma}${dmabuf}`,
+		return [finding(this, `The nvidia_peermem (or nv_peer_mem) kernel module is not loaded and no GPU peer-memory client is registered (/sys/kernel/mm/memory_peers/nv_mem, nv_mem_nc, nvidia-peermem), so the network card cannot read or write GPU memory directly (unless UCX ≥ 1.14 uses dmabuf). GPU messages between nodes are copied through host memory: lower bandwidth and extra staging memory.${rdma}${dmabuf}`,
 			ev(pm.evidence, active[0]?.evidence, known[0]?.evidence, facts.ucx?.version?.evidence && known.length > 0 ? facts.ucx.version.evidence : undefined), { text: 'Load the peer-memory module on every node (needs an RDMA-capable NIC and driver).', command: 'sudo modprobe nvidia_peermem' }, active.length > 0 ? 'warning' : 'info')];
 	},
 };

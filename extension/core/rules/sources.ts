@@ -89,6 +89,7 @@ export const URLS = {
 	migUserGuide: 'https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html',
 	sysfsPci: 'https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci',
 	nccl897: `${GH}/NVIDIA/nccl/issues/897`,
+	ncclNetIb: `${GH}/NVIDIA/nccl/blob/02aedae040e45a2ae37595c5a83c929f506330b9/src/transport/net_ib.cc`,
 	// Pages we ship (what was measured, on what, how to reproduce it)
 	devInspect: 'docs/device-results.md#inspect',
 	devIpcMem: 'docs/device-results.md#memory-ipc-capability-pool-and-vmm-memory-issue-16-item-1',

@@ -83,6 +83,26 @@ describe('collectSystemFacts', () => {
 		for (const r of raw) { assert.doesNotMatch(r.stdout, /\.\.\/|a\nb|x\ty/); }
 	});
 
+	it('a GPU peer-memory client under /sys/kernel/mm/memory_peers is GPUDirect RDMA even without a peermem module line (synthetic)', async () => {
+		// SYNTHETIC: MLNX_OFED's peer-memory interface (no machine here has an RDMA stack); the path NCCL and UCX test.
+		const only = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-sys-peer-'));
+		try {
+			const put = (rel: string, text: string): void => { fs.mkdirSync(path.dirname(path.join(only, rel)), { recursive: true }); fs.writeFileSync(path.join(only, rel), text); };
+			put('proc/modules', 'nvidia 9871360 0 - Live 0x0000000000000000 (OE)\n');
+			put('sys/kernel/mm/memory_peers/nv_mem/version', '1.3-0\n');
+			const raw = await collectSystemFacts((p) => realRead(path.join(only, p)), (p) => realList(path.join(only, p)));
+			assert.match(byId(raw, 'sys_modules').stdout, /^\/sys\/kernel\/mm\/memory_peers\/nv_mem\/version=1\.3-0$/m);
+			const a = analyze(raw, 'x');
+			assert.equal(a.facts.sys.peerMemoryClient?.value, 'nv_mem 1.3-0');
+			assert.equal(a.facts.gpu.peermemLoaded?.value, true);
+			assert.match(a.facts.gpu.peermemLoaded?.evidence.line ?? '', /memory_peers\/nv_mem/);
+			// and without it, the same listing reads as "not loaded"
+			fs.rmSync(path.join(only, 'sys/kernel'), { recursive: true });
+			const b = analyze(await collectSystemFacts((p) => realRead(path.join(only, p)), (p) => realList(path.join(only, p))), 'x');
+			assert.equal(b.facts.gpu.peermemLoaded?.value, false);
+		} finally { fs.rmSync(only, { recursive: true, force: true }); }
+	});
+
 	it('never rejects when the readers throw or nothing exists', async () => {
 		const boom = (): Promise<never> => Promise.reject(new Error('EACCES'));
 		const raw = await collectSystemFacts(boom, boom);
