@@ -25,6 +25,8 @@ buffer classes per peer, the dangerous calls with their call site, and the fix. 
 --export=ALL,…). A COMMAND that is not a launcher runs alone (one rank), or with --np N / --srun like the other commands.
   --mode report|warn|fix report (default): observe only; warn: also one stderr line per dangerous call site;
                          fix: also bounce calls on CUDA-IPC-imported buffers through a buffer the rank owns
+  --stage                GPUMPI_GUARD_STAGE=1 on every rank: large device messages to host-staged peers go through
+                         persistent staging buffers (bounded host memory; docs/guard.md, STAGE)
   --json                 print the result document (gpumpi-guard-result/1, docs/guard-schema.md); the program's
                          output goes to stderr
   --out FILE             also write the result document to FILE (whole or not at all)
@@ -43,14 +45,14 @@ exit code (killed), 130 interrupted (the whole job is ended).
 
 /** What `guard` runs, from its command line. */
 export interface GuardCliOptions extends LaunchCliOptions {
-	mode: GuardMode; json: boolean; out: string | null; np: number | null; reportDir: string | null; guardLib: string | null;
+	mode: GuardMode; json: boolean; stage: boolean; out: string | null; np: number | null; reportDir: string | null; guardLib: string | null;
 	command: string[];
 }
 
 /** `guard` argv → options, checked; UsageError otherwise (empty message: --help). Pure: nothing is run. */
 export function parseGuardArgs(argv: readonly string[]): GuardCliOptions {
 	const o: GuardCliOptions = {
-		mode: 'report', json: false, out: null, np: null, reportDir: null, guardLib: null, command: [],
+		mode: 'report', json: false, stage: false, out: null, np: null, reportDir: null, guardLib: null, command: [],
 		mpirun: 'mpirun', engine: null, flavor: null, memory: 'host', env: [], mca: [], timeoutS: 86400, fromJson: null,
 	};
 	const dash = argv.indexOf('--');
@@ -62,6 +64,7 @@ export function parseGuardArgs(argv: readonly string[]): GuardCliOptions {
 		if (last >= 0) { i = last; continue; }
 		switch (a) {
 			case '--json': o.json = true; break;
+			case '--stage': o.stage = true; break;
 			case '--mode': {
 				const m = optionValue(own, i++, a);
 				if (!(GUARD_MODES as readonly string[]).includes(m)) { throw new UsageError(`--mode needs ${GUARD_MODES.join(', ')}, got ${shown(m)}`); }
@@ -145,7 +148,7 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 			// Known only now (the flavour): what the launcher refuses, still before anything is launched.
 			if (spec) { try { buildLaunchArgv(withJobName(spec), o.command); } catch (e) { throw new UsageError((e as Error).message); } }
 			const outcome = await runGuarded({
-				command: o.command, mode: o.mode, host: target.host, flavor: target.flavor, guardLib, spec, env: o.env,
+				command: o.command, mode: o.mode, host: target.host, flavor: target.flavor, guardLib, spec, env: o.stage && !o.env.some(([k]) => k === 'GPUMPI_GUARD_STAGE') ? [...o.env, ['GPUMPI_GUARD_STAGE', '1']] : o.env,
 				reportParent: o.reportDir, timeoutMs: o.timeoutS * 1000, signal: io.signal,
 				onOutput: (_s, line) => { if (o.json || _s === 'stderr') { io.stderr(`${line}\n`); } else { io.stdout(`${line}\n`); } },
 			});

@@ -4,7 +4,8 @@
  * (split like a shell, nothing expanded), ranks, mode. The program runs under gpumpi-guard through the same core as
  * `gpumpi-doctor guard --np N -- program args` (core/guard/guardRunner.ts), in a cancellable progress notification
  * whose cancel ends the whole job; its output goes to the log channel. The findings go to the diagnostics panel, the
- * program's traffic to the map panel. An options object `{ program, args?, np?, mode?, host? }` skips the questions.
+ * program's traffic to the map panel. An options object `{ program, args?, np?, mode?, stage?, host? }` skips the questions.
+ * stage: GPUMPI_GUARD_STAGE=1 on every rank (`gpumpi-doctor guard --stage`).
  */
 import { activeRuns } from '../core/activeRuns';
 import * as vscode from 'vscode';
@@ -25,7 +26,7 @@ const MODES: readonly GuardMode[] = ['report', 'warn', 'fix'];
 const KEEP_OUTPUT = 256 * 1024;
 
 /** What the command runs. */
-export interface GuardChoices { program: string; args: string; np: number; mode: GuardMode }
+export interface GuardChoices { program: string; args: string; np: number; mode: GuardMode; stage: boolean }
 
 /** Check an options object (tests, other commands); the problem as text otherwise. */
 export function validateGuardChoices(v: unknown, splitArgs: (line: string) => string[] | string): GuardChoices | string {
@@ -40,12 +41,14 @@ export function validateGuardChoices(v: unknown, splitArgs: (line: string) => st
 	if (typeof np !== 'number' || !Number.isInteger(np) || np < 1 || np > 4096) { return 'np must be an integer 1..4096'; }
 	const mode = o.mode === undefined ? 'report' : o.mode;
 	if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) { return `mode must be one of ${MODES.join(', ')}`; }
-	return { program: o.program, args, np, mode: mode as GuardMode };
+	const stage = o.stage === undefined ? false : o.stage;
+	if (typeof stage !== 'boolean') { return 'stage must be true or false'; }
+	return { program: o.program, args, np, mode: mode as GuardMode, stage };
 }
 
 async function pickChoices(last: GuardChoices | undefined, local: boolean): Promise<GuardChoices | undefined> {
 	const title = vscode.l10n.t('Run my program with the guard');
-	const st: GuardChoices = last ? { ...last } : { program: '', args: '', np: 2, mode: 'report' };
+	const st: GuardChoices = last ? { ...last } : { program: '', args: '', np: 2, mode: 'report', stage: false };
 	const BROWSE = '\u0000browse', TYPE = '\u0000type';
 	const program: Step<GuardChoices> = async (input, s) => {
 		const items = [
@@ -85,9 +88,18 @@ async function pickChoices(last: GuardChoices | undefined, local: boolean): Prom
 		];
 		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('mode')}`, items, selected: items.filter(i => i.label === s.mode) });
 		s.mode = picked.label as GuardMode;
+		return stage;
+	};
+	const stage: Step<GuardChoices> = async (input, s) => {
+		const items = [
+			{ label: vscode.l10n.t('MPI as it is'), description: vscode.l10n.t('every message goes through MPI unchanged'), value: false },
+			{ label: vscode.l10n.t('STAGE large device messages'), description: vscode.l10n.t('to host-staged peers through persistent staging buffers: bounded host memory (GPUMPI_GUARD_STAGE=1)'), value: true },
+		];
+		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('staging')}`, items, selected: items.filter(i => i.value === s.stage) });
+		s.stage = picked.value;
 		return undefined;
 	};
-	if (!await MultiStepInput.run(program, st, 4)) { return undefined; }
+	if (!await MultiStepInput.run(program, st, 5)) { return undefined; }
 	return st;
 }
 
@@ -130,7 +142,7 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 			const command = [c.program, ...argv];
 			progress.report({ message: vscode.l10n.t('running {0} ranks ({1} mode)…', String(c.np), c.mode) });
 			const outcome = await core().runGuarded({
-				command, mode: c.mode, host: target.host, flavor: target.flavor, guardLib, spec: { ...target.spec, np: c.np }, env: [],
+				command, mode: c.mode, host: target.host, flavor: target.flavor, guardLib, spec: { ...target.spec, np: c.np }, env: c.stage ? [['GPUMPI_GUARD_STAGE', '1']] : [],
 				reportParent: null, timeoutMs: Math.max(600, settings.timeoutSeconds) * 1000, signal: abort.signal,
 				onOutput: (s, line) => {
 					log.info(`  [${s}] ${line}`);
@@ -138,7 +150,7 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 				},
 			});
 			if (abort.signal.aborted) { return undefined; }
-			const merge = core().mergeGuardReports({ files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal, userCommand: command, where: target.label, mode: c.mode, guardOptions: ['--np', String(c.np), ...(hostKey === LOCAL_HOST_KEY ? [] : ['--host', hostKey])] });
+			const merge = core().mergeGuardReports({ files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal, userCommand: command, where: target.label, mode: c.mode, guardOptions: ['--np', String(c.np), ...(c.stage ? ['--stage'] : []), ...(hostKey === LOCAL_HOST_KEY ? [] : ['--host', hostKey])] });
 			const version = String(context.extension.packageJSON?.version ?? '0');
 			const result = core().guardResult({ version, where: target.label, mode: c.mode, flavor: target.flavor, guardLib, command, outcome, merge });
 			log.info(result.verdict);

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { guardMain, parseGuardArgs, renderGuardText } from '../../extension/cli/guardCli';
 import { mergeGuardReports, printable, type GuardMergeInput, type GuardReportFile } from '../../extension/core/guard/guardMerge';
-import { parseGuardReport, siteText } from '../../extension/core/guard/guardReport';
+import { parseGuardReport, siteText, validateStageDetail } from '../../extension/core/guard/guardReport';
 import { guardResult } from '../../extension/core/guard/guardResult';
 import { forwardVariables, launcherKind, ranksAsked, splitArgLine } from '../../extension/core/guard/guardRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
@@ -246,5 +246,91 @@ describe('guard: a mixed launch (a real off report, test-fixtures/guard-mixed)',
 		assert.match(f.evidence?.[0]?.line ?? '', /rank 0 \(.*\): "off": only 1 of 2 ranks/);
 		assert.deepEqual(m.missingRanks, [1]);
 		assert.doesNotMatch(m.verdict, /no danger/i);
+	});
+});
+
+describe('guard: STAGE in the merge (real reports, test-fixtures/guard/openmpi-stage*, and the H200 capture)', () => {
+	const stageInput = (name: string): GuardMergeInput => input(fixture(name), { expectedRanks: 2, userCommand: ['mpirun', '-np', '2', './guard_stage'] });
+	it('the parser reads stageAsked / stageAgreed / stageDetail; a damaged stageDetail names its field', () => {
+		const f = fixture('openmpi-stage');
+		const p = parseGuardReport(f[0].text);
+		assert.ok(p.ok, p.ok ? '' : p.error);
+		assert.equal(p.report.stageAsked, true);
+		assert.equal(p.report.stageAgreed, true);
+		assert.equal(p.report.stageRanks, 2);
+		assert.ok(p.report.stageDetail);
+		assert.deepEqual(p.report.stageDetail.stagedPeers, [1 - p.report.rank]);
+		const raw = JSON.parse(f[0].text);
+		raw.stageDetail.peers[0].sentBytes = -1;
+		assert.deepEqual(parseGuardReport(JSON.stringify(raw)), { ok: false, error: 'stageDetail.peers[0].sentBytes is not a whole number ≥ 0 (-1)' });
+		raw.stageDetail.peers[0].sentBytes = 0;
+		raw.stageDetail.stagedPeers = [7];
+		assert.deepEqual(parseGuardReport(JSON.stringify(raw)), { ok: false, error: 'stageDetail.stagedPeers[0] 7 is not below size 2' });
+		const old = JSON.parse(f[0].text);
+		delete old.stageAsked; delete old.stageAgreed; delete old.stageRanks; delete old.stageDetail;
+		const po = parseGuardReport(JSON.stringify(old));
+		assert.ok(po.ok && po.report.stageDetail === null && !po.report.stageAsked, 'a report of an older guard still reads');
+	});
+	it('STAGE active: guard-stage (info) with the exact staged count and bytes per rank, the staging held, in the totals and the verdict', () => {
+		const m = mergeGuardReports(stageInput('openmpi-stage'));
+		const f = m.findings.find(x => x.id === 'guard-stage');
+		assert.ok(f, ids(m).join(','));
+		assert.equal(f.severity, 'info');
+		// guard_stage's 9 device messages of 2 MiB from rank 0 to rank 1 (test/engine/guardStage.test.ts checks the same counts live)
+		assert.equal(m.totals.stagedMessages, 9);
+		assert.equal(m.totals.stagedBytes, 9 * 2097152);
+		assert.equal(f.title, 'STAGE moved 9 device messages (18.9 MB) through bounded staging');
+		assert.match(f.message, /bounded by the staging each rank holds \(at most 67\.1 MB, 16\.8 MB × 4 buffers per staged peer\)/);
+		assert.match(f.evidence[0].line, /^rank 0: staged peers \[1\], sent 9 to rank 1 \(18\.9 MB\), received none, staging held 67\.1 MB \(16\.8 MB × 4\)$/);
+		assert.match(f.evidence[1].line, /^rank 1: staged peers \[0\], sent none, received 9 from rank 0 \(18\.9 MB\)/);
+		assert.match(m.verdict, /, 9 staged \(18\.9 MB\);/);
+		assert.equal(m.findings.find(x => x.id === 'guard-stage-refused'), undefined);
+	});
+	it('threshold above the message size: STAGE on, the peer host-staged, nothing staged, said so', () => {
+		const m = mergeGuardReports(stageInput('openmpi-stage-min'));
+		const f = m.findings.find(x => x.id === 'guard-stage');
+		assert.ok(f, ids(m).join(','));
+		assert.equal(f.title, 'STAGE was on; no device message large enough went to a staged peer');
+		assert.equal(m.totals.stagedMessages, 0);
+		assert.doesNotMatch(m.verdict, /staged/);
+	});
+	it('refused messages (a real report with its refused counts raised, as the guard writes them for MPI_Ssend): guard-stage-refused names each reason', () => {
+		const files = fixture('openmpi-stage').map(x => {
+			const r = JSON.parse(x.text);
+			if (r.rank === 0) { r.stageDetail.refused['send-mode'] = 3; }
+			return { name: x.name, text: JSON.stringify(r) };
+		});
+		const m = mergeGuardReports({ ...stageInput('openmpi-stage'), files });
+		const f = m.findings.find(x => x.id === 'guard-stage-refused');
+		assert.ok(f, ids(m).join(','));
+		assert.equal(f.severity, 'warning');
+		assert.match(f.message, /send-mode ×3/);
+		assert.match(f.evidence[0].line, /^rank 0: stageDetail\.refused send-mode 3, persistent 0, non-contiguous 0$/);
+	});
+	it('asked on one rank only: guard-stage-not-agreed (what the guard writes on a mixed launch: stageAgreed false, no stageDetail)', () => {
+		const files = fixture('openmpi-stage').map(x => {
+			const r = JSON.parse(x.text);
+			r.stageAgreed = false; r.stage = false; r.stageRanks = 1; delete r.stageDetail;
+			if (r.rank === 1) { r.stageAsked = false; }
+			return { name: x.name, text: JSON.stringify(r) };
+		});
+		const m = mergeGuardReports({ ...stageInput('openmpi-stage'), files });
+		const f = m.findings.find(x => x.id === 'guard-stage-not-agreed');
+		assert.ok(f, ids(m).join(','));
+		assert.equal(f.title, 'STAGE was asked on 1 of 2 ranks: off everywhere');
+		assert.equal(m.findings.find(x => x.id === 'guard-stage'), undefined);
+	});
+	it('the H200 capture (guard-stage-2026-12-04.json, STAGE config): every rank\'s stageDetail validates, 5 x 1 GiB + the 1 MiB warm-up staged per launch from rank 0', () => {
+		const cap = JSON.parse(fs.readFileSync(path.resolve(process.cwd(), 'test-fixtures', 'guard-stage', 'h200-testbed', 'guard-stage-2026-12-04.json'), 'utf8'));
+		const stage = cap.configs.find((c: { name: string }) => c.name === 'stage');
+		assert.ok(stage.trials.length >= 5);
+		for (const t of stage.trials) {
+			for (const r of t.reports) {
+				const v = validateStageDetail(r.stageDetail, 2);
+				assert.ok(v.ok && v.detail, v.ok ? 'no detail' : v.error);
+				if (r.rank === 0) { assert.deepEqual(v.detail.peers.map(p => [p.peer, p.sentMessages, p.sentBytes]), [[1, 6, 5 * 1073741824 + 1048576]], 'the 5 timed 1 GiB messages and the 1 MiB warm-up'); }
+				assert.equal(v.detail.stagingBytes, 67108864);
+			}
+		}
 	});
 });

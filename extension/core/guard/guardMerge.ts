@@ -34,6 +34,8 @@ export interface GuardMergeInput {
 export interface GuardTotals {
 	calls: number; bytes: number; p2pMessages: number; p2pBytes: number; collectiveCalls: number;
 	dangerKinds: number; dangerCalls: number; bounced: number; unsupportedCalls: number;
+	/** Device messages STAGE moved through libgpumpi's staging (sender side), and their bytes; 0 without STAGE. */
+	stagedMessages: number; stagedBytes: number;
 }
 
 /** One merged MPI call name. */
@@ -104,7 +106,7 @@ const DANGERS: Record<string, DangerSpec> = {
 	'huge-device-to-host-staged-peer': {
 		severity: 'warning',
 		title: 'Large device messages to a host-staged peer under UCX (unbounded host staging)',
-		fix: () => ({ text: "Stage through the program's own persistent buffers with libgpumpi (bounded host memory: docs/library.md), or bound UCX's pipeline as measured in docs/device-results.md." }),
+		fix: cmd => ({ text: "Run with the guard's STAGE (no code change): it sends these messages through persistent staging buffers the rank holds, so host memory stays bounded (measured on the H200 at 1 GiB: +76-92 kB instead of +985 MB, 39-44 GB/s). Or stage through the program's own buffers with libgpumpi (docs/library.md).", command: /(^| )--stage /.test(cmd) ? `gpumpi-doctor guard ${cmd}` : `gpumpi-doctor guard --stage ${cmd}` }),
 		sources: [src(`${GUARD_DOC}#dangers`, 'the size threshold GPUMPI_GUARD_STAGE_MIN'), src(URLS.devFallback, 'the host memory MPI staging used for 1 GiB messages'), src(URLS.devRndv, "UCX's rendezvous settings and the staging pipeline's memory")],
 	},
 };
@@ -259,13 +261,13 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 			sources: [src(`${GUARD_DOC}#what-the-guard-can-see`, 'what the guard observes and what it passes through')],
 		});
 	}
-	const stageAsked = reports.some(r => r.stage);
-	void stageAsked;
+	const staged = stageFindings(reports, files, findings);
 	const totals: GuardTotals = {
 		calls: calls.reduce((s, c) => s + c.count, 0), bytes: calls.reduce((s, c) => s + c.bytes, 0),
 		p2pMessages: traffic.reduce((s, t) => s + t.calls, 0), p2pBytes: traffic.reduce((s, t) => s + t.bytes, 0),
 		collectiveCalls: reports.reduce((s, r) => s + r.collectives.reduce((t, c) => t + c.count, 0), 0),
 		dangerKinds: kinds.size, dangerCalls, bounced, unsupportedCalls,
+		stagedMessages: staged.messages, stagedBytes: staged.bytes,
 	};
 	if (reports.length > 0 && kinds.size === 0) {
 		const gpu = reports.some(r => r.cuda.available);
@@ -282,6 +284,79 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 	return { reports, missingRanks, worldSize, totals, calls, traffic, findings, map, verdict: verdictLine(input, reports.length, worldSize, totals, findings, exitText) };
 }
 
+const STAGE_DOC = `${GUARD_DOC}#stage-bounded-host-memory-without-a-code-change`;
+
+/**
+ * What GPUMPI_GUARD_STAGE did, from each rank's stageAsked / stageAgreed / stageDetail: asked on only some ranks (off
+ * everywhere), agreed but turned off, active with its staged messages, bytes and the host staging held, and the
+ * device messages to staged peers that went through MPI unchanged (refused, per reason). Pushes its findings.
+ */
+function stageFindings(reports: GuardRankReport[], files: Map<number, string>, findings: Finding[]): { messages: number; bytes: number } {
+	const asked = reports.filter(r => r.stageAsked);
+	if (asked.length === 0) { return { messages: 0, bytes: 0 }; }
+	const srcOf = (r: GuardRankReport): string => printable(files.get(r.rank) ?? `rank ${r.rank}`);
+	const agreed = reports.filter(r => r.stageAgreed);
+	if (agreed.length === 0) {
+		findings.push({
+			id: 'guard-stage-not-agreed', severity: 'warning', title: `STAGE was asked on ${asked.length} of ${reports[0].size} ranks: off everywhere`,
+			message: `GPUMPI_GUARD_STAGE=1 reached ${asked.length} of ${reports[0].size} ranks (rank${asked.length > 1 ? 's' : ''} ${asked.map(r => r.rank).slice(0, 16).join(', ')}); STAGE needs every rank, so the ranks agreed at MPI_Init to leave it off and every message went through MPI as usual. Set it for every rank (gpumpi-doctor guard --stage forwards it through the launcher).`,
+			evidence: asked.slice(0, 4).map(r => ({ source: srcOf(r), line: `rank ${r.rank}: "stageAsked": true, "stageAgreed": false${r.stageRanks !== null ? `, "stageRanks": ${r.stageRanks}` : ''}` })),
+			sources: [src(STAGE_DOC, 'STAGE needs every rank: the ranks agree at MPI_Init')],
+		});
+		return { messages: 0, bytes: 0 };
+	}
+	const withDetail = agreed.filter((r): r is GuardRankReport & { stageDetail: NonNullable<GuardRankReport['stageDetail']> } => r.stageDetail !== null);
+	const off = withDetail.filter(r => r.stageDetail.off !== null);
+	if (off.length > 0) {
+		findings.push({
+			id: 'guard-stage-off', severity: 'warning', title: 'STAGE turned itself off: every message went through MPI',
+			message: `Every rank set GPUMPI_GUARD_STAGE=1, but STAGE turned off: ${printable(off[0].stageDetail.off ?? '')}. Device messages went through MPI unchanged, with its own host staging.`,
+			evidence: off.slice(0, 4).map(r => ({ source: srcOf(r), line: `rank ${r.rank}: stageDetail.off = ${printable(r.stageDetail.off ?? '')}` })),
+			sources: [src(STAGE_DOC, 'when STAGE turns itself off')],
+		});
+		return { messages: 0, bytes: 0 };
+	}
+	let messages = 0;
+	let bytes = 0;
+	const refused = new Map<string, number>();
+	const stagedPeers = new Set<number>();
+	let held = 0;
+	for (const r of withDetail) {
+		for (const p of r.stageDetail.peers) { messages += p.sentMessages; bytes += p.sentBytes; }
+		for (const [k, n] of Object.entries(r.stageDetail.refused)) { if (n > 0) { refused.set(k, (refused.get(k) ?? 0) + n); } }
+		for (const p of r.stageDetail.stagedPeers) { stagedPeers.add(p); }
+		held = Math.max(held, r.stageDetail.stagingBytes);
+	}
+	const evidence = withDetail.slice(0, 8).map(r => {
+		const sent = r.stageDetail.peers.filter(p => p.sentMessages > 0).map(p => `${p.sentMessages} to rank ${p.peer} (${bytesText(p.sentBytes)})`);
+		const got = r.stageDetail.peers.filter(p => p.recvMessages > 0).map(p => `${p.recvMessages} from rank ${p.peer} (${bytesText(p.recvBytes)})`);
+		return { source: srcOf(r), line: `rank ${r.rank}: staged peers [${r.stageDetail.stagedPeers.join(', ')}], sent ${sent.join(', ') || 'none'}, received ${got.join(', ') || 'none'}, staging held ${bytesText(r.stageDetail.stagingBytes)} (${bytesText(r.stageDetail.chunk)} × ${r.stageDetail.buffers})` };
+	});
+	const first = withDetail[0]?.stageDetail;
+	findings.push({
+		id: 'guard-stage', severity: 'info',
+		title: messages > 0 ? `STAGE moved ${messages} device message${messages > 1 ? 's' : ''} (${bytesText(bytes)}) through bounded staging` : stagedPeers.size === 0 ? 'STAGE was on, but no peer is host-staged: nothing to stage' : 'STAGE was on; no device message large enough went to a staged peer',
+		message: messages > 0
+			? `With GPUMPI_GUARD_STAGE=1 on every rank, ${messages} device message${messages > 1 ? 's' : ''} (${bytesText(bytes)}) to host-staged peers went through libgpumpi's persistent staging instead of MPI's: host memory for them is bounded by the staging each rank holds (at most ${bytesText(held)}${first ? `, ${bytesText(first.chunk)} × ${first.buffers} buffers per staged peer` : ''}) whatever the message size. Matching, ordering and status stay MPI's.`
+			: stagedPeers.size === 0
+				? 'Every rank set GPUMPI_GUARD_STAGE=1; libgpumpi\'s discovery found no peer reached through host memory (same GPU, peer access or CUDA IPC, or GPUDirect RDMA), so every message went through MPI unchanged.'
+				: `Every rank set GPUMPI_GUARD_STAGE=1 and ${stagedPeers.size} peer${stagedPeers.size > 1 ? 's are' : ' is'} host-staged, but no device message of GPUMPI_GUARD_STAGE_MIN bytes or more went to one.`,
+		evidence,
+		sources: [src(STAGE_DOC, 'what STAGE stages, and its limits'), src(URLS.devFallback, 'the host memory MPI staging used for 1 GiB messages on the H200')],
+	});
+	if (refused.size > 0) {
+		const n = [...refused.values()].reduce((s, x) => s + x, 0);
+		findings.push({
+			id: 'guard-stage-refused', severity: 'warning', title: `${n} device message${n > 1 ? 's' : ''} to staged peers went through MPI unchanged`,
+			message: `STAGE does not stage these (${[...refused].map(([k, c]) => `${printable(k)} ×${c}`).join(', ')}): they took MPI's own host staging, unbounded under UCX. send-mode: MPI_Ssend / Bsend / Rsend and their I forms; persistent: MPI_Send_init; non-contiguous: a derived datatype with holes.`,
+			evidence: withDetail.filter(r => Object.values(r.stageDetail.refused).some(x => x > 0)).slice(0, 8).map(r => ({ source: srcOf(r), line: `rank ${r.rank}: stageDetail.refused ${Object.entries(r.stageDetail.refused).map(([k, c]) => `${printable(k)} ${c}`).join(', ')}` })),
+			fix: { text: 'Use MPI_Send / MPI_Isend with a contiguous buffer for the large device messages, or stage them with libgpumpi in the program (docs/library.md).' },
+			sources: [src(STAGE_DOC, 'what is not staged, per reason')],
+		});
+	}
+	return { messages, bytes };
+}
+
 function verdictLine(input: GuardMergeInput, reported: number, worldSize: number | null, t: GuardTotals, findings: Finding[], exitText: string): string {
 	const ranks = `${reported}${worldSize !== null && worldSize !== reported ? ` of ${worldSize}` : ''} rank${(worldSize ?? reported) === 1 ? '' : 's'} reported`;
 	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
@@ -292,7 +367,8 @@ function verdictLine(input: GuardMergeInput, reported: number, worldSize: number
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
 	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${t.bounced} bounced)`; }
 	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}${t.bounced > 0 ? ` (${t.bounced} bounced by the guard)` : ''}; not fixed: ${open.map(f => f.title).join('; ')}`; }
-	return `gpumpi-guard (${input.mode}): ${what} — ${t.calls} MPI calls, ${t.p2pMessages} point-to-point messages (${bytesText(t.p2pBytes)}); ${ranks}; program ${exitText}`;
+	const staged = t.stagedMessages > 0 ? `, ${t.stagedMessages} staged (${bytesText(t.stagedBytes)})` : '';
+	return `gpumpi-guard (${input.mode}): ${what} — ${t.calls} MPI calls, ${t.p2pMessages} point-to-point messages (${bytesText(t.p2pBytes)})${staged}; ${ranks}; program ${exitText}`;
 }
 
 const PATH_TO_CLASS: Record<string, PathClass> = { 'same-gpu': 'same_gpu', p2p: 'p2p', 'host-staged': 'host_staging', network: 'host_staging', 'host-only': 'host_memory', unknown: 'host_memory' };

@@ -33,12 +33,29 @@ export interface GuardDanger {
 	detail: string; action: 'none' | 'warned' | 'bounced' | 'staged' | string;
 }
 export interface GuardUnsupported { call: string; count: number; note: string }
+/** One peer's staged messages under GPUMPI_GUARD_STAGE (stageDetail.peers). */
+export interface GuardStagePeer { peer: number; sentMessages: number; sentBytes: number; recvMessages: number; recvBytes: number }
+/** What STAGE did on this rank (report field stageDetail, written once the ranks agreed; docs/guard.md#stage-bounded-host-memory-without-a-code-change). */
+export interface GuardStageDetail {
+	chunk: number; buffers: number;
+	/** Host staging libgpumpi holds (gpumpi_staging_bytes). */
+	stagingBytes: number;
+	/** Why STAGE turned itself off after agreeing (MPI_THREAD_MULTIPLE, libgpumpi setup), else null. */
+	off: string | null;
+	stagedPeers: number[];
+	peers: GuardStagePeer[];
+	/** Device messages to staged peers that went through MPI unchanged, per reason (send-mode, persistent, non-contiguous). */
+	refused: Record<string, number>;
+}
 
 /** One rank's report, validated. */
 export interface GuardRankReport {
 	schema: typeof GUARD_RANK_SCHEMA;
 	rank: number; size: number; host: string; pid: number;
 	mode: string; stage: boolean; finalized: boolean;
+	/** GPUMPI_GUARD_STAGE=1 on this rank / on every rank / how many ranks set it (absent in older reports: false, false, null). */
+	stageAsked: boolean; stageAgreed: boolean; stageRanks: number | null;
+	stageDetail: GuardStageDetail | null;
 	/** Why this rank's guard turned itself off at MPI_Init (mode "off"; e.g. a mixed launch), else null. */
 	off: string | null;
 	/** Written at a danger, before the program ended (absent in reports of builds before 2026-12-03: false). */
@@ -99,6 +116,39 @@ function site(v: unknown, field: string): GuardSite | null {
 	return { address: strOrNull(o.address, `${field}.address`), symbol: strOrNull(o.symbol, `${field}.symbol`), object: strOrNull(o.object, `${field}.object`), offset: strOrNull(o.offset, `${field}.offset`) };
 }
 
+function stageDetail(v: unknown, size: number): GuardStageDetail | null {
+	if (v === null || v === undefined) { return null; }
+	const o = obj(v, 'stageDetail');
+	const peerRank = (x: unknown, f: string): number => {
+		const p = count(x, f);
+		if (p >= size) { throw new FieldError(`${f} ${p} is not below size ${size}`); }
+		return p;
+	};
+	const refused: Record<string, number> = {};
+	for (const [k, n] of Object.entries(o.refused === undefined ? {} : obj(o.refused, 'stageDetail.refused')).slice(0, 32)) {
+		refused[str(k, 'stageDetail.refused key', 32)] = count(n, `stageDetail.refused.${k.slice(0, 32)}`);
+	}
+	return {
+		chunk: count(o.chunk, 'stageDetail.chunk'), buffers: count(o.buffers, 'stageDetail.buffers'),
+		stagingBytes: count(o.stagingBytes, 'stageDetail.stagingBytes'), off: strOrNull(o.off, 'stageDetail.off'),
+		stagedPeers: arr(o.stagedPeers, 'stageDetail.stagedPeers').map((p, i) => peerRank(p, `stageDetail.stagedPeers[${i}]`)),
+		peers: arr(o.peers, 'stageDetail.peers').map((p, i) => {
+			const q = obj(p, `stageDetail.peers[${i}]`);
+			const f = (k: string): number => count(q[k], `stageDetail.peers[${i}].${k}`);
+			return { peer: peerRank(q.peer, `stageDetail.peers[${i}].peer`), sentMessages: f('sentMessages'), sentBytes: f('sentBytes'), recvMessages: f('recvMessages'), recvBytes: f('recvBytes') };
+		}),
+		refused,
+	};
+}
+
+/** Validate a report's stageDetail alone (the device captures keep only it). */
+export function validateStageDetail(raw: unknown, size: number): { ok: true; detail: GuardStageDetail | null } | { ok: false; error: string } {
+	try { return { ok: true, detail: stageDetail(raw, size) }; } catch (e) {
+		if (e instanceof FieldError) { return { ok: false, error: e.message }; }
+		throw e;
+	}
+}
+
 function validate(raw: unknown): GuardRankReport {
 	const r = obj(raw, 'report');
 	if (r.schema !== GUARD_RANK_SCHEMA) { throw new FieldError(`schema is ${JSON.stringify(r.schema)}, expected ${GUARD_RANK_SCHEMA}`); }
@@ -122,6 +172,9 @@ function validate(raw: unknown): GuardRankReport {
 		pid: count(r.pid, 'pid'),
 		mode: str(r.mode, 'mode', 32),
 		stage: bool(r.stage, 'stage'),
+		stageAsked: r.stageAsked === true, stageAgreed: r.stageAgreed === true,
+		stageRanks: r.stageRanks === undefined || r.stageRanks === null ? null : count(r.stageRanks, 'stageRanks'),
+		stageDetail: stageDetail(r.stageDetail, size),
 		off: strOrNull(r.off, 'off'),
 		finalized: bool(r.finalized, 'finalized'),
 		interim: r.interim === true,
