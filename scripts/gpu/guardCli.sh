@@ -26,7 +26,7 @@ fi
 if [ ! -f dist/cli.js ]; then log "guardCli.sh: dist/cli.js missing (carry dist)"; error_doc "no dist/cli.js" >"$JSON"; exit 1; fi
 gpu_require
 log "== guardCli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version) trials=$TRIALS size=$SIZE"
-if ! gpu_build gpumpi_guard guard_demo; then
+if ! gpu_build gpumpi_guard guard_demo guard_stage; then
   log "guardCli.sh: build failed (see $LOG)"; error_doc "build failed" >"$JSON"; exit 1
 fi
 LAUNCH=("${MPIRUN_BASE[@]}" "${UCX_PML[@]}" -np 4 "$BUILD/examples/guard_demo" --ipc --size "$SIZE")
@@ -51,6 +51,35 @@ for mode in report fix; do
       entries+=("{\"name\":\"$name\",\"exit\":$rc,\"doc\":null}")
     fi
     if [ "$mode" = fix ] && [ "$rc" != 0 ]; then fail=$((fail + 1)); fi
+  done
+done
+# STAGE through the CLI (issue 13): the QuEST pattern, native/examples/guard_stage --bench (rank 0 sends STAGE_ITERS
+# device messages of STAGE_SIZE bytes to rank 1, default 1 GiB x 5) under UCX sm,cuda_copy,self (host-staged), 
+# STAGE_TRIALS (default 3) launches each of `guard --json` (report: the huge-device-to-host-staged-peer danger with
+# its `--stage` fix) and `guard --json --stage` (guard-stage: staged messages, bytes, staging held; the danger as info).
+STAGE_TRIALS="${STAGE_TRIALS:-3}"
+STAGE_SIZE="${STAGE_SIZE:-1073741824}"
+STAGE_ITERS="${STAGE_ITERS:-5}"
+SLAUNCH=("${MPIRUN_BASE[@]}" "${UCX_PML[@]}" -x UCX_TLS=sm,cuda_copy,self -np 2 "$BUILD/examples/guard_stage" --bench --size "$STAGE_SIZE" --iters "$STAGE_ITERS")
+for t in $(seq 1 "$STAGE_TRIALS"); do
+  for v in none stage; do
+    name="stage-$v-$t"
+    opt=(); [ "$v" = stage ] && opt=(--stage)
+    log "== $name: gpumpi-doctor guard --json ${opt[*]} -- ${SLAUNCH[*]}"
+    t0=$(date +%s)
+    timeout -k 5 200 "$NODE" bin/gpumpi-doctor.js guard --json "${opt[@]}" --guard-lib "$BUILD/libgpumpi_guard.so" --timeout 180 "${PRESETS[@]}" -- "${SLAUNCH[@]}" \
+      >"/tmp/guardcli-$name.json" 2>"/tmp/guardcli-$name.err"
+    rc=$?
+    cat "/tmp/guardcli-$name.err" >>"$LOG"
+    log "== $name exit=$rc in $(( $(date +%s) - t0 )) s"
+    ranks=$(grep '^{"rank":' "/tmp/guardcli-$name.err" | tr '\n' ',' | sed 's/,$//')
+    if "$NODE" -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(d.verdict);for(const f of d.findings)console.log(`${f.id} ${f.severity}: ${f.title}`)' "/tmp/guardcli-$name.json" >>"$LOG" 2>&1; then
+      entries+=("{\"name\":\"$name\",\"exit\":$rc,\"ranks\":[$ranks],\"doc\":$(cat "/tmp/guardcli-$name.json")}")
+    else
+      head -c 2000 "/tmp/guardcli-$name.json" >>"$LOG"
+      entries+=("{\"name\":\"$name\",\"exit\":$rc,\"ranks\":[$ranks],\"doc\":null}")
+    fi
+    [ "$rc" != 0 ] && fail=$((fail + 1))
   done
 done
 { printf '{"schema":"gpumpi.gpu-guard-cli/1","node":"%s","trialsPerMode":%s,"size":%s,"runs":[' "$("$NODE" --version)" "$TRIALS" "$SIZE"; (IFS=,; printf '%s' "${entries[*]}"); printf ']}\n'; } >"$JSON"
