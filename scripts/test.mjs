@@ -85,7 +85,7 @@ async function mochaSuite(name, dir, timeoutMs) {
 		const why = r.timedOut ? `killed after ${timeoutMs / 60000} min` : `mocha exited ${r.code}${r.signal ? ` (${r.signal})` : ''} without results`;
 		return { passes: 0, failures: 1, pending: 0, note: `suite crashed: ${why}` };
 	}
-	const s = { passes: res.passes, failures: res.failures, pending: res.pending };
+	const s = { passes: res.passes, failures: res.failures, pending: res.pending, failed: (res.failed ?? []).map((f) => ({ title: f.title, error: f.error })) };
 	if (r.code !== 0 && s.failures === 0) { s.failures = 1; s.note = `mocha exited ${r.code} although no test failed`; }
 	if (s.passes + s.failures === 0 && !process.env.TEST_FILTER) { s.failures = 1; s.note = 'no tests ran'; }
 	return s;
@@ -100,7 +100,7 @@ async function vscodeSuite() {
 		{ script: path.join(ROOT, 'test', 'vscode', 'runCodeServer.mjs'), out: path.join(RESULTS, 'vscode.json'), timeoutMs: 25 * 60_000 }, // includes the one-time code-server install (~2-5 min)
 		{ script: path.join(ROOT, 'test', 'vscode', 'runVsix.mjs'), out: path.join(RESULTS, 'vscode-vsix.json'), timeoutMs: 20 * 60_000 },
 	];
-	const s = { passes: 0, failures: 0, pending: 0 };
+	const s = { passes: 0, failures: 0, pending: 0, failed: [] };
 	const notes = [];
 	for (const { script, out, timeoutMs } of runners) {
 		fs.rmSync(out, { force: true });
@@ -110,6 +110,7 @@ async function vscodeSuite() {
 		const name = path.basename(script);
 		if (!res) { s.failures += 1; notes.push(`${name}: ${r.timedOut ? `killed after ${timeoutMs / 60000} min` : `exited ${r.code} without results`}`); continue; }
 		s.passes += res.passes; s.failures += res.failures; s.pending += res.pending ?? 0;
+		s.failed.push(...(res.tests ?? []).filter((t) => !t.ok).map((t) => ({ title: `[${t.suite}] ${t.title}`, error: t.error })));
 		if (r.code !== 0 && res.failures === 0) { s.failures += 1; notes.push(`${name} exited ${r.code} although no test failed`); }
 	}
 	if (notes.length > 0) { s.note = notes.join('; '); }
@@ -157,6 +158,16 @@ async function main() {
 		console.log(`  ${r.name.padEnd(10)} ${r.skipped ? 'skipped'.padEnd(22) : `${String(r.passes).padStart(4)} passed ${String(r.failures).padStart(4)} failed`}  ${r.seconds.toFixed(1).padStart(6)} s${r.note ? `  ${r.note}` : ''}`);
 	}
 	console.log(`  total time ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+	// The failures again, last: CI logs keep the head and the tail, so the names must be near the end.
+	const failedTests = results.flatMap((r) => (r.failed ?? []).map((f) => ({ suite: r.name, ...f })));
+	if (failedTests.length > 0) {
+		console.log('\nFailed tests');
+		for (const f of failedTests.slice(0, 20)) {
+			const lines = String(f.error ?? '').split('\n').filter((l) => l.trim() !== '').slice(0, 4).map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l));
+			console.log(`  ${f.suite}: ${f.title}${lines.length > 0 ? `\n      ${lines.join('\n      ')}` : ''}`);
+		}
+		if (failedTests.length > 20) { console.log(`  … and ${failedTests.length - 20} more (.test-work/results/*.json)`); }
+	}
 	console.log(`${passes} passed, ${failures} failed`);
 	process.exitCode = failures > 0 ? 1 : 0;
 }
