@@ -56,7 +56,10 @@ std::unordered_map<MPI_Message, MPI_Comm>& messages() {
 	return *m;
 }
 
-struct Obs { uint64_t bytes = 0; int peer = -1; Cls cls = kNumCls; bool bounce = false; };
+struct Obs { uint64_t bytes = 0; int peer = -1; Cls cls = kNumCls; bool bounce = false; DangerKind danger = DangerKind::Count; };
+
+/** The danger record observe() counted this call in (for markStaged when STAGE takes it). */
+DangerRef dangerRef(const Obs& o, CallId call, void* ra) { return DangerRef{o.danger, call, o.peer, o.bytes, ra}; }
 
 /** Counts one message of `call` (peer stats, class, danger). Caller holds Lock. */
 Obs observe(CallId call, const void* buf, int count, MPI_Datatype type, int rank, MPI_Comm comm, bool send, void* ra) {
@@ -67,7 +70,7 @@ Obs observe(CallId call, const void* buf, int count, MPI_Datatype type, int rank
 	if (o.bytes > 0 && buf) {
 		o.cls = classify(buf, o.bytes);
 		bool fixable = g.mode == Mode::Fix && o.cls == kIpcImport;
-		checkDanger(call, o.peer, o.bytes, o.cls, buf, ra, fixable);
+		o.danger = checkDanger(call, o.peer, o.bytes, o.cls, buf, ra, fixable);
 		o.bounce = fixable;
 	}
 	if (o.peer >= 0) addPeer(o.peer, send, o.bytes, o.cls);
@@ -160,8 +163,9 @@ int postNb(CallId call, bool send, const void* buf, int count, MPI_Datatype type
 		if (send && stageEligible(o, rank, comm)) {
 			if (call != C_Isend) refuse(Refuse::Mode);
 			else if (wantStage(buf, count, type, rank, comm, o.bytes, true)) rc = stagedIsend(buf, count, type, rank, tag, comm, req);
+			if (rc == MPI_SUCCESS) markStaged(dangerRef(o, call, ra));
 		} else if (!send && recvNeedsGuard(count, type, rank, tag, comm)) {
-			rc = guardIrecv(const_cast<void*>(buf), count, type, rank, tag, comm, req);
+			rc = guardIrecv(const_cast<void*>(buf), count, type, rank, tag, comm, req, dangerRef(o, call, ra));
 		}
 		if (rc != -1) {
 			Lock l;
@@ -208,7 +212,10 @@ int blockingSend(CallId call, const void* buf, int count, MPI_Datatype type, int
 			if (call != C_Send) refuse(Refuse::Mode);
 			else if (wantStage(buf, count, type, dest, comm, o.bytes, true)) staged = true;
 		}
-		if (staged) rc = stagedIsend(buf, count, type, dest, tag, comm, &r);
+		if (staged) {
+			rc = stagedIsend(buf, count, type, dest, tag, comm, &r);
+			if (rc == MPI_SUCCESS) markStaged(dangerRef(o, call, ra));
+		}
 		else if (!stagePending()) rc = fn(use, count, type, dest, tag, comm);
 		else {
 			auto ifn = call == C_Ssend ? PMPI_Issend : call == C_Bsend ? PMPI_Ibsend : call == C_Rsend ? PMPI_Irsend : PMPI_Isend;
@@ -299,7 +306,7 @@ GUARD_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int 
 	MPI_Status* s = any && status == MPI_STATUS_IGNORE ? &local : status;
 	int rc;
 	void* use = bounce ? static_cast<char*>(bounce) - lb : buf;
-	if (stageOn() && !bounce && recvNeedsGuard(count, type, source, tag, comm)) rc = guardRecv(buf, count, type, source, tag, comm, s);
+	if (stageOn() && !bounce && recvNeedsGuard(count, type, source, tag, comm)) rc = guardRecv(buf, count, type, source, tag, comm, s, dangerRef(o, C_Recv, ra));
 	else if (stageOn() && stagePending()) {
 		MPI_Request r = MPI_REQUEST_NULL;
 		rc = PMPI_Irecv(use, count, type, source, tag, comm, &r);
@@ -344,7 +351,8 @@ GUARD_API int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int
 		MPI_Request q[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 		MPI_Status qs[2];
 		rc = sendStaged ? stagedIsend(sbuf, scount, stype, dest, stag, comm, &q[0]) : PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &q[0]);
-		if (rc == MPI_SUCCESS) rc = recvGuarded ? guardIrecv(rbuf, rcount, rtype, source, rtag, comm, &q[1]) : PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &q[1]);
+		if (rc == MPI_SUCCESS && sendStaged) markStaged(dangerRef(so, C_Sendrecv, ra));
+		if (rc == MPI_SUCCESS) rc = recvGuarded ? guardIrecv(rbuf, rcount, rtype, source, rtag, comm, &q[1], dangerRef(ro, C_Sendrecv, ra)) : PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &q[1]);
 		if (rc == MPI_SUCCESS) rc = pollWaitall(2, q, qs);
 		if (rc == MPI_ERR_IN_STATUS) rc = qs[0].MPI_ERROR != MPI_SUCCESS ? qs[0].MPI_ERROR : qs[1].MPI_ERROR;
 		if (s != MPI_STATUS_IGNORE) *s = qs[1];

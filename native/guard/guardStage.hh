@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "guardState.hh"
+
 namespace gpumpi::guard {
 
 /** Bytes of a header message (and of no other kind of message the guard inspects). */
@@ -64,8 +66,9 @@ std::string stageReportJson();
 // guardStageRecv.cc
 /** The receive wrappers' part: whether this receive must go through the guard's queue. */
 bool recvNeedsGuard(int count, MPI_Datatype type, int source, int tag, MPI_Comm comm);
-int guardIrecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req);
-int guardRecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status);
+/** `danger`: the record the receive was counted in; a staged message landing in it moves it to action "staged". */
+int guardIrecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req, const DangerRef& danger = {});
+int guardRecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status, const DangerRef& danger = {});
 /** Drives the per-communicator queues once; returns whether an entry is still waiting. */
 bool recvProgress();
 bool recvPending();

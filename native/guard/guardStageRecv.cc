@@ -41,6 +41,7 @@ struct Entry {
 	bool contiguous = true;
 	MPI_Aint lb = 0;
 	char* drain = nullptr;  // staged data that does not fit (truncation, non-contiguous type): received here, then freed
+	DangerRef danger;       // the danger record the receive was counted in (moved to "staged" when staged data lands)
 };
 
 /** A message a user probe took out of MPI (a HDR-byte one): receives match it before anything still in MPI. */
@@ -133,6 +134,7 @@ void takeStaged(Entry* e, const StageHdr& h) {
 	}
 	e->state = EState::Data;
 	inFlight().push_back(e);
+	markStaged(e->danger);  // no Lock: STAGE is off under MPI_THREAD_MULTIPLE
 }
 
 void takeEarly(Entry* e, const Early& m) {
@@ -304,8 +306,9 @@ bool recvNeedsGuard(int count, MPI_Datatype type, int source, int tag, MPI_Comm 
 	return false;
 }
 
-int guardIrecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
+int guardIrecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req, const DangerRef& danger) {
 	Entry* e = newEntry(buf, count, type, source, tag, comm);
+	e->danger = danger;
 	int rc = PMPI_Grequest_start(queryFn, freeFn, cancelFn, e, &e->greq);
 	if (rc != MPI_SUCCESS) { delete e; return rc; }
 	*req = e->greq;
@@ -315,8 +318,9 @@ int guardIrecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
 	return MPI_SUCCESS;
 }
 
-int guardRecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+int guardRecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status, const DangerRef& danger) {
 	Entry* e = newEntry(buf, count, type, source, tag, comm);
+	e->danger = danger;
 	queues()[comm].push_back(e);
 	gWaiting++;
 	while (e->state != EState::Done) stageProgress();

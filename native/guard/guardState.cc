@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -341,8 +342,10 @@ std::string siteText(const Site& s) {
 void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* ra, const std::string& detail, const char* action) {
 	State& g = st();
 	uintptr_t a = reinterpret_cast<uintptr_t>(ra);
+	if (g.mode == Mode::Warn && std::strcmp(action, "none") == 0) action = "warned";
+	// one record per kind + call + site + peer + action: calls STAGE took (markStaged) are counted apart from the rest
 	for (Danger& d : g.dangers) {
-		if (d.kind == kind && d.call == call && d.site.address == a && d.peer == peer) { d.count++; d.bytes += bytes; return; }
+		if (d.kind == kind && d.call == call && d.site.address == a && d.peer == peer && std::strcmp(d.action, action) == 0) { d.count++; d.bytes += bytes; return; }
 	}
 	Danger d;
 	d.kind = kind;
@@ -353,14 +356,37 @@ void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* ra,
 	d.site = resolve(ra);
 	d.detail = detail;
 	d.action = action;
-	if (g.mode == Mode::Warn) {
-		d.action = "warned";
+	if (std::strcmp(action, "warned") == 0) {
 		bool seen = false;  // once per kind + site (any peer)
 		for (const Danger& o : g.dangers) seen = seen || (o.kind == kind && o.site.address == a && o.call == call);
 		if (!seen) say(std::string(kCallNames[call]) + ": " + kDangerNames[int(kind)] + " at " + siteText(d.site) + " — " + detail + (kind == DangerKind::IpcImportUcx ? "; set GPUMPI_GUARD=fix or see docs/guard.md" : "; see docs/guard.md"));
 	}
 	g.dangers.push_back(std::move(d));
 	writeInterimReport();
+}
+
+void markStaged(const DangerRef& r) {
+	if (r.kind == DangerKind::Count) return;
+	State& g = st();
+	uintptr_t a = reinterpret_cast<uintptr_t>(r.returnAddress);
+	for (size_t i = 0; i < g.dangers.size(); ++i) {
+		Danger& d = g.dangers[i];
+		if (d.kind != r.kind || d.call != r.call || d.site.address != a || d.peer != r.peer || std::strcmp(d.action, "staged") == 0 || d.count == 0) continue;
+		std::string detail = d.detail;
+		d.count--;
+		d.bytes -= std::min(d.bytes, r.bytes);
+		if (d.count == 0) g.dangers.erase(g.dangers.begin() + std::ptrdiff_t(i));
+		for (Danger& s : g.dangers) {
+			if (s.kind == r.kind && s.call == r.call && s.site.address == a && s.peer == r.peer && std::strcmp(s.action, "staged") == 0) { s.count++; s.bytes += r.bytes; return; }
+		}
+		Danger s;
+		s.kind = r.kind; s.call = r.call; s.peer = r.peer; s.count = 1; s.bytes = r.bytes;
+		s.site = resolve(r.returnAddress);
+		s.detail = detail;
+		s.action = "staged";
+		g.dangers.push_back(std::move(s));
+		return;
+	}
 }
 
 const char* dangerName(DangerKind k) { return kDangerNames[int(k)]; }

@@ -139,6 +139,16 @@ void addUnsupported(const char* call);
 void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* returnAddress, const std::string& detail, const char* action);
 /** Whether buffers of class `cls` to/from `peer` (world, -1 collective) in `call` are dangerous; records it. Returns the kind or Count. */
 DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const void* buf, void* returnAddress, bool fixed);
+/** One recorded dangerous call, as checkDanger counted it: what markStaged needs to find its record again. */
+struct DangerRef {
+	DangerKind kind = DangerKind::Count;
+	CallId call = C_Send;
+	int peer = -1;
+	uint64_t bytes = 0;
+	void* returnAddress = nullptr;
+};
+/** STAGE took this call after all: moves it from its record (action "none" / "warned") to one with action "staged". */
+void markStaged(const DangerRef& d);
 
 // guardAgree.cc
 /** Whether every rank runs the guard, learnt without a collective (GPUMPI_GUARD_EVERY_RANK=1, else init files in

@@ -21,7 +21,7 @@ const SIZE = 2 << 20;
 const STAGED = 9;
 
 interface StageDetail { stagingBytes: number; stagedPeers: number[]; peers: Array<{ peer: number; sentMessages: number; sentBytes: number; recvMessages: number; recvBytes: number }>; refused: Record<string, number> }
-interface RankReport { rank: number; stage: boolean; stageAgreed: boolean; stageDetail?: StageDetail }
+interface RankReport { rank: number; stage: boolean; stageAgreed: boolean; stageDetail?: StageDetail; dangers: Array<{ kind: string; call: string; peer: number | null; count: number; action: string }> }
 
 const FLAVORS = [
 	{ flavor: 'openmpi', launch: ['mpirun.openmpi', '--allow-run-as-root', '--oversubscribe', '-np', '2'], env: (k: string, v: string) => ['-x', `${k}=${v}`] },
@@ -77,6 +77,12 @@ for (const { flavor, launch, env } of FLAVORS) {
 				const sent = rep.rank === 0 ? STAGED : 0;
 				const recv = rep.rank === 1 ? STAGED : 0;
 				assert.deepEqual([p.sentMessages, p.sentBytes, p.recvMessages, p.recvBytes], [sent, sent * SIZE, recv, recv * SIZE]);
+				// MPI is not CUDA-aware here: every device buffer is the device-buffer-mpi-not-cuda-aware danger, and the
+				// calls STAGE took are counted apart, as action "staged" (what the merge reports as fixed).
+				const staged = rep.dangers.filter(x => x.action === 'staged');
+				assert.ok(staged.every(x => x.kind === 'device-buffer-mpi-not-cuda-aware'), JSON.stringify(rep.dangers));
+				assert.equal(staged.reduce((n, x) => n + x.count, 0), STAGED, JSON.stringify(rep.dangers));
+				if (rep.rank === 0) { assert.deepEqual(rep.dangers.filter(x => x.action !== 'staged'), [], 'every device send went through STAGE'); }
 			}
 		});
 
@@ -88,6 +94,10 @@ for (const { flavor, launch, env } of FLAVORS) {
 			assert.equal(report.r.stdout, plain.r.stdout);
 			assert.equal(stage.r.stdout, plain.r.stdout);
 			assert.equal(report.reports[0].stage, false);
+			// without STAGE the same device calls are dangers MPI got as they were
+			for (const rep of report.reports) {
+				assert.ok(rep.dangers.length > 0 && rep.dangers.every(x => x.action === 'none'), JSON.stringify(rep.dangers));
+			}
 		});
 
 		it('a staged message below the threshold is not staged (GPUMPI_GUARD_STAGE_MIN above the size): counts 0, still correct', async () => {

@@ -230,6 +230,13 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		const count = list.reduce((s, x) => s + x.d.count, 0);
 		const bytes = list.reduce((s, x) => s + x.d.bytes, 0);
 		const fixed = list.every(x => x.d.action === 'bounced' || x.d.action === 'staged');
+		const stagedCalls = list.filter(x => x.d.action === 'staged').reduce((s, x) => s + x.d.count, 0);
+		const fixedHow = !fixed ? ''
+			: stagedCalls === count ? ' In this run STAGE sent every one of them through its bounded staging.'
+				: stagedCalls === 0 ? ' In this run the guard bounced every one of them through a buffer the rank owns.'
+					: ` In this run the guard took every one of them: ${stagedCalls} through STAGE's bounded staging, ${count - stagedCalls} bounced through a buffer the rank owns.`;
+		const partly = !fixed && stagedCalls > 0 ? ` STAGE took ${stagedCalls} of them; the other ${count - stagedCalls} were not staged.` : '';
+		const fixedBy = [...new Set(list.map(x => x.d.action))].sort().join(', ');
 		dangerCalls += count;
 		bounced += list.filter(x => x.d.action === 'bounced').reduce((s, x) => s + x.d.count, 0);
 		const ranks = [...new Set(list.map(x => x.r.rank))].sort((a, b) => a - b);
@@ -239,8 +246,8 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		findings.push({
 			id: `guard-${kind.replace(/[^a-z0-9-]/g, '-').slice(0, 64)}`,
 			severity: fixed ? 'info' : spec?.severity ?? 'warning',
-			title: fixed ? `${title} — fixed by the guard (${list[0].d.action})` : title,
-			message: `${count} call${count > 1 ? 's' : ''} (${bytesText(bytes)}) on rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}, first at ${sites.slice(0, 3).join('; ')}${sites.length > 3 ? ` and ${sites.length - 3} more sites` : ''}. ${printable(list[0].d.detail)}${fixed ? ' In this run the guard bounced every one of them through a buffer the rank owns.' : ''}`,
+			title: fixed ? `${title} — fixed by the guard (${printable(fixedBy)})` : title,
+			message: `${count} call${count > 1 ? 's' : ''} (${bytesText(bytes)}) on rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}, first at ${sites.slice(0, 3).join('; ')}${sites.length > 3 ? ` and ${sites.length - 3} more sites` : ''}. ${printable(list[0].d.detail)}${fixedHow}${partly}`,
 			evidence: list.slice(0, 12).map(({ r, d }) => ({
 				source: printable(files.get(r.rank) ?? `rank ${r.rank}`),
 				line: `rank ${r.rank} (${printable(r.host)}): ${printable(d.call)} ${d.peer === null ? '' : `${/recv/i.test(d.call) ? 'from' : 'with'} rank ${d.peer} `}×${d.count}, ${d.bytes} bytes, first at ${printable(siteText(d.firstSite))}, action ${printable(d.action)}`,
@@ -365,7 +372,7 @@ function verdictLine(input: GuardMergeInput, reported: number, worldSize: number
 	if (reported === 0) { what = 'no guard report: nothing was observed'; }
 	else if (off && t.dangerKinds === 0) { what = `not observed: ${off.title.toLowerCase()} (a mixed launch?)`; }
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
-	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${t.bounced} bounced)`; }
+	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${[t.bounced > 0 || t.stagedMessages === 0 ? `${t.bounced} bounced` : '', t.stagedMessages > 0 ? 'large device messages staged' : ''].filter(x => x).join(', ')})`; }
 	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}${t.bounced > 0 ? ` (${t.bounced} bounced by the guard)` : ''}; not fixed: ${open.map(f => f.title).join('; ')}`; }
 	const staged = t.stagedMessages > 0 ? `, ${t.stagedMessages} staged (${bytesText(t.stagedBytes)})` : '';
 	return `gpumpi-guard (${input.mode}): ${what} — ${t.calls} MPI calls, ${t.p2pMessages} point-to-point messages (${bytesText(t.p2pBytes)})${staged}; ${ranks}; program ${exitText}`;
