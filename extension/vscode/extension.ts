@@ -19,6 +19,7 @@ import { registerReproCommands } from './reproCommands';
 import { core } from './lazyCore';
 import { COPY_FIX_COMMAND, FindingDiagnostics, SHOW_FINDING_COMMAND } from './findingDiagnostics';
 import { SHOW_PANEL_COMMAND, VerdictStatusBar, type VerdictItemState } from './verdictStatusBar';
+import { MultiStepInput, type ScriptedAnswer, type ShownInput } from './multiStepInput';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -42,6 +43,9 @@ export interface GpumpiDoctorApi {
 	statusBar(): VerdictItemState | undefined;
 	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
 	activationTimings(): ActivationTimings;
+	/** Only when the extension runs under its tests (ExtensionMode.Test): answer the next QuickPicks / InputBoxes of
+	 *  the multi-step inputs from `answers`; returns the live list of what each showed. */
+	scriptInputs?(answers: ScriptedAnswer[]): ShownInput[];
 }
 
 /** Milliseconds; `moduleLoadMs` is NaN when the bundle's load-start mark is missing (an unbundled run). */
@@ -165,6 +169,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		problemCount: () => problems.count,
 		statusBar: () => statusBar.state,
 		activationTimings: () => ({ ...timings }),
+		...(context.extensionMode === vscode.ExtensionMode.Test ? { scriptInputs: (answers: ScriptedAnswer[]) => MultiStepInput.script(answers) } : {}),
 	};
 }
 
