@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileWhole } from '../core/fileWrite';
 import { loadMapText } from '../core/map/mapFile';
+import { mapAffinity, renderAffinityLines } from '../core/map/mapAffinity';
 import { LocalHost } from '../core/hosts/localHost';
 import { DEFAULT_EXPERIMENT_TRIALS, LATENCY_FACTORS, renderLatencyExperiment, runLatencyExperiment, type LatencyFactor } from '../core/map/latencyExperiment';
 import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions } from '../core/map/mapRunner';
@@ -133,7 +134,7 @@ function fmt(v: number | null, digits: number): string {
 	return v === null ? '—' : v.toFixed(digits);
 }
 
-/** The map as a text table (one line per pair, then the hosts and GPUs). */
+/** The map as a text table: the hosts and GPUs, each rank's CPU affinity against its GPU's NUMA node (when the engine recorded it), then one line per pair. */
 export function renderMapText(doc: MapDocument): string {
 	const out: string[] = [];
 	out.push(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} of ${doc.total_pairs} pairs${doc.sampled ? ' (sampled)' : ''}, ${doc.memory} memory, ${doc.mpi.library_version.split(',')[0]}`);
@@ -148,6 +149,7 @@ export function renderMapText(doc: MapDocument): string {
 			out.push(`    rank ${rank}: cpus ${r.cpu_list}; ${gpu}`);
 		}
 	}
+	out.push(...renderAffinityLines(mapAffinity(doc)));
 	out.push('', '  pair      class               channel         GB/s       µs  reason');
 	for (const p of doc.pairs) {
 		out.push(`  ${`${p.a}-${p.b}`.padEnd(8)}  ${PATH_CLASS_LABELS[p.class].padEnd(18)}  ${(p.channel ?? '').replace('_', ' ').padEnd(14)} ${fmt(p.bandwidth_gbps, 2).padStart(6)} ${fmt(p.latency_us, 2).padStart(8)}  ${p.status === 'ok' ? '' : `[${p.status}] `}${p.reason}`);

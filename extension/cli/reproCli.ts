@@ -22,7 +22,7 @@ import { posixQuoteArgv } from '../shared/shellQuote';
 import { checkSizeListText, checkSizeText, CHUNK_SIZE_LIMITS, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../shared/sizeText';
 import type { LaunchTarget } from '../core/hosts/launchTarget';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
-import { UCX_STAGING_TRIES } from '../core/repro/reproChoices';
+import { UCX_STAGING_TRIES, ucxTryList } from '../core/repro/reproChoices';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
@@ -87,10 +87,6 @@ export interface CliOptions extends LaunchCliOptions {
 	/** fallback --try-ucx settings, in the order given. */
 	tryUcx: Array<[string, string]>;
 }
-
-const UCX_SETTING_NAME = /^UCX_[A-Z0-9_]{1,64}$/;
-const UCX_SETTING_VALUE = /^[A-Za-z0-9_.:,^+-]{1,128}$/;
-const MAX_TRY_UCX = 8;
 
 
 /** The reproducers' rank counts: the engine refuses any other (native/engine/reproIpc.cc, reproFallback.cc). */
@@ -172,15 +168,13 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 				break;
 			}
 			case '--try-ucx': {
+				// The same check as the VS Code picker's (core/repro/reproChoices.ts ucxTryList).
 				const v = value(i++, a);
-				for (const t of v === 'staging' ? UCX_STAGING_TRIES : [v]) {
-					const p = parsePreset(t);
-					if (!p || !UCX_SETTING_NAME.test(p[0]) || !UCX_SETTING_VALUE.test(p[1])) {
-						throw new UsageError(`--try-ucx needs UCX_NAME=VALUE (VALUE of letters, digits and _.:,^+-) or "staging", got ${shown(v)}`);
-					}
-					if (!o.tryUcx.some(([k, x]) => k === p[0] && x === p[1])) { o.tryUcx.push(p); }
+				const t = ucxTryList([...o.tryUcx.map(([k, x]) => `${k}=${x}`), v]);
+				if (typeof t === 'string') {
+					throw new UsageError(/^at most/.test(t) ? `--try-ucx: ${t}` : `--try-ucx needs UCX_NAME=VALUE (VALUE of letters, digits and _.:,^+-) or "staging", got ${shown(v)}`);
 				}
-				if (o.tryUcx.length > MAX_TRY_UCX) { throw new UsageError(`--try-ucx: at most ${MAX_TRY_UCX} settings (each adds a launch per trial), got ${o.tryUcx.length}`); }
+				o.tryUcx = t;
 				break;
 			}
 			case '--launcher-arg': o.extra.push(value(i++, a)); break;

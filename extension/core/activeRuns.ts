@@ -4,7 +4,8 @@
  * group (proc.ts: `detached`), so nothing else would: measured (docs/reliability.md, window reload) with the CLI killed
  * mid-map, mpirun and its 4 ranks were still running 3 s later, orphaned. `deactivate()` aborts every run here and
  * waits, bounded, for them to finish their own cleanup (kill the group, stop the remote session, remove the private
- * shared-memory directory). A hard kill of the extension host calls no deactivate: that case is not covered here.
+ * shared-memory directory). A hard kill of the extension host calls no deactivate: that case is runMarkers.ts's (the
+ * next host ends what the dead one left).
  */
 
 export interface ActiveRuns {

@@ -13,6 +13,7 @@ export { guardInspectionReport, guardResult } from './guard/guardResult';
 export { runGuarded, splitArgLine } from './guard/guardRunner';
 export { inspectHost } from './inspect';
 export { runMap, DEFAULT_MAP_OPTIONS } from './map/mapRunner';
+export { setSessionRecorder } from './proc';
 export { bugReportMarkdown } from './repro/bugReport';
 export { runFallbackRepro } from './repro/fallbackRunner';
 export { runIpcVariants } from './repro/ipcRunner';

@@ -6,7 +6,8 @@
 import type { LinkOrder } from './parsers/linkOrder';
 import type { MpivarsListing } from './parsers/mpivars';
 import type { Evidence, Severity } from '../shared/report';
-import type { EngineInspect } from '../shared/engineSchema';
+import type { EngineInspect, RankAffinity } from '../shared/engineSchema';
+import type { RankAffinityJudgement } from './map/mapAffinity';
 import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
 
 /** A value together with the quoted line that shows it. */
@@ -237,6 +238,8 @@ export interface EngineRankFacts {
 	p2p: boolean[][];
 	/** The memory IPC capability probe, one entry per allocation kind; null when not probed or from an older engine. */
 	ipcMemory: IpcMemoryProbe[] | null;
+	/** The rank's CPU binding against its GPU's NUMA node, judged (core/map/mapAffinity.ts); null from older engines. */
+	affinity: { value: RankAffinity; judgement: RankAffinityJudgement; evidence: Evidence[] } | null;
 	/** The rank's environment (full variable names). */
 	env: EnvEntry[];
 }

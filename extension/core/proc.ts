@@ -32,6 +32,36 @@ export interface ExecuteOptions {
 	lingerMs?: number;
 	/** Written to the child's stdin, which is then closed (e.g. `quit` for nvidia-cuda-mps-control); default: no stdin. */
 	input?: string;
+	/**
+	 * Directories of this run alone (the launch's private shm directory, a guard report directory), removed by the
+	 * caller afterwards. Told to the session recorder, so that they are removed even when this process dies first.
+	 */
+	privateDirs?: readonly string[];
+}
+
+/** A session `execute` started, as told to the recorder. */
+export interface RecordedSession {
+	/** The session leader: its pid is the session and process-group id. */
+	pid: number;
+	argv: readonly string[];
+	privateDirs: readonly string[];
+}
+
+/**
+ * Told of every process session `execute` starts; the function it returns is called when that session has ended
+ * normally (the result is resolved). The extension host records them on disk (runMarkers.ts), so that a host that is
+ * killed without deactivate() leaves a trace the next one can end. Core code stays free of VS Code: the extension
+ * sets it, the CLI does not.
+ */
+export interface SessionRecorder {
+	started(session: RecordedSession): (() => void) | undefined;
+}
+
+let recorder: SessionRecorder | undefined;
+
+/** Set (or clear, with undefined) the one recorder of this process. */
+export function setSessionRecorder(r: SessionRecorder | undefined): void {
+	recorder = r;
 }
 
 /** What happened to one run. */
@@ -218,6 +248,14 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 		return fail(e instanceof Error ? spawnErrorText(e as NodeJS.ErrnoException) : String(e));
 	}
 
+	let recorded: (() => void) | undefined;
+	if (recorder && child.pid !== undefined) {
+		const r = recorder;
+		const session: RecordedSession = { pid: child.pid, argv, privateDirs: opts.privateDirs ?? [] };
+		safeCall(() => { recorded = r.started(session); });
+	}
+	const forget = (): void => { if (recorded) { const f = recorded; recorded = undefined; safeCall(f); } };
+
 	if (opts.input !== undefined && child.stdin) {
 		child.stdin.on('error', () => undefined); // EPIPE when the program exits without reading: its exit status tells
 		child.stdin.end(opts.input);
@@ -326,10 +364,10 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 				durationMs: elapsed(),
 			};
 			// Only a stopped run waits for its session to empty; a run that ended by itself is reported at once.
-			if (!(timedOut || cancelled || lingerKilled)) { resolve(base); return; }
+			if (!(timedOut || cancelled || lingerKilled)) { forget(); resolve(base); return; }
 			checkAfterStop().then(
-				cleanup => resolve({ ...base, cleanup, durationMs: elapsed() }),
-				e => resolve({ ...base, cleanup: `${stopNote}; the check afterwards failed: ${e instanceof Error ? e.message : String(e)}`, durationMs: elapsed() }),
+				cleanup => { forget(); resolve({ ...base, cleanup, durationMs: elapsed() }); },
+				e => { forget(); resolve({ ...base, cleanup: `${stopNote}; the check afterwards failed: ${e instanceof Error ? e.message : String(e)}`, durationMs: elapsed() }); },
 			);
 		};
 

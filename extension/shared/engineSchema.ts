@@ -120,6 +120,40 @@ export interface EngineIpcMemory {
 	allocations: EngineIpcAllocation[];
 }
 
+/** One NUMA node of a rank's host: /sys/devices/system/node/node<N>/cpulist. */
+export interface RankNumaNode { node: number; cpulist: string }
+
+/** The PCI device of the GPU a rank uses, as sysfs describes it. */
+export interface RankGpuLocality {
+	/** Normalized ("0000:18:00.0") from the CUDA driver's cuDeviceGetPCIBusId. */
+	pci_bus_id: string;
+	/** The directory read: <sysfs_root>/sys/bus/pci/devices/<pci_bus_id>. */
+	sysfs_path: string;
+	/** Its numa_node file; -1 when the kernel reports none (one-node machines, many VMs) or it is unreadable. */
+	numa_node: number;
+	/** Its local_cpulist file (the CPUs local to the device, "0-15,32-47"); "" when unreadable. */
+	local_cpulist: string;
+}
+
+/**
+ * Where a rank may run against where its GPU sits (native/engine/rankAffinity.hh; `gpumpi map` and `gpumpi inspect`
+ * per rank; extension/core/map/mapAffinity.ts judges it). null / absent in documents from older engines.
+ */
+export interface RankAffinity {
+	/** The rank's affinity mask (sched_getaffinity) after the launcher's binding, "0-3,8". */
+	cpu_list: string;
+	/** The NUMA nodes holding at least one CPU of cpu_list. */
+	cpu_numa_nodes: number[];
+	/** Every NUMA node of the host with its CPUs (empty when the kernel exposes none). */
+	numa_nodes: RankNumaNode[];
+	/** The GPU's PCI device; null when the rank has no GPU. */
+	gpu: RankGpuLocality | null;
+	/** TESTS ONLY: the fake sysfs tree the engine read (GPUMPI_TEST_SYSFS_ROOT); "" on every real run. */
+	sysfs_root: string;
+	/** What could not be read, "" when nothing is missing. */
+	error: string;
+}
+
 /** One rank's record. */
 export interface EngineRank {
 	rank: number;
@@ -134,6 +168,8 @@ export interface EngineRank {
 	mps: EngineMps | null;
 	/** null in documents from engines before 2026-12-03 (docs/engine-schema.md "ipc_memory"). */
 	ipc_memory: EngineIpcMemory | null;
+	/** The rank's CPU binding against its GPU's NUMA node; null from engines before 2026-12-04. */
+	affinity: RankAffinity | null;
 	/**
 	 * The rank's own environment, filtered to names starting with OMPI_MCA_, PMIX_MCA_, OMPI_COMM_WORLD_, UCX_,
 	 * CUDA_, MPICH_, MPIR_CVAR_, I_MPI_, MV2_, FI_, SLURM_ (what the launcher really handed the rank, which can

@@ -3,6 +3,7 @@
  * snake_case as printed by native/engine/map.cc) and what the runner adds (`runner`, per-pair `transport`).
  * No vscode, DOM or node imports: the webview, the CLI and the tests share this file.
  */
+import type { RankAffinity } from './engineSchema';
 
 /** Schema id of a map document. */
 export const MAP_SCHEMA = 'gpumpi.map/1';
@@ -47,6 +48,8 @@ export interface MapRank {
 	gpu: MapGpu | null;
 	nics: MapNic[];
 	peermem: { loaded: boolean; module: string };
+	/** The rank's CPU binding against its GPU's NUMA node (the same object as `gpumpi inspect`'s); absent from older engines. */
+	affinity?: RankAffinity | null;
 }
 
 /** What the runner saw on the wire for one pair (Open MPI btl lines, UCX lanes). */

@@ -356,6 +356,11 @@ export interface FallbackTrialResult extends FallbackResult {
 	ucx_setting?: string;
 }
 
+/** The statistics / ranking key of a result: its mode, or `mpi+NAME=VALUE` for a tried UCX setting (`--try-ucx`). */
+export function fallbackResultKey(r: Pick<FallbackTrialResult, 'mode' | 'ucx_setting'>): string {
+	return r.ucx_setting ? `mpi+${r.ucx_setting}` : r.mode;
+}
+
 /** The runs of one mode over the trials. */
 export interface FallbackModeSummary {
 	mode: string;
@@ -415,6 +420,9 @@ export interface FallbackRankingJson {
 	/** The UCX settings tried beside the configuration (`--try-ucx`), each compared with MPI as configured; absent in
 	 *  reports saved before 2026-12-04 and [] when none was tried. */
 	ucxSettings?: UcxSettingOutcomeJson[];
+	/** The tried setting the verdict names as the best measured one, or null (none kept MPI's bandwidth, or none
+	 *  tried); absent in reports saved before 2026-12-04's picker. */
+	ucxBest?: string | null;
 	text: string[];
 }
 

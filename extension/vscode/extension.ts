@@ -3,6 +3,7 @@
  * diagnostics panel. Nothing heavy runs on activation; tools run only when a command asks.
  */
 import { activeRuns } from '../core/activeRuns';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { lastCommandError, registerCommand } from './commands';
@@ -16,9 +17,11 @@ import { createOutputLogger } from './outputLogger';
 import { registerTransportMap, TransportMapPanel, type TransportMapPanelState } from './transportMapPanel';
 import { ReproPanel, type ReproPanelState } from './reproPanel';
 import { registerReproCommands } from './reproCommands';
-import { core } from './lazyCore';
+import { core, whenCoreLoaded } from './lazyCore';
+import { createMarkerRecorder, sweepRunMarkers } from '../core/runMarkers';
 import { COPY_FIX_COMMAND, FindingDiagnostics, SHOW_FINDING_COMMAND } from './findingDiagnostics';
 import { SHOW_PANEL_COMMAND, VerdictStatusBar, type VerdictItemState } from './verdictStatusBar';
+import { MultiStepInput, type ScriptedAnswer, type ShownInput } from './multiStepInput';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -42,6 +45,11 @@ export interface GpumpiDoctorApi {
 	statusBar(): VerdictItemState | undefined;
 	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
 	activationTimings(): ActivationTimings;
+	/** Only when the extension runs under its tests (ExtensionMode.Test): answer the next QuickPicks / InputBoxes of
+	 *  the multi-step inputs from `answers`; returns the live list of what each showed. */
+	scriptInputs?(answers: ScriptedAnswer[]): ShownInput[];
+	/** What the sweep of run markers at activation did (core/runMarkers.ts), once it is done. */
+	runMarkerSweep(): Promise<{ file: string; outcome: string; message: string }[]>;
 }
 
 /** Milliseconds; `moduleLoadMs` is NaN when the bundle's load-start mark is missing (an unbundled run). */
@@ -55,6 +63,13 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	const log = logger.child('commands');
 	const service = new InspectionService(logger.child('service'));
 	context.subscriptions.push(service);
+
+	// Every process session the core starts is written down under run-markers/ while it runs; what a hard-killed host
+	// (no deactivate) left there is ended now (core/runMarkers.ts). Activation is at startup for this (onStartupFinished).
+	const markerDir = path.join(context.globalStorageUri.fsPath, 'run-markers');
+	const markerLog = logger.child('markers');
+	whenCoreLoaded(c => c.setSessionRecorder(createMarkerRecorder(markerDir, markerLog)));
+	const sweep = sweepRunMarkers(markerDir, markerLog);
 
 	const showLog = (): void => channel.show(true);
 	const hostCommands = hostCommandsFor(service, showLog);
@@ -165,6 +180,8 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		problemCount: () => problems.count,
 		statusBar: () => statusBar.state,
 		activationTimings: () => ({ ...timings }),
+		...(context.extensionMode === vscode.ExtensionMode.Test ? { scriptInputs: (answers: ScriptedAnswer[]) => MultiStepInput.script(answers) } : {}),
+		runMarkerSweep: () => sweep,
 	};
 }
 

@@ -9,6 +9,20 @@ import * as vscode from 'vscode';
 /** One step: show an input through `input`, update the state, return the next step or undefined (done). */
 export type Step<S> = (input: MultiStepInput, state: S) => Promise<Step<S> | undefined>;
 
+/**
+ * A scripted answer to the next input (tests only, through the test-mode API): the labels to check / make active in
+ * the real QuickPick, or the text typed into the real InputBox (validated as typed; a refused one is recorded and the
+ * next answer is typed), or Back / Escape.
+ */
+export type ScriptedAnswer = { pick: string[] } | { value: string } | 'back' | 'cancel';
+/** What a scripted input showed: its title, items (label, description, detail, checked) or validation message. */
+export interface ShownInput {
+	title: string;
+	items?: Array<{ label: string; description?: string; detail?: string; picked: boolean }>;
+	/** InputBox: each typed value and the validation message it got ("" when accepted). */
+	typed?: Array<{ value: string; validation: string }>;
+}
+
 class BackSignal extends Error { constructor() { super('back'); } }
 class CancelSignal extends Error { constructor() { super('cancel'); } }
 
@@ -19,6 +33,8 @@ export interface PickOptions<T extends vscode.QuickPickItem> {
 	/** Pre-selected items (canPickMany) or the active one. */
 	selected?: readonly T[];
 	canPickMany?: boolean;
+	/** canPickMany: accepting with nothing checked is an answer (an empty list), not ignored. */
+	allowNone?: boolean;
 }
 
 export interface BoxOptions {
@@ -33,6 +49,14 @@ export interface BoxOptions {
 /** Runs steps; `totalSteps` is the counter's denominator (an estimate when steps are optional). */
 export class MultiStepInput {
 	private _step = 0;
+	private static _script: { answers: ScriptedAnswer[]; shown: ShownInput[] } | null = null;
+
+	/** Tests: answer the next inputs from `answers` instead of the user; returns the live list of what was shown. */
+	static script(answers: ScriptedAnswer[]): ShownInput[] {
+		const shown: ShownInput[] = [];
+		MultiStepInput._script = { answers: [...answers], shown };
+		return shown;
+	}
 
 	private constructor(private readonly _totalSteps: number) {}
 
@@ -76,9 +100,19 @@ export class MultiStepInput {
 			if (qp.canSelectMany) { qp.selectedItems = o.selected; } else { qp.activeItems = [o.selected[0]]; }
 		}
 		qp.buttons = this._step > 1 ? [vscode.QuickInputButtons.Back] : [];
-		return this._show(qp, resolve => {
+		const accept = (resolve: (r: T[]) => void): void => {
 			const picked = qp.canSelectMany ? [...qp.selectedItems] : [...qp.activeItems].slice(0, 1);
-			if (picked.length > 0) { resolve(picked); }
+			if (picked.length > 0 || (qp.canSelectMany && o.allowNone)) { resolve(picked); }
+		};
+		return this._show(qp, accept, (answer, shown) => {
+			const sel = new Set(qp.selectedItems);
+			shown.items = o.items.map(i => ({ label: i.label, description: i.description, detail: i.detail, picked: sel.has(i) }));
+			if (typeof answer === 'string' || !('pick' in answer)) { return `a QuickPick (${qp.title}) got ${JSON.stringify(answer)}`; }
+			const items = answer.pick.map(l => o.items.find(i => i.label === l));
+			const missing = answer.pick.find((_, k) => !items[k]);
+			if (missing !== undefined) { return `no item ${JSON.stringify(missing)} in ${qp.title}`; }
+			if (qp.canSelectMany) { qp.selectedItems = items as T[]; } else { qp.activeItems = items.slice(0, 1) as T[]; }
+			return accept;
 		});
 	}
 
@@ -97,10 +131,26 @@ export class MultiStepInput {
 			return !err;
 		};
 		ib.onDidChangeValue(() => { check(); });
-		return this._show(ib, resolve => { if (check()) { resolve(ib.value.trim()); } });
+		const accept = (resolve: (r: string) => void): void => { if (check()) { resolve(ib.value.trim()); } };
+		return this._show(ib, accept, (answer, shown, next) => {
+			shown.typed = [];
+			for (let a: ScriptedAnswer | undefined = answer; a; a = next()) {
+				if (typeof a === 'string' || !('value' in a)) { return `an InputBox (${ib.title}) got ${JSON.stringify(a)}`; }
+				ib.value = a.value;
+				const ok = check();
+				shown.typed.push({ value: a.value, validation: ib.validationMessage ? String(ib.validationMessage) : '' });
+				if (ok) { return accept; }
+			}
+			return `no accepted value for ${ib.title}`;
+		});
 	}
 
-	private _show<R>(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox, accept: (resolve: (r: R) => void) => void): Promise<R> {
+	/**
+	 * Show `input`; Enter runs `accept`. Under a script, `scripted` applies the next answer to the real input and returns
+	 * the accept to run, or why the answer does not fit (the flow then fails with that message).
+	 */
+	private _show<R>(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox, accept: (resolve: (r: R) => void) => void,
+		scripted: (answer: ScriptedAnswer, shown: ShownInput, next: () => ScriptedAnswer | undefined) => ((resolve: (r: R) => void) => void) | string): Promise<R> {
 		return new Promise<R>((resolve, reject) => {
 			let settled = false;
 			const subs: vscode.Disposable[] = [];
@@ -111,6 +161,17 @@ export class MultiStepInput {
 				input.onDidHide(() => done(() => reject(new CancelSignal()))),
 			);
 			input.show();
+			const script = MultiStepInput._script;
+			if (!script) { return; }
+			const shown: ShownInput = { title: input.title ?? '' };
+			script.shown.push(shown);
+			const answer = script.answers.shift();
+			if (answer === undefined) { MultiStepInput._script = null; done(() => reject(new CancelSignal())); return; }
+			if (answer === 'back') { done(() => reject(new BackSignal())); return; }
+			if (answer === 'cancel') { done(() => reject(new CancelSignal())); return; }
+			const r = scripted(answer, shown, () => script.answers.shift());
+			if (typeof r === 'string') { done(() => reject(new Error(`scripted input: ${r}`))); return; }
+			r(v => done(() => resolve(v)));
 		});
 	}
 }

@@ -11,8 +11,8 @@ import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
 import { registerCommand, type CommandId } from './commands';
 import {
-	checkCustomPreset, checkMpirun, checkSize, checkSizes, configsFromChoices, DEFAULT_CHOICES, REPRO_PRESETS, validateChoices,
-	type ReproChoices,
+	checkCustomPreset, checkMpirun, checkSize, checkSizes, checkUcxSetting, configsFromChoices, DEFAULT_CHOICES, MAX_TRY_UCX, REPRO_PRESETS,
+	UCX_STAGING_TRY_INFO, ucxSettingsOf, validateChoices, type ReproChoices,
 } from '../core/repro/reproChoices';
 import { core } from './lazyCore';
 import type { Report } from '../shared/report';
@@ -24,7 +24,7 @@ import { pickHost } from './hostsView';
 import { checkReachable, hostOfArgument, openLaunchTarget, type OpenTarget } from './launchHost';
 import { MultiStepInput, type Step } from './multiStepInput';
 import { ReproPanel } from './reproPanel';
-import { readReproTrials, readSettings } from './settings';
+import { readReproTrials, readReproTryUcx, readSettings } from './settings';
 
 const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
 
@@ -81,16 +81,23 @@ function lastChoices(context: vscode.ExtensionContext, log: Logger): ReproChoice
 }
 
 /** The flow's state: the choices as they are being made (seeded with the last ones). */
-interface ChoiceState { last: ReproChoices; mpirun: string; memory: string; size: string; sizes: string; variants: string[]; presets: string[]; custom: string | null; loopback: boolean; baseline: boolean }
+interface ChoiceState {
+	last: ReproChoices; mpirun: string; memory: string; size: string; sizes: string; variants: string[]; presets: string[]; custom: string | null; loopback: boolean; baseline: boolean;
+	/** Fallback: the UCX settings to try (NAME=VALUE), and the one typed in the custom box. */
+	tryUcx: string[]; ucxCustom: string | null;
+}
 
 /**
  * The reproducer's options as one multi-step input (multiStepInput.ts): launcher, [its path], memory, size(s),
- * [variants], configurations, [a custom preset]; a step counter in each title, Back to the step before, Escape cancels.
+ * [variants], configurations, [a custom preset], fallback: the UCX settings to also try, [a custom one]; a step
+ * counter in each title, Back to the step before, Escape cancels. `tryUcxDefault`: the gpumpiDoctor.repro.tryUcx
+ * setting, pre-selected until a pick was stored.
  */
-async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promise<ReproChoices | undefined> {
+async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices, tryUcxDefault: readonly string[] = []): Promise<ReproChoices | undefined> {
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
 	const OTHER = '\u0000other', BASE = '\u0000baseline', LOOP = '\u0000loopback', CUSTOM = '\u0000custom';
-	const state: ChoiceState = { last, mpirun: last.mpirun, memory: last.memory, size: last.size, sizes: last.sizes, variants: [...last.variants], presets: [...last.presets], custom: null, loopback: last.loopback, baseline: last.baseline };
+	const state: ChoiceState = { last, mpirun: last.mpirun, memory: last.memory, size: last.size, sizes: last.sizes, variants: [...last.variants], presets: [...last.presets], custom: null, loopback: last.loopback, baseline: last.baseline,
+		tryUcx: [...(last.tryUcx ?? tryUcxDefault)], ucxCustom: null };
 
 	const launcher: Step<ChoiceState> = async (input, st) => {
 		const launchers = [
@@ -148,15 +155,43 @@ async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promi
 		st.loopback = chosen.some(x => x.id === LOOP);
 		st.baseline = chosen.some(x => x.id === BASE);
 		st.custom = null;
-		return chosen.some(c => c.id === CUSTOM) ? custom : undefined;
+		const next = which === 'fallback' ? ucxTries : undefined;
+		return chosen.some(c => c.id === CUSTOM) ? custom : next;
 	};
 	const custom: Step<ChoiceState> = async (input, st) => {
 		st.custom = await input.box({ title: `${title}: ${vscode.l10n.t('custom preset')}`, prompt: vscode.l10n.t('Environment preset NAME=VALUE for every rank'), placeholder: 'UCX_RNDV_THRESH=inf', value: '', validate: x => checkCustomPreset(x) });
+		return which === 'fallback' ? ucxTries : undefined;
+	};
+	// Fallback: UCX staging settings, each run again as the mpi mode in every trial and ranked beside MPI as configured.
+	const ucxTries: Step<ChoiceState> = async (input, st) => {
+		const known = UCX_STAGING_TRY_INFO.map(t => t.setting);
+		const customs = st.tryUcx.filter(t => !known.includes(t));
+		const items: Array<vscode.QuickPickItem & { id: string }> = [
+			...UCX_STAGING_TRY_INFO.map(t => ({ id: t.setting, label: t.setting, description: t.changes, detail: t.measured })),
+			...customs.map(c => ({ id: c, label: c, description: vscode.l10n.t('custom') })),
+			{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…'), description: vscode.l10n.t('another UCX_* setting to try') },
+		];
+		const chosen = await input.pick({
+			title: `${title}: ${vscode.l10n.t('also try UCX staging settings (each: one more launch per trial; none: skip)')}`,
+			placeholder: vscode.l10n.t('Each picked setting runs the mpi mode again with it added, ranked beside MPI as configured (bandwidth, host memory per GiB); it matters where MPI uses UCX (Open MPI pml ucx, MPICH ch4:ucx)'),
+			items, selected: items.filter(i => st.tryUcx.includes(i.id)), canPickMany: true, allowNone: true,
+		});
+		st.tryUcx = chosen.filter(c => c.id !== CUSTOM).map(c => c.id);
+		st.ucxCustom = null;
+		return chosen.some(c => c.id === CUSTOM) ? ucxCustom : undefined;
+	};
+	const ucxCustom: Step<ChoiceState> = async (input, st) => {
+		st.ucxCustom = await input.box({
+			title: `${title}: ${vscode.l10n.t('custom UCX setting to try')}`, prompt: vscode.l10n.t('UCX_NAME=VALUE, tried beside the configuration in every trial (passed to the launcher as one argument, never through a shell)'),
+			placeholder: 'UCX_RNDV_THRESH=inf', value: '',
+			validate: x => checkUcxSetting(x) ?? (st.tryUcx.length + (st.tryUcx.includes(x) ? 0 : 1) > MAX_TRY_UCX ? vscode.l10n.t('at most {0} UCX settings per run (each adds a launch per trial)', MAX_TRY_UCX) : null),
+		});
 		return undefined;
 	};
 
-	if (!await MultiStepInput.run(launcher, state, which === 'ipc' ? 5 : 4)) { return undefined; }
-	const c = validateChoices({ mpirun: state.mpirun, memory: state.memory, size: state.size, sizes: state.sizes, variants: state.variants, presets: state.custom ? [...state.presets, state.custom] : state.presets, loopback: state.loopback, baseline: state.baseline });
+	if (!await MultiStepInput.run(launcher, state, 5)) { return undefined; }
+	const tryUcx = which === 'fallback' ? (state.ucxCustom && !state.tryUcx.includes(state.ucxCustom) ? [...state.tryUcx, state.ucxCustom] : state.tryUcx) : last.tryUcx;
+	const c = validateChoices({ mpirun: state.mpirun, memory: state.memory, size: state.size, sizes: state.sizes, variants: state.variants, presets: state.custom ? [...state.presets, state.custom] : state.presets, loopback: state.loopback, baseline: state.baseline, tryUcx });
 	if (typeof c === 'string') { throw new Error(c); }
 	return c;
 }
@@ -164,6 +199,9 @@ async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices): Promi
 async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: () => ReproPanel, which: 'ipc' | 'fallback', argument: unknown): Promise<ReproPanelData | undefined> {
 	if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
 	const last = lastChoices(context, log);
+	// gpumpiDoctor.repro.tryUcx: what the picker pre-selects, and what runs when the choices never named UCX settings.
+	const tryUcxSetting = readReproTryUcx();
+	for (const p of tryUcxSetting.problems) { log.warn(p); void vscode.window.showWarningMessage(p); }
 	const { hostKey: argHost, rest: arg } = hostOfArgument(argument);
 	const title = which === 'ipc' ? vscode.l10n.t('IPC-pointer reproducer') : vscode.l10n.t('Fallback reproducer');
 	const asks = arg === undefined || arg === null || arg instanceof vscode.Uri;
@@ -177,7 +215,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 		if (typeof c === 'string') { throw new Error(vscode.l10n.t('invalid reproducer options: {0}', c)); }
 		choices = c;
 	} else {
-		choices = await pickChoices(which, last);
+		choices = await pickChoices(which, last, tryUcxSetting.tryUcx);
 	}
 	if (!choices) { return undefined; }
 	await context.workspaceState.update(STATE_KEY, choices);
@@ -186,6 +224,8 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	const setting = readReproTrials();
 	if (setting.problem) { log.warn(setting.problem); void vscode.window.showWarningMessage(setting.problem); }
 	const trials = choices.trials ?? setting.trials;
+	const ucxSettings = which === 'fallback' ? ucxSettingsOf(choices, tryUcxSetting.tryUcx) : [];
+	if (ucxSettings.length > 0) { log.info(`UCX settings tried beside every configuration: ${ucxSettings.map(([k, v]) => `${k}=${v}`).join(' ')} (one more mpi-mode launch each per trial)`); }
 	const started = new Date();
 	const where = hostKey === LOCAL_HOST_KEY ? vscode.l10n.t('this host') : hostKey;
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI Doctor: {0} reproducer on {1}', which, where), cancellable: true }, async (progress, token) => {
@@ -215,7 +255,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 				for (const config of configs) {
 					if (abort.signal.aborted) { break; }
 					// Cancelled: the configurations not started are not shown as empty reports.
-					data.fallback.push(await core().runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, trials, protoInfo: false, onProgress, signal: abort.signal }));
+					data.fallback.push(await core().runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, trials, protoInfo: false, ucxSettings, onProgress, signal: abort.signal }));
 				}
 			}
 			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;

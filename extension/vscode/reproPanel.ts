@@ -27,6 +27,8 @@ export interface ReproPanelState {
 	busy: boolean;
 	/** "config\0variant\0trial" of the last trial log opened from the webview, or null. */
 	lastOpenedLog: string | null;
+	/** Per delivered fallback configuration, each tried UCX setting's row: "config: NAME=VALUE ok/launched". */
+	ucxSettings: string[];
 }
 
 /** The single reproducer panel of this window. */
@@ -98,6 +100,7 @@ export class ReproPanel extends Disposable {
 			ready: this._host.isReady, delivered: this._delivered?.source ?? null, busy: this._busy,
 			ipcVariants: this._delivered?.ipc?.variants.length ?? 0, fallbackConfigs: this._delivered?.fallback.length ?? 0,
 			ipcTrials: this._delivered?.ipc?.variants.reduce((n, v) => n + v.runs.length, 0) ?? 0, lastOpenedLog: this._lastOpenedLog,
+			ucxSettings: (this._delivered?.fallback ?? []).flatMap(f => (f.ranking?.ucxSettings ?? []).map(u => `${f.config}: ${u.setting} ${u.ok}/${u.launched}`)),
 		};
 	}
 

@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { normalizeSettings, type InspectSettings } from '../core/inspectSettings';
 import { validateHostSettings, type HostSetting } from '../core/hosts/hostSettings';
-import { checkTrials } from '../core/repro/reproChoices';
+import { checkTrials, tryUcxFromSetting } from '../core/repro/reproChoices';
 import { DEFAULT_TRIALS } from '../shared/trialStats';
 
 /** Current validated settings plus a message per rejected value. */
@@ -26,6 +26,11 @@ export function readReproTrials(): { trials: number; problem: string | null } {
 	const v = vscode.workspace.getConfiguration('gpumpiDoctor').get<unknown>('repro.trials');
 	const c = checkTrials(v);
 	return typeof c === 'number' ? { trials: c, problem: null } : { trials: DEFAULT_TRIALS, problem: vscode.l10n.t('gpumpiDoctor.repro.trials: {0}; using {1}', c, DEFAULT_TRIALS) };
+}
+
+/** `gpumpiDoctor.repro.tryUcx`: the valid UCX settings ("staging" expanded), and a problem line per entry left out. */
+export function readReproTryUcx(): { tryUcx: string[]; problems: string[] } {
+	return tryUcxFromSetting(vscode.workspace.getConfiguration('gpumpiDoctor').get<unknown>('repro.tryUcx'));
 }
 
 /** The validated `gpumpiDoctor.hosts` entries plus one message per rejected entry (never run). */

@@ -6,11 +6,12 @@
 import { escapeHtml } from '../../extension/shared/htmlEscape';
 import { posixQuoteArgv } from '../../extension/shared/shellQuote';
 import type { ReproPanelData } from '../../extension/shared/reproProtocol';
-import type { FallbackResult, IpcVariantResult, IpcVariantSummary, ReproFallbackReport, ReproIpcReport, ReproMpiInfo } from '../../extension/shared/reproSchema';
+import { fallbackResultKey, type FallbackResult, type FallbackTrialResult, type IpcVariantResult, type IpcVariantSummary, type ReproFallbackReport, type ReproIpcReport, type ReproMpiInfo, type ValueSpread } from '../../extension/shared/reproSchema';
 import { spreadText } from '../../extension/shared/trialStats';
 import { buildLineChart } from './chart';
 
 const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
 
 /** Human size of a power-of-two-ish byte count. */
 export function sizeLabel(b: number): string {
@@ -114,7 +115,7 @@ function gbps(y: number): string { return y === 0 ? '0' : y >= 100 ? `${Math.rou
 function renderRanking(rep: ReproFallbackReport): string {
 	const rk = rep.ranking;
 	if (!rk || rk.options.length === 0 || rk.atBytes === null) { return ''; }
-	const mibS = (s: { median: number; min: number; max: number; n: number } | null): string => s ? escapeHtml(spreadText({ ...s, median: s.median / MiB, min: s.min / MiB, max: s.max / MiB }, 1)) : '–';
+	const mibS = mibSpread;
 	const out: string[] = [`<h3>Options ranked at ${escapeHtml(sizeLabel(rk.atBytes))}</h3>`,
 		'<table class="results ranking"><thead><tr><th>#</th><th>option</th><th>GB/s, median (min–max)</th><th>extra host MiB</th><th>extra device MiB</th></tr></thead><tbody>'];
 	rk.options.forEach((o, i) => {
@@ -130,8 +131,47 @@ function renderRanking(rep: ReproFallbackReport): string {
 	return out.join('');
 }
 
+function mibSpread(s: ValueSpread | null): string {
+	return s ? escapeHtml(spreadText({ ...s, median: s.median / MiB, min: s.min / MiB, max: s.max / MiB }, 1)) : '–';
+}
+
+/**
+ * The UCX settings tried beside the configuration (`--try-ucx`, the picker's "Also try UCX staging settings"): one
+ * row each against MPI as configured — trials, bandwidth range, host growth and growth per GiB of message, the
+ * comparison — the best measured one marked, and the verdict's line about them.
+ */
+function renderUcxSettings(rep: ReproFallbackReport): string {
+	const rk = rep.ranking;
+	const list = rk?.ucxSettings ?? [];
+	if (!rk || list.length === 0) { return ''; }
+	const at = rk.atBytes;
+	const perGiB = (s: ValueSpread | null): string => s && at ? `${(s.median / MiB / (at / GiB)).toFixed(0)}` : '–';
+	const mpi = rk.options.find(o => o.mode === 'mpi') ?? null;
+	const line = rk.text.find(t => t.startsWith('Best UCX setting measured:') || t.startsWith('No tried UCX setting'));
+	// Reports saved before ucxBest existed name it only in the verdict line.
+	const bestName = rk.ucxBest !== undefined ? rk.ucxBest : /^Best UCX setting measured: (\S+) /.exec(line ?? '')?.[1] ?? null;
+	const out: string[] = [`<h3>UCX settings tried${at ? ` at ${escapeHtml(sizeLabel(at))}` : ''}</h3>`,
+		'<table class="results ucx-settings"><thead><tr><th>setting</th><th>trials ok</th><th>GB/s, median (min–max)</th><th>vs MPI as configured</th><th>extra host MiB</th><th>host MiB per GiB</th><th>host memory</th></tr></thead><tbody>'];
+	if (mpi) {
+		out.push(`<tr class="reference"><td>MPI as configured</td><td class="num">${mpi.bestGbps.n}</td><td class="num">${escapeHtml(spreadText(mpi.bestGbps))}</td><td>–</td><td class="num">${mibSpread(mpi.extraHostBytes)}</td><td class="num">${perGiB(mpi.extraHostBytes)}</td><td></td></tr>`);
+	}
+	for (const u of list) {
+		const vs = u.bandwidth === 'faster' ? 'faster' : u.bandwidth === 'slower' ? 'slower' : u.bandwidth === 'same' ? 'ranges overlap' : 'not compared';
+		const mem = u.boundsMemory === true ? 'bounded' : u.boundsMemory === false ? 'grows with the message' : 'not measured';
+		const best = bestName === u.setting;
+		out.push(`<tr class="ucx-setting${best ? ' best' : ''}${u.bestGbps === null ? ' failed' : ''}" data-setting="${escapeHtml(u.setting)}"><td><code>${escapeHtml(u.setting)}</code>${best ? ' <span class="badge best-badge">best measured</span>' : ''}</td>` +
+			`<td class="num">${u.ok}/${u.launched}</td><td class="num">${u.bestGbps ? escapeHtml(spreadText(u.bestGbps)) : '–'}</td><td class="vs-${escapeHtml(u.bandwidth ?? 'none')}">${escapeHtml(vs)}</td>` +
+			`<td class="num">${mibSpread(u.extraHostBytes)}</td><td class="num">${perGiB(u.extraHostBytes)}</td><td class="mem-${u.boundsMemory === true ? 'bounded' : u.boundsMemory === false ? 'grows' : 'none'}">${escapeHtml(mem)}</td></tr>`);
+		if (u.failure) { out.push(`<tr class="ucx-failure"><td colspan="7" class="dim">${escapeHtml(u.setting)}: ${escapeHtml(u.failure.slice(0, 400))}</td></tr>`); }
+	}
+	out.push('</tbody></table>');
+	if (line) { out.push(`<p class="ucx-verdict verdict verdict-${list.find(u => u.setting === bestName)?.boundsMemory === true ? 'ok' : 'warn'}">${escapeHtml(line)}</p>`); }
+	return out.join('');
+}
+
 function renderFallback(rep: ReproFallbackReport, index: number): string {
-	const modes = [...new Set(rep.results.map(r => r.mode))];
+	const key = (r: FallbackResult): string => fallbackResultKey(r as FallbackTrialResult);
+	const modes = [...new Set(rep.results.map(key))];
 	const out: string[] = [`<section class="fallback" id="fallback-${index}"><h2>GPU-buffer fallback · ${escapeHtml(rep.config)}</h2>`, mpiLine(rep.mpi)];
 	if (rep.memory === 'host') { out.push(`<p class="notice">Host memory: no GPU verdict (${escapeHtml(rep.gpuUnavailableReason ?? 'no GPU')}).</p>`); }
 	const cls = rep.verdict.path === 'direct' ? 'ok' : rep.verdict.path === 'cannot' ? 'bad' : rep.verdict.path === 'staged' ? 'warn' : 'unknown';
@@ -144,14 +184,15 @@ function renderFallback(rep: ReproFallbackReport, index: number): string {
 	}
 	out.push('</tbody></table>');
 	out.push(renderRanking(rep));
+	out.push(renderUcxSettings(rep));
 	for (const r of rep.runs.filter(x => x.outcome !== 'ok')) {
 		out.push(`<p class="notice">Run ${escapeHtml(r.modes.join(','))} (trial ${r.trial}): ${escapeHtml(r.outcome)}${r.detail ? ` — ${escapeHtml(r.detail)}` : ''}</p>`);
 	}
 	// Charts: the median over the trials per size.
 	const okPoints = (mode: string, f: (r: FallbackResult) => number | null): Array<{ x: number; y: number }> => {
-		const sizes = [...new Set(rep.results.filter(r => r.mode === mode && r.status === 'ok').map(r => r.size_bytes))].sort((a, b) => a - b);
+		const sizes = [...new Set(rep.results.filter(r => key(r) === mode && r.status === 'ok').map(r => r.size_bytes))].sort((a, b) => a - b);
 		return sizes.map(x => {
-			const v = rep.results.filter(r => r.mode === mode && r.status === 'ok' && r.size_bytes === x).map(f).filter((y): y is number => typeof y === 'number' && Number.isFinite(y)).sort((a, b) => a - b);
+			const v = rep.results.filter(r => key(r) === mode && r.status === 'ok' && r.size_bytes === x).map(f).filter((y): y is number => typeof y === 'number' && Number.isFinite(y)).sort((a, b) => a - b);
 			const y = v.length === 0 ? NaN : v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 			return { x, y };
 		}).filter(p => Number.isFinite(p.y));
@@ -173,7 +214,7 @@ function renderFallback(rep: ReproFallbackReport, index: number): string {
 		const data = r.status !== 'ok' ? r.status : r.verified.wrong === 0 ? 'verified' : `${r.verified.wrong} wrong`;
 		const mib = (v: number | null): string => v === null ? '–' : (v / MiB).toFixed(1);
 		const pin = maxOf(r, m => m.pinned_peak_growth_bytes);
-		out.push(`<tr class="status-${escapeHtml(r.status)}"><td class="num">${r.trial}</td><td>${escapeHtml(r.mode)}</td><td class="num">${escapeHtml(sizeLabel(r.size_bytes))}</td><td class="num">${r.best_gbps === null ? '–' : r.best_gbps.toFixed(2)}</td><td class="num">${r.median_gbps === null ? '–' : r.median_gbps.toFixed(2)}</td><td>${escapeHtml(data)}${r.error ? ` <span class="dim">${escapeHtml(r.error)}</span>` : ''}</td><td class="num">${mib(maxOf(r, m => m.rss_peak_growth_bytes))}</td><td class="num">${mib(pin)}</td><td class="num">${mib(maxOf(r, m => m.device_used_peak_growth_bytes))}</td></tr>`);
+		out.push(`<tr class="status-${escapeHtml(r.status)}"><td class="num">${r.trial}</td><td>${escapeHtml(key(r))}</td><td class="num">${escapeHtml(sizeLabel(r.size_bytes))}</td><td class="num">${r.best_gbps === null ? '–' : r.best_gbps.toFixed(2)}</td><td class="num">${r.median_gbps === null ? '–' : r.median_gbps.toFixed(2)}</td><td>${escapeHtml(data)}${r.error ? ` <span class="dim">${escapeHtml(r.error)}</span>` : ''}</td><td class="num">${mib(maxOf(r, m => m.rss_peak_growth_bytes))}</td><td class="num">${mib(pin)}</td><td class="num">${mib(maxOf(r, m => m.device_used_peak_growth_bytes))}</td></tr>`);
 	}
 	out.push('</tbody></table></details>');
 	if (rep.transports.lines.length > 0) {

@@ -21,6 +21,8 @@
 #include "inspectCuda.hh"
 #include "inspectIpcMem.hh"
 #include "json.hh"
+#include "mapSys.hh"
+#include "rankAffinity.hh"
 #include "version.hh"
 
 extern char** environ;
@@ -182,6 +184,11 @@ std::string rankJson(int rank, int localRank, const CudaReport& cuda, const IpcM
 	writeMps(w);
 	w.key("ipc_memory");
 	writeIpcMemJson(w, ipcMem);
+	// The rank's CPU binding against its GPU's NUMA node (issue 16 item 5); read after MPI_Init, when the launcher's
+	// binding (mpirun --bind-to, srun --cpu-bind) is in place.
+	w.key("affinity");
+	const bool selected = cuda.selectedDevice >= 0 && cuda.selectedDevice < static_cast<int>(cuda.devices.size());
+	gpumpi::map::writeAffinityJson(w, gpumpi::map::cpuAffinity(), selected ? cuda.devices[cuda.selectedDevice].pciBusId : "");
 	w.key("env").beginObject();
 	for (const auto& [k, v] : filteredEnvironment()) w.key(k).value(v);
 	w.endObject();

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "mapSys.hh"
+#include "rankAffinity.hh"
 #include "reproCommon.hh"
 #include "version.hh"
 
@@ -244,6 +245,8 @@ RankReport describeRank(const repro::ReproStart& start) {
 		rw.key("virtual").value(n.isVirtual).key("state").value(n.state).endObject();
 	}
 	rw.endArray();
+	rw.key("affinity");
+	writeAffinityJson(rw, cpus, gpu.ordinal >= 0 ? gpu.pciBusId : "");
 	rw.key("peermem").beginObject().key("loaded").value(mine.peermem).key("module").value(peermemModule).endObject();
 	rw.endObject();
 	out.json = rw.str();

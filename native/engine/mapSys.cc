@@ -103,9 +103,65 @@ std::string normalizeBusId(const std::string& busId) {
 	return s;
 }
 
+const std::string& sysfsRoot() {
+	static const std::string root = [] {
+		const char* v = std::getenv("GPUMPI_TEST_SYSFS_ROOT");
+		std::string r = v ? v : "";
+		if (r.empty() || r[0] != '/' || r.find("..") != std::string::npos) return std::string();
+		while (r.size() > 1 && r.back() == '/') r.pop_back();
+		return r;
+	}();
+	return root;
+}
+
+std::vector<int> parseCpuList(const std::string& text) {
+	std::vector<int> out;
+	size_t start = 0;
+	while (start <= text.size()) {
+		size_t comma = text.find(',', start);
+		const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+		int a = -1, b = -1;
+		char extra = 0;
+		const int n = std::sscanf(part.c_str(), "%d-%d%c", &a, &b, &extra);
+		if (n == 1) b = a;
+		if ((n == 1 || n == 2) && a >= 0 && b >= a && b - a < (1 << 16) && b < (1 << 20))
+			for (int c = a; c <= b; c++) out.push_back(c);
+		if (comma == std::string::npos) break;
+		start = comma + 1;
+	}
+	std::sort(out.begin(), out.end());
+	out.erase(std::unique(out.begin(), out.end()), out.end());
+	return out;
+}
+
+std::vector<NumaNode> numaNodes() {
+	std::vector<NumaNode> out;
+	const std::string dir = sysfsRoot() + "/sys/devices/system/node";
+	for (const auto& n : listDir(dir)) {
+		if (n.size() < 5 || n.compare(0, 4, "node") != 0 || n.find_first_not_of("0123456789", 4) != std::string::npos) continue;
+		NumaNode node;
+		node.node = std::atoi(n.c_str() + 4);
+		node.cpulist = readFirstLine(dir + "/" + n + "/cpulist");
+		node.cpus = parseCpuList(node.cpulist);
+		out.push_back(node);
+	}
+	std::sort(out.begin(), out.end(), [](const NumaNode& a, const NumaNode& b) { return a.node < b.node; });
+	return out;
+}
+
+std::string pciDevicePath(const std::string& busId) {
+	if (busId.empty() || busId.find('/') != std::string::npos || busId.find("..") != std::string::npos) return "";
+	return sysfsRoot() + "/sys/bus/pci/devices/" + normalizeBusId(busId);
+}
+
 int pciNumaNode(const std::string& busId) {
-	if (busId.empty() || busId.find('/') != std::string::npos) return -1;
-	return readInt("/sys/bus/pci/devices/" + normalizeBusId(busId) + "/numa_node");
+	const std::string dev = pciDevicePath(busId);
+	return dev.empty() ? -1 : readInt(dev + "/numa_node");
+}
+
+std::string pciLocalCpulist(const std::string& busId) {
+	const std::string dev = pciDevicePath(busId);
+	return dev.empty() ? "" : readFirstLine(dev + "/local_cpulist");
 }
 
 bool peermemLoaded(std::string& module) {

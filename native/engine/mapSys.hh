@@ -42,8 +42,29 @@ std::string cpuListText(const std::vector<int>& cpus);
 std::vector<Nic> listNics();
 /** "0000:18:00.0" from "00000000:18:00.0" (lower case, 4-digit domain). */
 std::string normalizeBusId(const std::string& busId);
-/** /sys/bus/pci/devices/<id>/numa_node, or -1. */
+/**
+ * TESTS ONLY: GPUMPI_TEST_SYSFS_ROOT=<absolute dir> puts <dir> in front of the sysfs paths of the NUMA topology
+ * (/sys/devices/system/node) and of the GPU's PCI device (/sys/bus/pci/devices), so that an engine test can pair a
+ * fake sysfs tree with the fake CUDA driver (test/engine/affinityFake.test.ts). "" when unset or not an absolute
+ * path without "..". Every document that used it says so (`affinity.sysfs_root`); NICs and modules are always real.
+ */
+const std::string& sysfsRoot();
+/** "0-3,8,10-11" -> {0,1,2,3,8,10,11}; malformed parts are skipped, ascending and unique. */
+std::vector<int> parseCpuList(const std::string& text);
+/** One NUMA node of the host: <root>/sys/devices/system/node/node<N>/cpulist. */
+struct NumaNode {
+	int node = -1;
+	std::string cpulist;
+	std::vector<int> cpus;
+};
+/** The host's NUMA nodes, ascending (empty when the kernel exposes none). */
+std::vector<NumaNode> numaNodes();
+/** <root>/sys/bus/pci/devices/<normalized id>, or "" for an empty or unsafe id. */
+std::string pciDevicePath(const std::string& busId);
+/** <pci device>/numa_node, or -1. */
 int pciNumaNode(const std::string& busId);
+/** <pci device>/local_cpulist (the CPUs the kernel calls local to the device), or "" when unreadable. */
+std::string pciLocalCpulist(const std::string& busId);
 /** Whether nvidia_peermem (or the older nv_peer_mem) is loaded, and which. */
 bool peermemLoaded(std::string& module);
 /** GPU facts of device `ordinal` (driver already initialised). */

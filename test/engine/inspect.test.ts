@@ -42,7 +42,13 @@ function keysOf(o: object): string[] {
 
 /** Checks one rank record field by field against engineSchema.ts (exact key sets, value types). */
 function assertRankShape(r: EngineRank): void {
-	assert.deepEqual(keysOf(r), ['cuda', 'env', 'host', 'ipc_memory', 'local_rank', 'mpi', 'mps', 'namespaces', 'pid', 'rank']);
+	assert.deepEqual(keysOf(r), ['affinity', 'cuda', 'env', 'host', 'ipc_memory', 'local_rank', 'mpi', 'mps', 'namespaces', 'pid', 'rank']);
+	// Read for real from sched_getaffinity and /sys/devices/system/node (test/engine/affinityFake.test.ts adds a GPU).
+	assert.deepEqual(keysOf(r.affinity ?? {}), ['cpu_list', 'cpu_numa_nodes', 'error', 'gpu', 'numa_nodes', 'sysfs_root']);
+	assert.match(r.affinity?.cpu_list ?? '', /^\d+(-\d+)?(,\d+(-\d+)?)*$/);
+	assert.ok((r.affinity?.numa_nodes.length ?? 0) >= 1, 'this Linux machine exposes at least one NUMA node');
+	assert.equal(r.affinity?.sysfs_root, '');
+	if (r.cuda.selected_device < 0) { assert.equal(r.affinity?.gpu, null); }
 	// No GPU here: the memory IPC probe says why it did not run (test/engine/ipcMemFake.test.ts runs it on the fake driver).
 	assert.deepEqual(keysOf(r.ipc_memory ?? {}), ['allocations', 'bytes', 'device', 'probed', 'skipped']);
 	if (r.cuda.selected_device < 0) {

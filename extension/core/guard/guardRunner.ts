@@ -154,7 +154,7 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 	try {
 		const vars: Array<[string, string]> = [...req.env, ...guardVariables(req.guardLib, req.mode, dir)];
 		const kind = launcherKind(req.command);
-		const runOpts = { timeoutMs: req.timeoutMs, signal: req.signal, onLine: req.onOutput, maxOutputBytes: 1024 * 1024 };
+		const runOpts = { timeoutMs: req.timeoutMs, signal: req.signal, onLine: req.onOutput, maxOutputBytes: 1024 * 1024, privateDirs: [dir] };
 		let argv: string[];
 		let result: ExecuteResult;
 		let how: GuardRunOutcome['how'];
@@ -173,7 +173,7 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 			expectedRanks = ranksAsked(req.command);
 			let shmNote: string | null = null;
 			try {
-				result = await req.host.run(argv, runOpts);
+				result = await req.host.run(argv, { ...runOpts, privateDirs: [dir, ...(shm ? [shm.dir] : [])] });
 			} finally {
 				if (shm) { shmNote = await removeShmDir(req.host, shm); }
 			}

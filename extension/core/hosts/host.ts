@@ -15,6 +15,8 @@ export interface HostRunOptions {
 	signal?: AbortSignal;
 	onLine?: (stream: StreamName, line: string) => void;
 	maxOutputBytes?: number;
+	/** Directories on this host of this run alone (proc.ts `privateDirs`); only a local host records them. */
+	privateDirs?: readonly string[];
 }
 
 /** Result of `Host.readFile`. */

@@ -72,6 +72,7 @@ export class LocalHost implements Host {
 			signal: opts.signal,
 			onLine: opts.onLine,
 			maxOutputBytes: opts.maxOutputBytes,
+			privateDirs: opts.privateDirs,
 		}).result;
 	}
 

@@ -23,6 +23,8 @@ export interface RunLaunchOptions {
 	maxOutputBytes?: number;
 	/** Called once with the command line exactly as it is launched (the private shm directory included). */
 	onLaunch?: (argv: readonly string[]) => void;
+	/** Directories of this run alone besides the shm directory (a guard report directory): HostRunOptions.privateDirs. */
+	privateDirs?: readonly string[];
 }
 
 /** What `runLaunch` ran and what came of it. */
@@ -57,7 +59,7 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 	let result: ExecuteResult;
 	let shmNote: string | null = null;
 	try {
-		result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes });
+		result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes, privateDirs: [...(opts.privateDirs ?? []), ...(shm ? [shm.dir] : [])] });
 	} finally {
 		if (shm) { shmNote = await removeShmDir(host, shm); }
 	}

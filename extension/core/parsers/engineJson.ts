@@ -10,6 +10,7 @@ import type { EngineRankFacts, EnvEntry, ParseIssue } from '../facts';
 import { JSON_BEGIN_MARKER, JSON_CHUNK_MARKER } from '../../shared/reproSchema';
 import { extractJsonDocument } from './framedDocument';
 import { evidence, firstLineEvidence, issue, looksBinary, splitLines } from './text';
+import { judgeAffinity, readRankAffinity } from '../map/mapAffinity';
 
 type Obj = Record<string, unknown>;
 
@@ -108,7 +109,7 @@ function readRank(v: unknown, i: number, issues: ParseIssue[], source: string): 
 			implementation: implRaw === 'openmpi' || implRaw === 'mpich' ? implRaw : 'unknown',
 			cuda_aware: { compile_time: triBool(ca, 'compile_time'), run_time: triBool(ca, 'run_time'), query: str(ca, 'query') },
 		},
-		cuda: readCuda(v.cuda), namespaces: readNamespaces(v.namespaces), mps: readMps(v.mps), ipc_memory: readIpcMemory(v.ipc_memory), env,
+		cuda: readCuda(v.cuda), namespaces: readNamespaces(v.namespaces), mps: readMps(v.mps), ipc_memory: readIpcMemory(v.ipc_memory), affinity: readRankAffinity(v.affinity), env,
 	};
 }
 
@@ -158,6 +159,12 @@ export function parseEngineInspect(text: string, source = 'engine'): { doc: Engi
 	return { doc, issues };
 }
 
+function rankAffinityFacts(r: EngineRank, index: number, source: string): EngineRankFacts['affinity'] {
+	if (!r.affinity) { return null; }
+	const judgement = judgeAffinity(r.rank, r.host, r.affinity);
+	return { value: r.affinity, judgement, evidence: judgement.lines.map((l) => evidence(source, `ranks[${index}].${l}`)) };
+}
+
 /** Flatten one engine rank for rules, with evidence lines naming the JSON field. */
 export function engineRankFacts(r: EngineRank, index: number, source = 'engine'): EngineRankFacts {
 	const at = (path: string, v: unknown): Evidence => evidence(source, `ranks[${index}].${path}: ${JSON.stringify(v)}`);
@@ -188,6 +195,7 @@ export function engineRankFacts(r: EngineRank, index: number, source = 'engine')
 			ipcGetMemHandle: a.ipc_get_mem_handle,
 			evidence: at(`ipc_memory.allocations[${j}]`, { kind: a.kind, legacy_ipc_capable: a.legacy_ipc_capable, allowed_handle_types: a.allowed_handle_types, ipc_get_mem_handle: a.ipc_get_mem_handle }),
 		})) : null,
+		affinity: rankAffinityFacts(r, index, source),
 		env,
 	};
 }

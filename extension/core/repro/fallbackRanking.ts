@@ -9,7 +9,7 @@
  * ranked as options of their own ("MPI with NAME=VALUE") and each is compared with MPI as configured, bandwidth and
  * host memory, from its own trials.
  */
-import type { FallbackRun, FallbackStat, FallbackTrialResult } from '../../shared/reproSchema';
+import { fallbackResultKey, type FallbackRun, type FallbackStat, type FallbackTrialResult } from '../../shared/reproSchema';
 import { compareSpreads, spreadOf, spreadText, type Spread } from '../../shared/trialStats';
 import { libFix, type LibFix, type LibFixMode } from './fallbackFix';
 
@@ -43,6 +43,8 @@ export interface FallbackRanking {
 	fix: LibFix | null;
 	/** Every UCX setting tried, in the order given. */
 	ucxSettings: UcxSettingOutcome[];
+	/** The tried setting the verdict names as the best measured one ("Best UCX setting measured: …"), or null. */
+	ucxBest: string | null;
 	text: string[];
 }
 
@@ -59,9 +61,7 @@ export interface UcxSettingOutcome {
 }
 
 /** The statistics / ranking key of a result: its mode, or `mpi+NAME=VALUE` for a tried UCX setting. */
-export function statKey(r: Pick<FallbackTrialResult, 'mode' | 'ucx_setting'>): string {
-	return r.ucx_setting ? `mpi+${r.ucx_setting}` : r.mode;
-}
+export const statKey: (r: Pick<FallbackTrialResult, 'mode' | 'ucx_setting'>) => string = fallbackResultKey;
 const SETTING = 'mpi+';
 /** A host growth below this per GiB of message counts as bounded (libgpumpi's fixed staging is far below it). */
 const BOUNDED_PER_GIB = 64 * MiB;
@@ -149,9 +149,10 @@ export function rankFallback(stats: FallbackStat[], results: FallbackTrialResult
 		}
 	}
 	const ucxSettings = tried.map(t => settingOutcome(t.setting, t.runs, options, mpi, at));
-	text.push(...settingsText(ucxSettings, mpi, at));
+	const ucxBest = bestSetting(ucxSettings);
+	text.push(...settingsText(ucxSettings, ucxBest, mpi, at));
 	const fix = best && best.mode.startsWith('lib-') ? libFix(best.mode as LibFixMode, chunkBytes, nbuf, mpiFlavor) : null;
-	return { atBytes: at, options, best, mpiGrowthPerGiB: perGiB, mpiOomBytes: oom, fix, ucxSettings, text };
+	return { atBytes: at, options, best, mpiGrowthPerGiB: perGiB, mpiOomBytes: oom, fix, ucxSettings, ucxBest: ucxBest?.setting ?? null, text };
 }
 
 function settingOutcome(setting: string, runs: FallbackRun[], options: FallbackOption[], mpi: FallbackOption | null, at: number | null): UcxSettingOutcome {
@@ -168,8 +169,17 @@ function settingOutcome(setting: string, runs: FallbackRun[], options: FallbackO
 	return out;
 }
 
+/** The best measured setting: the fastest that keeps MPI's bandwidth and bounds host memory, else the fastest faster one. */
+function bestSetting(list: UcxSettingOutcome[]): UcxSettingOutcome | null {
+	const keepBw = list.filter(u => u.bandwidth === 'faster' || u.bandwidth === 'same');
+	const byBw = (x: UcxSettingOutcome, y: UcxSettingOutcome): number => y.bestGbps!.median - x.bestGbps!.median;
+	const bounded = keepBw.filter(u => u.boundsMemory === true).sort(byBw)[0];
+	const fastest = [...keepBw].sort(byBw)[0];
+	return bounded ?? (fastest && fastest.bandwidth === 'faster' ? fastest : null);
+}
+
 /** The verdict's lines about the tried UCX settings: each one's numbers, then the best that kept MPI's bandwidth. */
-function settingsText(list: UcxSettingOutcome[], mpi: FallbackOption | null, at: number | null): string[] {
+function settingsText(list: UcxSettingOutcome[], best: UcxSettingOutcome | null, mpi: FallbackOption | null, at: number | null): string[] {
 	if (list.length === 0) { return []; }
 	const lines: string[] = [];
 	const base = mpi ? `MPI as configured ${spreadText(mpi.bestGbps)} GB/s, ${mib(mpi.extraHostBytes)}` : 'MPI as configured: no result to compare with';
@@ -177,13 +187,11 @@ function settingsText(list: UcxSettingOutcome[], mpi: FallbackOption | null, at:
 		? `${u.setting}: no result at ${at === null ? 'any size' : sizeText(at)} in ${u.launched} launch${u.launched === 1 ? '' : 'es'}${u.failure ? ` (${u.failure.slice(0, 240)})` : ''}`
 		: `${u.setting}: ${spreadText(u.bestGbps)} GB/s, ${mib(u.extraHostBytes)}${u.bandwidth === 'faster' ? ', faster' : u.bandwidth === 'slower' ? ', slower' : u.bandwidth === 'same' ? ', ranges overlap' : ''}${u.boundsMemory === true ? ', host memory bounded' : u.boundsMemory === false ? ', host memory grows with the message' : ''} (${u.ok} of ${u.launched} trials)`);
 	lines.push(`UCX settings tried at ${at === null ? '?' : sizeText(at)} (${base}): ${each.join('; ')}.`);
-	const keepBw = list.filter(u => u.bandwidth === 'faster' || u.bandwidth === 'same');
-	const bounded = keepBw.filter(u => u.boundsMemory === true);
-	const fastest = [...keepBw].sort((a, b) => b.bestGbps!.median - a.bestGbps!.median)[0];
-	if (bounded.length > 0) {
-		const b = [...bounded].sort((x, y) => y.bestGbps!.median - x.bestGbps!.median)[0];
+	if (best && best.boundsMemory === true) {
+		const b = best;
 		lines.push(`Best UCX setting measured: ${b.setting} keeps MPI's bandwidth and bounds the host staging: set it for every rank (Open MPI: mpirun -x ${b.setting}; MPICH: -genv ${b.setting.replace('=', ' ')}; Slurm: export it before srun).`);
-	} else if (fastest && fastest.bandwidth === 'faster') {
+	} else if (best) {
+		const fastest = best;
 		lines.push(`Best UCX setting measured: ${fastest.setting} is faster than MPI as configured${fastest.boundsMemory === false ? ', but the host staging still grows with the message: it does not prevent running out of memory' : ''}. No tried setting bounded the host memory without losing bandwidth.`);
 	} else if (list.some(u => u.bestGbps !== null)) {
 		lines.push('No tried UCX setting was faster than MPI as configured or bounded its host memory without losing bandwidth.');

@@ -93,7 +93,7 @@ export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproF
 			if (opts.chunk) { program.push('--chunk', opts.chunk); }
 			if (opts.nbuf) { program.push('--nbuf', String(opts.nbuf)); }
 			const name = setting ? `${setting[0]}=${setting[1]}` : null;
-			const base: LaunchConfig = setting ? { ...opts.config, label: `${opts.config.label}, ${name}`, env: [...opts.config.env.filter(([k]) => k !== setting[0]), setting] } : opts.config;
+			const base: LaunchConfig = setting ? withUcxSetting(opts.config, setting) : opts.config;
 			const config = mode === 'mpi' ? withEvidence(base, opts.spec.flavor, opts.protoInfo) : base;
 			const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
 			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: left, signal: opts.signal });
@@ -107,6 +107,11 @@ export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproF
 		}
 	}
 	return combineFallback(opts.config.label, runs, docs, transports, trials, tries.map(([k, v]) => `${k}=${v}`));
+}
+
+/** The configuration with one tried UCX setting added (replacing the configuration's own value of that variable). */
+export function withUcxSetting(config: LaunchConfig, setting: [string, string]): LaunchConfig {
+	return { ...config, label: `${config.label}, ${setting[0]}=${setting[1]}`, env: [...config.env.filter(([k]) => k !== setting[0]), setting] };
 }
 
 const RUN_OUTCOMES: readonly FallbackRunOutcome[] = ['ok', 'partial', 'setup_error', 'usage_error', 'crashed', 'timed_out', 'no_output', 'launch_error'];

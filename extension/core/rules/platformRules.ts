@@ -1,9 +1,10 @@
 /**
  * Rules about the GPU platform around the MPI: GPU/NIC NUMA placement (sysfs, nvidia-smi topo, MVAPICH2-GDR's
- * warning), CUDA_VISIBLE_DEVICES hiding GPUs, exclusive compute modes with several ranks per GPU, and MIG.
+ * warning), each rank's CPU binding against its GPU's NUMA node (core/map/mapAffinity.ts), CUDA_VISIBLE_DEVICES hiding GPUs, exclusive compute modes with several ranks per GPU, and MIG.
  */
 import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
+import { AFFINITY_FIX } from '../map/mapAffinity';
 import { envSettings } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
@@ -49,6 +50,36 @@ const gpuNicNuma: Rule = {
 		return [finding(this, `${what}. GPUDirect RDMA between a GPU and a NIC across the CPU interconnect is slow or refused, so UCX may stage through host memory instead (openucx/ucx#11121 measured 65 instead of 85 Gb/s).`,
 			ev(...mism.flatMap((m) => m.evidence).slice(0, 6), sig?.evidence),
 			{ text: 'Pair each local rank with the GPU and NIC of one NUMA node.', command: 'nvidia-smi topo -m   # then e.g. UCX_NET_DEVICES=mlx5_0:1 for ranks on GPU0\'s node' })];
+	},
+};
+
+const rankGpuNuma: Rule = {
+	id: 'rank-gpu-numa-binding', severity: 'warning', title: 'Rank bound to CPUs on another NUMA node than its GPU',
+	reads: ['engine.ranks[].affinity'],
+	appliesTo: { any: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.ompiMpirun41, 'mpirun --map-by numa / --bind-to core: how Open MPI 4.1 places and binds ranks (--report-bindings shows it)'),
+		src(U.ompiMpirun5, 'the same options in Open MPI 5 (--map-by numa, --bind-to core)'),
+		src(U.slurmSrun, 'srun --cpu-bind=cores and --gpu-bind=closest (bind each task to the GPU closest to its CPUs)'),
+		src(U.nvidiaSmi, 'nvidia-smi topo -m: the CPU Affinity and NUMA Affinity of each GPU'),
+		src(U.sysfsPci, 'numa_node of a PCI device'),
+		src(U.sysfsNode, '/sys/devices/system/node/nodeX/cpulist: the CPUs of each NUMA node'),
+	],
+	fixSummary: "Bind each rank to cores of its GPU's NUMA node: mpirun --map-by numa --bind-to core (one GPU per local rank on that node), or srun --cpu-bind=cores --gpu-bind=closest; check with mpirun --report-bindings and nvidia-smi topo -m.",
+	evaluate(facts) {
+		const ranks = (facts.engine?.ranks ?? []).filter((r) => r.affinity !== null);
+		const remote = ranks.filter((r) => r.affinity!.judgement.verdict === 'remote');
+		if (remote.length > 0) {
+			const shown = remote.slice(0, 4).map((r) => r.affinity!.judgement.text).join('; ');
+			return [finding(this, `${shown}${remote.length > 4 ? `; and ${remote.length - 4} more rank(s)` : ''}. Every copy between such a rank and its GPU (cudaMemcpy, MPI staging through host memory, pinned buffers) crosses the CPU interconnect, and the host memory it allocates lands on the wrong node.`,
+				remote.slice(0, 3).flatMap((r) => r.affinity!.evidence), { ...AFFINITY_FIX })];
+		}
+		const loose = ranks.filter((r) => r.affinity!.judgement.verdict === 'unbound' || r.affinity!.judgement.verdict === 'spans');
+		if (loose.length > 0) {
+			return [finding(this, `${loose.slice(0, 4).map((r) => r.affinity!.judgement.text).join('; ')}${loose.length > 4 ? `; and ${loose.length - 4} more rank(s)` : ''}. Not wrong in itself, but nothing keeps the rank next to its GPU.`,
+				loose.slice(0, 2).flatMap((r) => r.affinity!.evidence), { ...AFFINITY_FIX }, 'info')];
+		}
+		return [];
 	},
 };
 
@@ -136,4 +167,4 @@ const migEnabled: Rule = {
 };
 
 /** GPU platform rules. */
-export const platformRules: Rule[] = [cvdHides, exclusiveMode, gpuNicNuma, migEnabled];
+export const platformRules: Rule[] = [cvdHides, exclusiveMode, gpuNicNuma, rankGpuNuma, migEnabled];

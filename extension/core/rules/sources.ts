@@ -22,6 +22,7 @@ export const URLS = {
 	ompiCudaFaq41: 'https://www.open-mpi.org/faq/?category=runcuda',
 	ompiMcaDocs: 'https://docs.open-mpi.org/en/v5.0.x/mca.html',
 	ompiMpirun41: 'https://www.open-mpi.org/doc/v4.1/man1/mpirun.1.php',
+	ompiMpirun5: 'https://docs.open-mpi.org/en/v5.0.x/man-openmpi/man1/mpirun.1.html',
 	ompiAcceleratorCuda5: `${OMPI5}/opal/mca/accelerator/cuda/accelerator_cuda_component.c`,
 	ompiCommonCuda41: `${OMPI4}/opal/mca/common/cuda/common_cuda.c`,
 	ompiSmcuda5: `${OMPI5}/opal/mca/btl/smcuda/btl_smcuda_component.c`,
@@ -81,6 +82,7 @@ export const URLS = {
 	reframe265: `${GH}/reframe-hpc/reframe/issues/265`,
 	// Platform
 	slurmMpiGuide: 'https://slurm.schedmd.com/mpi_guide.html',
+	slurmSrun: 'https://slurm.schedmd.com/srun.html',
 	cudaProgrammingGuide: 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html',
 	gpudirectRdma: 'https://docs.nvidia.com/cuda/gpudirect-rdma/index.html',
 	cudaDriverDeviceAttr: 'https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html',
@@ -88,6 +90,7 @@ export const URLS = {
 	cudaMps: 'https://docs.nvidia.com/deploy/mps/index.html',
 	migUserGuide: 'https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html',
 	sysfsPci: 'https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci',
+	sysfsNode: 'https://www.kernel.org/doc/Documentation/ABI/stable/sysfs-devices-node',
 	nccl897: `${GH}/NVIDIA/nccl/issues/897`,
 	ncclNetIb: `${GH}/NVIDIA/nccl/blob/02aedae040e45a2ae37595c5a83c929f506330b9/src/transport/net_ib.cc`,
 	// Pages we ship (what was measured, on what, how to reproduce it)

@@ -2,7 +2,10 @@
  * Runs inside the real extension host: "GPU-MPI: Open Reproducer Result…" on the REAL H200 device result (path and
  * Uri arguments, as tests and the explorer context menu pass them) reaches the reproducer webview, which says ready;
  * a file that is not a result is refused; and "GPU-MPI: Run IPC-Pointer Reproducer" runs the real engine under
- * Debian's Open MPI (mpirun.openmpi, 4 ranks, host memory: this machine has no GPU) from inside VS Code.
+ * Debian's Open MPI (mpirun.openmpi, 4 ranks, host memory: this machine has no GPU) from inside VS Code; and "Run
+ * Fallback Reproducer" driven through its real multi-step input (QuickPicks / InputBoxes answered by the test-mode
+ * script) with "Also try UCX staging settings": the picks reach the run as --try-ucx settings under MPICH ch4:ucx and
+ * the results that reach the panel carry one outcome per setting.
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -13,8 +16,10 @@ import { recordMetric } from './metrics';
 
 const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
 
-interface PanelState { ready: boolean; delivered: string | null; ipcVariants: number; fallbackConfigs: number; busy: boolean }
-interface DoctorApi { reproPanelState?(): PanelState | null }
+interface PanelState { ready: boolean; delivered: string | null; ipcVariants: number; fallbackConfigs: number; busy: boolean; ucxSettings?: string[] }
+type Answer = { pick: string[] } | { value: string } | 'back' | 'cancel';
+interface Shown { title: string; items?: Array<{ label: string; description?: string; detail?: string; picked: boolean }>; typed?: Array<{ value: string; validation: string }> }
+interface DoctorApi { reproPanelState?(): PanelState | null; scriptInputs?(answers: Answer[]): Shown[] }
 
 async function api(): Promise<{ doctor: DoctorApi; root: string }> {
 	const ext = vscode.extensions.getExtension<DoctorApi>(EXTENSION_ID);
@@ -99,8 +104,66 @@ describe('reproducer commands', function () {
 		assert.equal(s?.fallbackConfigs, 2);
 	});
 
+	it('Run Fallback Reproducer through the picker: "Also try UCX staging settings" (measured + custom, hostile custom refused in the box) runs under MPICH ch4:ucx as --try-ucx, and the panel gets per-setting outcomes', async function () {
+		this.timeout(420_000);
+		const { doctor } = await api();
+		assert.equal(typeof doctor.scriptInputs, 'function', 'the test-mode API scripts the multi-step input');
+		const cfg = vscode.workspace.getConfiguration('gpumpiDoctor');
+		await cfg.update('repro.trials', 2, vscode.ConfigurationTarget.Global);
+		// The setting pre-selects its valid entry; the invalid one is left out with a warning (never a crash).
+		await cfg.update('repro.tryUcx', ['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M', 'UCX_BAD=$(touch /tmp/pwned)'], vscode.ConfigurationTarget.Global);
+		try {
+			const shown = doctor.scriptInputs!([
+				{ pick: ['mpirun.mpich'] }, { pick: ['host'] }, { value: '1M,4M' },
+				{ pick: ['Baseline (no preset)', 'Single node: keep TCP on loopback'] },
+				{ pick: ['UCX_RNDV_SCHEME=get_zcopy', 'Custom NAME=VALUE…'] },
+				{ value: 'UCX_X=$(rm -rf ~)' }, { value: 'LD_PRELOAD=/tmp/x.so' }, { value: 'UCX_RNDV_THRESH=inf' },
+			]);
+			const t0 = performance.now();
+			const data = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.reproFallback', { kind: 'host', key: '$local' });
+			recordMetric('reproFallbackTryUcxPickerMs', performance.now() - t0);
+			// What the picker showed: the UCX step with the four measured settings (what each changes, what the H200
+			// measured), the setting's entry pre-selected, then the custom box refusing the hostile values with a message.
+			const ucx = shown.find(s => /also try UCX staging settings/.test(s.title));
+			assert.ok(ucx?.items, shown.map(s => s.title).join(' | '));
+			assert.deepEqual(ucx.items.map(i => i.label), ['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M', 'UCX_RNDV_FRAG_ALLOC_COUNT=host:8,cuda:8', 'UCX_RNDV_SCHEME=get_zcopy', 'UCX_RNDV_FRAG_MEM_TYPE=cuda', 'Custom NAME=VALUE…']);
+			assert.ok(ucx.items.slice(0, 4).every(i => (i.description ?? '').length > 0 && /^H200: .*GB\/s/.test(i.detail ?? '')), JSON.stringify(ucx.items));
+			assert.deepEqual(ucx.items.filter(i => i.picked).map(i => i.label), ['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M']);
+			assert.match(ucx.title, /\(5\/5\)$/);
+			const box = shown[shown.length - 1];
+			assert.deepEqual(box.typed?.map(t => t.value), ['UCX_X=$(rm -rf ~)', 'LD_PRELOAD=/tmp/x.so', 'UCX_RNDV_THRESH=inf']);
+			assert.match(box.typed![0].validation, /UCX_NAME=VALUE, NAME starting with UCX_/);
+			assert.match(box.typed![1].validation, /UCX_NAME=VALUE, NAME starting with UCX_/);
+			assert.equal(box.typed![2].validation, '');
+			// The run: the configuration's six modes, then the mpi mode once per picked setting, in every trial.
+			assert.ok(data, 'the command returned results (see the log on failure)');
+			assert.equal(data.fallback.length, 1);
+			const f = data.fallback[0];
+			const each = ['mpi', 'staged', 'host', 'lib-auto', 'lib-staged', 'lib-shm', 'mpi+UCX_RNDV_SCHEME=get_zcopy', 'mpi+UCX_RNDV_THRESH=inf'];
+			assert.deepEqual(f.runs.map(r => `${r.trial}:${r.modes[0]}:${r.outcome}`), [1, 2].flatMap(t => each.map(m => `${t}:${m}:ok`)), f.runs.map(r => r.detail).join(' | '));
+			const cmd = f.runs.find(r => r.modes[0] === 'mpi+UCX_RNDV_SCHEME=get_zcopy')!.command;
+			assert.match(cmd.join(' '), /^mpirun\.mpich .*-genv UCX_NET_DEVICES lo -genv UCX_RNDV_SCHEME get_zcopy .*gpumpi repro fallback --modes mpi /, 'one argv item per name and value');
+			assert.ok(!f.runs.some(r => r.command.join(' ').includes('rm -rf') || r.command.join(' ').includes('/tmp/pwned')));
+			// Per-setting outcomes against MPI as configured, and the verdict's lines about them.
+			const rk = f.ranking!;
+			assert.deepEqual(rk.ucxSettings?.map(u => `${u.setting} ${u.ok}/${u.launched}`), ['UCX_RNDV_SCHEME=get_zcopy 2/2', 'UCX_RNDV_THRESH=inf 2/2']);
+			assert.ok(rk.ucxSettings!.every(u => (u.bestGbps?.median ?? 0) > 0 && u.extraHostBytes !== null && u.bandwidth !== null && u.failure === null), JSON.stringify(rk.ucxSettings));
+			assert.ok(f.results.filter(r => r.ucx_setting).every(r => r.status === 'ok' && r.verified.wrong === 0));
+			assert.match(f.verdict.text.join('\n'), /UCX settings tried at 4 MiB \(MPI as configured .* GB\/s, .*\): UCX_RNDV_SCHEME=get_zcopy: .* GB\/s, .*; UCX_RNDV_THRESH=inf: /);
+			assert.ok('ucxBest' in rk);
+			const s = await waitFor(doctor, x => x.ready && /^fallback run on this host/.test(x.delivered ?? '') && (x.ucxSettings?.length ?? 0) === 2);
+			assert.deepEqual(s?.ucxSettings, ['default: UCX_RNDV_SCHEME=get_zcopy 2/2', 'default: UCX_RNDV_THRESH=inf 2/2']);
+			assert.equal(s?.busy, false);
+		} finally {
+			await cfg.update('repro.trials', undefined, vscode.ConfigurationTarget.Global);
+			await cfg.update('repro.tryUcx', undefined, vscode.ConfigurationTarget.Global);
+		}
+	});
+
 	it('refuses invalid options passed as the command argument (hostile values are data)', async () => {
 		const r = await vscode.commands.executeCommand('gpumpiDoctor.reproIpc', { size: '1M; touch /tmp/pwned' });
 		assert.equal(r, undefined);
+		const u = await vscode.commands.executeCommand('gpumpiDoctor.reproFallback', { mpirun: 'mpirun.mpich', tryUcx: ['UCX_X=$(rm -rf ~)'] });
+		assert.equal(u, undefined, 'a hostile --try-ucx value in the options is refused before anything runs');
 	});
 });
