@@ -75,15 +75,22 @@ async function mochaSuite(name, dir, timeoutMs) {
 	fs.mkdirSync(RESULTS, { recursive: true });
 	const out = path.join(RESULTS, `${name}.json`);
 	fs.rmSync(out, { force: true });
+	fs.rmSync(`${out}.tmp`, { force: true });
 	const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 	const args = [mocha, '--reporter', path.join(ROOT, 'scripts', 'testReporter.cjs'), '--timeout', '60000', '--exit', ...files];
 	if (process.env.TEST_FILTER) { args.push('--grep', process.env.TEST_FILTER); }
 	const r = await run(process.execPath, args, { env: { GPUMPI_MOCHA_RESULT: out }, timeoutMs });
 	let res = null;
 	try { res = JSON.parse(fs.readFileSync(out, 'utf8')); } catch { /* crashed before the end */ }
-	if (!res) {
-		const why = r.timedOut ? `killed after ${timeoutMs / 60000} min` : `mocha exited ${r.code}${r.signal ? ` (${r.signal})` : ''} without results`;
-		return { passes: 0, failures: 1, pending: 0, note: `suite crashed: ${why}` };
+	const why = r.timedOut ? `killed after ${timeoutMs / 60000} min` : `mocha exited ${r.code}${r.signal ? ` (${r.signal})` : ''} before the end of the run`;
+	if (!res) { return { passes: 0, failures: 1, pending: 0, note: `suite crashed: ${why}`, failed: [{ title: `${name} suite`, error: why }] }; }
+	if (res.complete === false) {
+		// Killed or crashed mid-run: the tests that ended keep their results; the one running then counts as failed.
+		const where = res.running ? `in "${res.running}"` : 'between tests';
+		return {
+			passes: res.passes, failures: res.failures + 1, pending: res.pending, note: `suite crashed: ${why} ${where}`,
+			failed: [...(res.failed ?? []), { title: res.running ?? `${name} suite`, error: `${why} ${where}` }],
+		};
 	}
 	const s = { passes: res.passes, failures: res.failures, pending: res.pending, failed: (res.failed ?? []).map((f) => ({ title: f.title, error: f.error })) };
 	if (r.code !== 0 && s.failures === 0) { s.failures = 1; s.note = `mocha exited ${r.code} although no test failed`; }
