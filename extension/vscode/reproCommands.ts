@@ -72,12 +72,37 @@ async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): P
 	return data;
 }
 
-function lastChoices(context: vscode.ExtensionContext, log: Logger): ReproChoices {
+/** workspaceState: the launcher last used per host key ({"<this machine>": "mpirun.mpich", "lab-a": ""}). */
+const MPIRUN_STATE_KEY = 'gpumpiDoctor.repro.lastMpirunByHost';
+
+/**
+ * The last choices, for `hostKey`: the launcher is the one last used on THAT host; never seen: "" (this machine: the
+ * gpumpiDoctor.mpirunPath setting or PATH; a configured host: its own `mpirun` entry), so a launcher picked for one
+ * machine never overrides another host's configuration.
+ */
+function lastChoices(context: vscode.ExtensionContext, log: Logger, hostKey: string): ReproChoices {
 	const stored = context.workspaceState.get<unknown>(STATE_KEY);
-	if (stored === undefined) { return DEFAULT_CHOICES; }
-	const c = validateChoices(stored);
-	if (typeof c === 'string') { log.warn(`ignored stored reproducer choices: ${c}`); return DEFAULT_CHOICES; }
-	return c;
+	let c: ReproChoices = DEFAULT_CHOICES;
+	if (stored !== undefined) {
+		const v = validateChoices(stored);
+		if (typeof v === 'string') { log.warn(`ignored stored reproducer choices: ${v}`); } else { c = v; }
+	}
+	const byHost = context.workspaceState.get<unknown>(MPIRUN_STATE_KEY);
+	const mine = typeof byHost === 'object' && byHost !== null ? (byHost as Record<string, unknown>)[hostKey] : undefined;
+	if (typeof mine === 'string' && checkMpirun(mine) === null) { return { ...c, mpirun: mine }; }
+	// Choices stored before launchers were kept per host were made on this machine.
+	return hostKey === LOCAL_HOST_KEY && byHost === undefined ? c : { ...c, mpirun: '' };
+}
+
+async function rememberChoices(context: vscode.ExtensionContext, hostKey: string, choices: ReproChoices): Promise<void> {
+	await context.workspaceState.update(STATE_KEY, choices);
+	const byHost = context.workspaceState.get<unknown>(MPIRUN_STATE_KEY);
+	const map: Record<string, string> = {};
+	if (typeof byHost === 'object' && byHost !== null) {
+		for (const [k, v] of Object.entries(byHost as Record<string, unknown>)) { if (typeof v === 'string') { map[k] = v; } }
+	}
+	map[hostKey] = choices.mpirun;
+	await context.workspaceState.update(MPIRUN_STATE_KEY, map);
 }
 
 /** The flow's state: the choices as they are being made (seeded with the last ones). */
@@ -198,7 +223,6 @@ async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices, tryUcx
 
 async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: () => ReproPanel, which: 'ipc' | 'fallback', argument: unknown): Promise<ReproPanelData | undefined> {
 	if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
-	const last = lastChoices(context, log);
 	// gpumpiDoctor.repro.tryUcx: what the picker pre-selects, and what runs when the choices never named UCX settings.
 	const tryUcxSetting = readReproTryUcx();
 	for (const p of tryUcxSetting.problems) { log.warn(p); void vscode.window.showWarningMessage(p); }
@@ -207,6 +231,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 	const asks = arg === undefined || arg === null || arg instanceof vscode.Uri;
 	const hostKey = argHost ?? (asks ? await pickHost(title) : LOCAL_HOST_KEY);
 	if (!hostKey) { return undefined; }
+	const last = lastChoices(context, log, hostKey);
 	// Options asked by hand: is the host reachable? Checked before the questions (with options given, openLaunchTarget says so).
 	if (asks) { await checkReachable(hostKey, log); }
 	let choices: ReproChoices | undefined;
@@ -218,7 +243,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 		choices = await pickChoices(which, last, tryUcxSetting.tryUcx);
 	}
 	if (!choices) { return undefined; }
-	await context.workspaceState.update(STATE_KEY, choices);
+	await rememberChoices(context, hostKey, choices);
 	const { settings } = readSettings();
 	const timeoutMs = Math.max(60, settings.timeoutSeconds) * 1000;
 	const setting = readReproTrials();

@@ -111,8 +111,4 @@ describe('inspect() on this host', function () {
 		while (!doctor.panelReady!() && Date.now() - t0 < 30_000) { await new Promise((r) => setTimeout(r, 200)); }
 		assert.equal(doctor.panelReady!(), true, 'webview did not send ready within 30 s');
 	});
-
-	it('finishes within 10 s here', () => {
-		assert.ok(report.elapsedMs < 10_000, `inspection took ${report.elapsedMs} ms`);
-	});
 });

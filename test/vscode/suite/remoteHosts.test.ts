@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import type { MapDocument } from '../../../extension/shared/mapSchema';
 import type { ReproPanelData } from '../../../extension/shared/reproProtocol';
 import { createNetnsLab, netnsUnavailable, type NetnsLab } from '../../hosts/netnsHosts';
+import { firstBadRun } from './runEvidence';
 
 const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
 
@@ -55,9 +56,24 @@ describe('reproducers and map on a configured ssh host (real sshd in a network n
 		const ext = vscode.extensions.getExtension<Api>(EXTENSION_ID);
 		assert.ok(data?.ipc, `no result: ${JSON.stringify(ext?.exports.lastCommandError())}`);
 		const runs = data.ipc.variants.flatMap(v => v.runs);
-		assert.deepEqual(runs.map(v => v.outcome), ['correct', 'correct', 'correct', 'correct'], runs.map(v => v.detail).join(' | '));
+		assert.deepEqual(runs.map(v => v.outcome), ['correct', 'correct', 'correct', 'correct'], firstBadRun(runs));
 		assert.deepEqual([...new Set(runs[0].ranks.map(r => r.host))], ['host-a']);
 		assert.match(data.source, /^ipc run on lab-a \(host-a\) at .* with mpirun\.openmpi \(openmpi\)$/);
+	});
+
+	it('a launcher used on this machine (mpirun.mpich) is not carried to lab-a, whose entry says mpirun.openmpi', async () => {
+		const local = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.reproIpc', {
+			mpirun: 'mpirun.mpich', memory: 'host', size: '1M', variants: ['direct'], presets: [], baseline: true, trials: 1,
+		});
+		assert.match(local?.ipc?.variants[0]?.runs[0]?.command[0] ?? '', /^mpirun\.mpich$/, 'the local run used the launcher it was given');
+		// The same options without a launcher, on the host: its own mpirun, not the one remembered from this machine.
+		const data = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.reproIpc', {
+			host: 'lab-a', memory: 'host', size: '1M', variants: ['direct'], presets: [], loopback: true, baseline: true, trials: 1,
+		});
+		const runs = data?.ipc?.variants.flatMap(v => v.runs) ?? [];
+		assert.equal(runs[0]?.command[0], 'mpirun.openmpi', firstBadRun(runs));
+		assert.deepEqual(runs.map(v => v.outcome), ['correct'], firstBadRun(runs));
+		assert.match(data?.source ?? '', /with mpirun\.openmpi \(openmpi\)$/);
 	});
 
 	it('Show Transport Map with {host, np} maps on host-a', async () => {
