@@ -6,6 +6,7 @@
 #   gpu_require [TOOL...]        cmake, mpicc, mpirun (+ TOOLs) must exist, else the script's error document, exit 1
 #   gpu_build TARGET...          configure + build TARGETs into $BUILD (output to $LOG); returns cmake's status
 #   bench_doc ARGS -- ARGS       one `gpumpi bench --json` launch: BENCH_RC, BENCH_DOC (see below)
+#   timed_run FILE LIMIT ARGV... one launch under timeout into FILE and $LOG: RUN_RC, RUN_SECS (see below)
 #   json_str                     stdin -> one JSON string; framed_doc FILE; reap (see below)
 #   error_doc [MESSAGE]          the error document {"error":MESSAGE<ERROR_DOC_FIELDS>} on stdout (MESSAGE default:
 #                                "see NAME.log"; ERROR_DOC_FIELDS e.g. ',"runs":[]', set before sourcing); a script
@@ -63,6 +64,18 @@ bench_doc() {
   printf '%s\n' "$out" >>"$LOG"
   BENCH_DOC=$(printf '%s\n' "$out" | grep -m1 '^{"schema":"gpumpi.bench/1"' || true)
   [ -n "$BENCH_DOC" ] || BENCH_DOC=null
+}
+
+# timed_run FILE LIMIT ARGV...: ARGV under `timeout -k 5 LIMIT`, stdout and stderr into FILE, then FILE appended to
+# $LOG. Sets RUN_RC (ARGV's exit status; 124 or 137: it ran past LIMIT) and RUN_SECS (wall seconds, 2 decimals).
+timed_run() {
+  local file=$1 limit=$2 t0
+  shift 2
+  t0=$(date +%s.%N)
+  timeout -k 5 "$limit" "$@" >"$file" 2>&1
+  RUN_RC=$?
+  RUN_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  cat "$file" >>"$LOG"
 }
 
 # framed_doc FILE: the engine's framed result document in FILE (native/common/docFrame.hh) on stdout, or nothing.

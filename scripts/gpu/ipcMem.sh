@@ -50,12 +50,9 @@ for trial in $(seq 1 "$TRIALS"); do
         out=$(mktemp)
         cmd=("${BASE[@]}" "${opts[@]}" -np 4 "$ENGINE" repro ipc --variant "$v" --size "$size" --json)
         log "== [$config] $v $size trial $trial: ${cmd[*]}"
-        t0=$(date +%s.%N)
-        timeout -k 5 "$limit" "${cmd[@]}" >"$out" 2>&1
-        rc=$?
-        secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+        timed_run "$out" "$limit" "${cmd[@]}"
+        rc=$RUN_RC secs=$RUN_SECS
         timed=false; { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && timed=true
-        cat "$out" >>"$LOG"
         doc=$(framed_doc "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
         [ -n "$doc" ] || doc=null
         log "-- exit $rc in ${secs}s, timed_out=$timed, $(printf '%s' "$doc" | grep -o '"outcome":"[a-z_]*"' | tail -n1)"

@@ -57,7 +57,7 @@ entries=()
 run() {
   local kind=$1 config=$2 what=$3 limit=$4
   shift 4
-  local out t0 rc secs doc timed=false key
+  local out rc secs doc timed=false key
   local left=$(( BUDGET_S - ($(date +%s) - START) ))  # keep the whole script under 6 minutes
   if [ "$left" -lt 15 ]; then
     log "== $kind [$config] $what: SKIPPED (time budget of $BUDGET_S s used up)"
@@ -68,12 +68,9 @@ run() {
   [ "$limit" -gt "$left" ] && limit=$left
   out=$(mktemp)
   log "== $kind [$config] $what: $*"
-  t0=$(date +%s.%N)
-  timeout -k 5 "$limit" "$@" >"$out" 2>&1
-  rc=$?
-  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  timed_run "$out" "$limit" "$@"
+  rc=$RUN_RC secs=$RUN_SECS
   [ $rc -eq 124 ] || [ $rc -eq 137 ] && timed=true
-  cat "$out" >>"$LOG"
   # Only a document with every chunk is complete (a killed run may have printed part of it).
   doc=$(framed_doc "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
   [ -n "$doc" ] || doc=null

@@ -60,15 +60,12 @@ runs=""
 fail=0
 # one KIND CONFIG VIS TRIAL LIMIT ARGV...
 one() {
-  local kind=$1 config=$2 vis=$3 trial=$4 limit=$5 out rc t0 secs doc
+  local kind=$1 config=$2 vis=$3 trial=$4 limit=$5 out rc secs doc
   shift 5
   out=$(mktemp)
   log "== $kind [$config] $vis trial $trial: $*"
-  t0=$(date +%s.%N)
-  timeout -k 5 "$limit" "$@" >"$out" 2>&1
-  rc=$?
-  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-  cat "$out" >>"$LOG"
+  timed_run "$out" "$limit" "$@"
+  rc=$RUN_RC secs=$RUN_SECS
   case $kind in
     inspect) doc=$(tr -d '\000' <"$out" | grep -m1 '^{"schema":"gpumpi.inspect/1"' || true) ;;
     bench) doc=$(grep -m1 '^{"schema":"gpumpi.bench/1"' "$out" || true) ;;
