@@ -147,7 +147,9 @@ async function main() {
 			try {
 				if (name === 'typecheck') { r = await typecheck(); }
 				else if (name === 'unit') { r = await mochaSuite('unit', 'unit', 15 * 60_000); }
-				else if (name === 'engine') { r = await mochaSuite('engine', 'engine', 20 * 60_000); }
+				// engine: ~13 min alone on 2 cores, about twice that with a build beside (docs/reliability.md); the limit
+				// catches a hang, it is not a speed target (CI's whole run has 90 min).
+				else if (name === 'engine') { r = await mochaSuite('engine', 'engine', 40 * 60_000); }
 				else { r = await vscodeSuite(); }
 			} catch (e) {
 				r = { passes: 0, failures: 1, pending: 0, note: `suite crashed: ${e.message}` };
