@@ -7,6 +7,7 @@
 #   np4-nocp 4 ranks WITHOUT the component path: shows the site's OMPI_MCA_mca_base_component_path override and
 #            what MPIX_Query_cuda_support() says when the CUDA component cannot be found
 #   np1-verbose  1 rank with the component path and --mca accelerator_base_verbose 100 (log only)
+#   np2-bind-core, np2-bind-none  2 ranks --bind-to core / none: each rank's "affinity" (CPU mask vs the GPU's NUMA node)
 # Writes exactly two files: $OUT/inspect.log (everything) and $OUT/inspect.json ({"runs":[...]}, one entry per run
 # with the rank-0 document or null; addon_probe: the addon core's probe result, or null). Exit status: 0 when the builds and the component-path runs succeeded.
 set -u
@@ -65,6 +66,10 @@ run np1 yes "${BASE[@]}" "${CP[@]}" -np 1 "$ENGINE" inspect
 run np4 yes "${BASE[@]}" "${CP[@]}" -np 4 "$ENGINE" inspect
 run np4-nocp no "${BASE[@]}" -np 4 "$ENGINE" inspect
 run np1-verbose no "${BASE[@]}" "${CP[@]}" --mca accelerator_base_verbose 100 -np 1 "$ENGINE" inspect
+# Rank CPU affinity against the GPU's NUMA node (issue 16 item 5): bound to one core each, and unbound.
+log "== NUMA: $(lscpu 2>/dev/null | grep -i '^NUMA' | tr '\n' ';') GPU numa_node: $(for d in /sys/bus/pci/devices/*; do [ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] && [ "$(cat "$d/class" 2>/dev/null | cut -c1-6)" = 0x0302 ] && printf '%s=%s ' "${d##*/}" "$(cat "$d/numa_node")"; done)"
+run np2-bind-core no "${BASE[@]}" "${CP[@]}" --bind-to core --map-by core -np 2 "$ENGINE" inspect
+run np2-bind-none no "${BASE[@]}" "${CP[@]}" --bind-to none -np 2 "$ENGINE" inspect
 
 # The addon's core (native/addon/probe.cc, nvmlProbe.cc: plain C++, no Node) with a throw-away main, so the CUDA
 # and NVML paths the CPU machines cannot exercise run against the real driver here (there is no Node on the device).

@@ -44,6 +44,24 @@ function twoSocket(cpuList: string, gpu: Partial<NonNullable<RankAffinity['gpu']
 }
 
 describe('rank CPU affinity against the GPU\'s NUMA node', () => {
+	it('the H200 (a VM: one NUMA node, the GPU\'s numa_node -1, local_cpulist 0-15): single_node bound or not, and the rule is quiet (real capture, 2026-12-04 evening)', () => {
+		for (const run of ['np2-bind-core', 'np2-bind-none'] as const) {
+			const raw = h200EngineRun('inspect-2026-12-04-affinity.json', run);
+			const doc = JSON.parse(raw.stdout) as { ranks: Array<{ rank: number; host: string; affinity: unknown }> };
+			assert.equal(doc.ranks.length, 2, run);
+			for (const r of doc.ranks) {
+				const a = readRankAffinity(r.affinity);
+				assert.ok(a, `${run} rank ${r.rank}: no affinity`);
+				assert.equal(a.gpu?.numa_node, -1, 'the VM\'s sysfs gives the GPU no NUMA node');
+				const j = judgeAffinity(r.rank, r.host, a);
+				assert.equal(j.verdict, 'single_node', `${run}: ${j.text}`);
+				assert.match(j.text, /one NUMA node, so every CPU is as close to 0000:00:06\.0 as any other/);
+			}
+			assert.deepEqual(doc.ranks.map(r => readRankAffinity(r.affinity)?.cpu_list), run === 'np2-bind-core' ? ['0', '1'] : ['0-15', '0-15']);
+			assert.deepEqual(findings([raw]), [], run);
+		}
+	});
+
 	it('parseCpuList reads the kernel\'s list format and skips what is malformed', () => {
 		assert.deepEqual(parseCpuList('0-3,8,10-11'), [0, 1, 2, 3, 8, 10, 11]);
 		assert.deepEqual(parseCpuList('5,1-2,2'), [1, 2, 5]);

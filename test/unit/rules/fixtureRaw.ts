@@ -93,7 +93,7 @@ export function seedRaw(): RawOutput[] {
  * whose engine has the namespace / MPS / compute-mode fields) as the collector's `engine` RawOutput: stdout = that run's
  * rank-0 document, command = the argv it was run with.
  */
-export function h200EngineRun(file: 'inspect-2026-12-03-ns-mps.json', run: 'np1' | 'np4' | 'np4-nocp' | 'np1-verbose', stderr = ''): RawOutput {
+export function h200EngineRun(file: 'inspect-2026-12-03-ns-mps.json' | 'inspect-2026-12-04-affinity.json', run: 'np1' | 'np4' | 'np4-nocp' | 'np1-verbose' | 'np2-bind-core' | 'np2-bind-none', stderr = ''): RawOutput {
 	const doc = JSON.parse(fs.readFileSync(path.join(ENGINE_FIXTURES, file), 'utf8')) as { runs: { name: string; argv: string[]; exit_code: number; document: unknown }[] };
 	const r = doc.runs.find((x) => x.name === run);
 	if (!r || r.document === null) { throw new Error(`${file} has no document for run ${run}`); }

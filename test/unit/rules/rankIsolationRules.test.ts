@@ -44,7 +44,7 @@ describe('rank isolation rules (real captures)', () => {
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-isolated-per-rank').length, 0);
 		assert.equal(find([...h200Raw(), h200EngineRun('inspect-2026-12-03-ns-mps.json', 'np4')], 'gpu-isolated-per-rank').length, 0);
 	});
-	it('gpu-isolated-per-rank stays quiet on the H200 when the ranks name ONE GPU two ways (CUDA_VISIBLE_DEVICES=0 and =its UUID), and the IPC reproducer worked there', () => {
+	it('gpu-isolated-per-rank stays quiet on the H200 when the ranks name ONE GPU two ways (CUDA_VISIBLE_DEVICES=0 and =its UUID); the IPC reproducer fares the same in both namings', () => {
 		// REAL capture: scripts/gpu/twoGpu.sh on the one-GPU H200 (2026-12-04), "renamed" placement: even ranks
 		// CUDA_VISIBLE_DEVICES=0, odd ranks CUDA_VISIBLE_DEVICES=<uuid>. Different strings, same device: not isolated.
 		const two = JSON.parse(fs.readFileSync(path.join(process.cwd(), 'test-fixtures', 'engine', 'h200-testbed', 'twoGpu-2026-12-04.json'), 'utf8')) as { runs: { kind: string; config: string; vis: string; rc: number; doc: { ranks?: { env: Record<string, string> }[] } | null }[] };
@@ -55,10 +55,14 @@ describe('rank isolation rules (real captures)', () => {
 		assert.match(cvds[1], /^GPU-[0-9a-f-]{36}$/);
 		const raw = { id: 'engine', command: ['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2', 'gpumpi-cvd-wrap.sh', 'gpumpi', 'inspect'], exitCode: 0, stdout: JSON.stringify(renamed.doc), stderr: '', durationMs: 1 };
 		assert.equal(find([...h200Raw(), raw], 'gpu-isolated-per-rank').length, 0);
-		// and CUDA IPC between those ranks did work: every "renamed" reproducer trial exited 0 (ucx and ob1)
-		const ipc = two.runs.filter((r) => r.kind === 'ipc' && r.vis === 'renamed');
-		assert.ok(ipc.length >= 6);
-		assert.ok(ipc.every((r) => r.rc === 0));
+		// CUDA IPC between those ranks: the two captures of the day (twoGpu-2026-12-04 with 3 trials per placement and
+		// launcher, twoGpu-2026-12-04b with 1) give ob1 4 of 4 exit 0 in both namings, and pml ucx 3 of 4 in both: one
+		// abort (exit 134, the intermittent crash of this pattern under pml ucx) in each. The naming changes nothing seen.
+		const later = JSON.parse(fs.readFileSync(path.join(process.cwd(), 'test-fixtures', 'engine', 'h200-testbed', 'twoGpu-2026-12-04b.json'), 'utf8')) as typeof two;
+		const ipc = [...two.runs, ...later.runs].filter((r) => r.kind === 'ipc');
+		const ok = (config: string, vis: string): string => { const xs = ipc.filter((r) => r.config === config && r.vis === vis); return `${xs.filter((r) => r.rc === 0).length}/${xs.length}`; };
+		assert.deepEqual([ok('ob1', 'shared'), ok('ob1', 'renamed'), ok('ucx', 'shared'), ok('ucx', 'renamed')], ['4/4', '4/4', '3/4', '3/4']);
+		assert.ok(ipc.filter((r) => r.rc !== 0).every((r) => r.rc === 134 && r.doc === null && r.config === 'ucx'));
 	});
 	it('gpu-shared-without-mps fires on the H200 np4 capture with the MPS field (4 ranks, one GPU UUID, no MPS control pipe), not on np1 or the CPU captures', () => {
 		const f = find([...h200Raw(), h200EngineRun('inspect-2026-12-03-ns-mps.json', 'np4')], 'gpu-shared-without-mps');
