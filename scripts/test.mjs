@@ -10,6 +10,7 @@
 // TEST_FILTER=regex is passed to mocha's grep in every mocha suite. Args: suite names to run a subset.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensure } from './ensure.mjs';
@@ -124,6 +125,53 @@ async function vscodeSuite() {
 	return s;
 }
 
+/**
+ * One engine / vscode tier at a time on this machine: both build namespace hosts with the same host names (host-a,
+ * host-b: Open MPI keys its session directories in the shared /tmp by host name) and share the CPUs their timeouts
+ * assume. A lock directory in the temp dir holds the owner's pid; a dead owner's lock is taken over. Waits at most
+ * LOCK_WAIT_MS, then runs anyway and says so (a result under contention is marked by that line).
+ */
+const LOCK_DIR = path.join(os.tmpdir(), 'gpumpi-test-machine-lock');
+const LOCK_WAIT_MS = 60 * 60_000;
+
+function pidAlive(pid) {
+	try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
+}
+
+async function machineLock() {
+	const t0 = Date.now();
+	let said = false;
+	for (;;) {
+		try {
+			fs.mkdirSync(LOCK_DIR);
+			fs.writeFileSync(path.join(LOCK_DIR, 'pid'), String(process.pid));
+			if (said) { console.log(`[test] got the machine lock after ${Math.round((Date.now() - t0) / 1000)} s`); }
+			const release = () => {
+				try { if (fs.readFileSync(path.join(LOCK_DIR, 'pid'), 'utf8') === String(process.pid)) { fs.rmSync(LOCK_DIR, { recursive: true, force: true }); } } catch { /* gone */ }
+			};
+			process.once('exit', release);
+			return release;
+		} catch (e) {
+			if (e.code !== 'EEXIST') { console.log(`[test] machine lock unavailable (${e.message}); running without it`); return () => {}; }
+		}
+		let owner = NaN;
+		try { owner = Number(fs.readFileSync(path.join(LOCK_DIR, 'pid'), 'utf8')); } catch { /* being written, or left half-made */ }
+		let age = 0;
+		try { age = Date.now() - fs.statSync(LOCK_DIR).mtimeMs; } catch { continue; }
+		if ((Number.isInteger(owner) && owner > 0 && !pidAlive(owner)) || (!Number.isInteger(owner) && age > 10_000)) {
+			console.log(`[test] taking over the machine lock of ${Number.isInteger(owner) ? `pid ${owner}, which is gone` : 'a run that never wrote its pid'}`);
+			fs.rmSync(LOCK_DIR, { recursive: true, force: true });
+			continue;
+		}
+		if (Date.now() - t0 > LOCK_WAIT_MS) {
+			console.log(`[test] another test run (pid ${owner}) still holds ${LOCK_DIR} after ${LOCK_WAIT_MS / 60000} min: running beside it; namespace hosts and timings may collide`);
+			return () => {};
+		}
+		if (!said) { console.log(`[test] another test run on this machine (pid ${owner}) holds ${LOCK_DIR}: waiting for it (engine and vscode tiers share host names and CPUs)`); said = true; }
+		await new Promise((r) => setTimeout(r, 2000));
+	}
+}
+
 async function main() {
 	const wanted = process.argv.slice(2);
 	const bad = wanted.filter((w) => !SUITES.includes(w));
@@ -139,6 +187,7 @@ async function main() {
 		console.error('[test] running the suites anyway for information; they may use stale builds, and the run fails.');
 		results.push({ name: 'setup', passes: 0, failures: 1, pending: 0, note: e.message.split('\n')[0].slice(0, 200), seconds: (Date.now() - t0) / 1000 });
 	}
+	const release = selected.some((n) => n === 'engine' || n === 'vscode') ? await machineLock() : () => {};
 	{
 		for (const name of selected) {
 			const s0 = Date.now();
@@ -160,6 +209,7 @@ async function main() {
 			console.log(`--- ${name}: ${r.skipped ? 'skipped' : `${r.passes} passed, ${r.failures} failed${r.pending ? `, ${r.pending} pending` : ''}`}${r.note ? ` (${r.note})` : ''} in ${r.seconds.toFixed(1)} s`);
 		}
 	}
+	release();
 	const passes = results.reduce((a, r) => a + r.passes, 0);
 	const failures = results.reduce((a, r) => a + r.failures, 0);
 	console.log('\nSummary');
