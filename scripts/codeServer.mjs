@@ -184,7 +184,8 @@ function writeUserSettings(userDataDir) {
  * Start code-server (auth none, 127.0.0.1, free port) in its own process group with its own user-data and
  * extensions dirs under .test-work. `env` is added to the server's environment, which the extension host inherits.
  * `vsix`: a .vsix installed first into those fresh dirs with `code-server --install-extension` (as a user would).
- * Returns { url, port, authority, extensionsDir, stop() }; stop() ends the whole process group.
+ * Returns { url, port, authority, extensionsDir, userDataDir, pid (its process group), stop() }; stop() ends the whole
+ * process group.
  */
 export async function startCodeServer({ env = {}, log = console.log, name = 'run', timeoutMs = 90_000, vsix = null } = {}) {
 	const entry = await ensureCodeServer({ log });
@@ -250,7 +251,7 @@ export async function startCodeServer({ env = {}, log = console.log, name = 'run
 		await new Promise((r) => setTimeout(r, 250));
 	}
 	log(`[code-server] ${CODE_SERVER_VERSION} up at ${url} in ${Date.now() - t0} ms (log: ${path.relative(ROOT, logFile)})`);
-	return { url, port, authority: `127.0.0.1:${port}`, logFile, extensionsDir, stop };
+	return { url, port, authority: `127.0.0.1:${port}`, logFile, extensionsDir, userDataDir, pid: child.pid, stop };
 }
 
 // `node scripts/codeServer.mjs install` installs it ahead of time (CI warm-up, or to time the install).

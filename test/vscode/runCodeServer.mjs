@@ -7,7 +7,9 @@
 //  2. ui: a fresh window with only extensionDevelopmentPath; this script presses F1, types "GPU-MPI: Inspect Host",
 //     presses Enter and checks the webview (iframe.webview → #active-frame) shows this host's real findings,
 //     then saves a screenshot. Every check is one counted test.
-// Usage: node test/vscode/runCodeServer.mjs [--result out.json] [--screenshot file.png] [--no-ui] [--no-in-host]
+//  3. reload: a fresh window starts a real 4-rank Open MPI run from the extension, then reloads the window and
+//     hard-kills its extension host; the process table must show the run ended (reloadChecks.mjs).
+// Usage: node test/vscode/runCodeServer.mjs [--result out.json] [--screenshot file.png] [--no-ui] [--no-in-host] [--no-reload]
 //        env TEST_FILTER (mocha grep, in-host), GPUMPI_KEEP_SESSION=1 keeps .test-work/sessions/* for debugging.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,11 +18,12 @@ import { format } from 'node:util';
 import { chromium } from 'playwright-core';
 import { ROOT, WORK, CODE_SERVER_VERSION, ensureCodeServer, startCodeServer, which } from '../../scripts/codeServer.mjs';
 import { runUiChecks } from './uiChecks.mjs';
+import { runReloadChecks, writeReloadKeybinding } from './reloadChecks.mjs';
 
 const FIXTURE = path.join(ROOT, 'test-fixtures', 'workspace');
 const DEFAULT_TESTS = path.join(ROOT, 'dist', 'test', 'vscode', 'suite', 'index.js');
 const IN_HOST_TIMEOUT_MS = 6 * 60_000;
-const WHOLE_RUN_TIMEOUT_MS = 12 * 60_000;
+const WHOLE_RUN_TIMEOUT_MS = 12 * 60_000 + Math.max(1, Number(process.env.GPUMPI_RELOAD_TRIALS ?? 1) || 1) * 3 * 60_000;
 
 // Workbench chatter that says nothing about our tests (set GPUMPI_VERBOSE=1 to see everything).
 const NOISE = process.env.GPUMPI_VERBOSE === '1' ? [] : [
@@ -29,7 +32,7 @@ const NOISE = process.env.GPUMPI_VERBOSE === '1' ? [] : [
 ];
 
 function parseArgs(argv) {
-	const o = { result: null, screenshot: path.join(ROOT, 'docs', 'screenshots', 'inspect-panel.png'), ui: true, inHost: true, tests: DEFAULT_TESTS, extension: ROOT };
+	const o = { result: null, screenshot: path.join(ROOT, 'docs', 'screenshots', 'inspect-panel.png'), ui: true, inHost: true, reload: true, tests: DEFAULT_TESTS, extension: ROOT };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		const next = () => { const v = argv[++i]; if (v === undefined) { throw new Error(`${a} needs a value`); } return v; };
@@ -39,6 +42,7 @@ function parseArgs(argv) {
 		else if (a === '--extension') { o.extension = path.resolve(next()); }
 		else if (a === '--no-ui') { o.ui = false; }
 		else if (a === '--no-in-host') { o.inHost = false; }
+		else if (a === '--no-reload') { o.reload = false; }
 		else { throw new Error(`unknown argument ${a}`); }
 	}
 	return o;
@@ -116,6 +120,20 @@ export async function runInHost(context, server, opts) {
 	return { passes: r.passes, failures, pending: r.pending, tests, metrics: { ...r.metrics, inHostWallMs: wallMs }, vscodeVersion: r.vscodeVersion };
 }
 
+const RELOAD_ENGINE = path.join(ROOT, 'native', 'build', 'engine-openmpi', 'gpumpi');
+
+async function runReload(context, server, opts) {
+	const page = await context.newPage();
+	await exposeAutomation(page, 'reload', () => {});
+	await page.goto(windowUrl(server, { extension: opts.extension }));
+	try {
+		const trials = Math.max(1, Number(process.env.GPUMPI_RELOAD_TRIALS ?? 1) || 1);
+		return await runReloadChecks(page, { server, userDataDir: server.userDataDir, engine: RELOAD_ENGINE, trials, resultFile: path.join(WORK, 'results', 'reload-trials.json') });
+	} finally {
+		await page.close().catch(() => {});
+	}
+}
+
 async function runUi(context, server, opts) {
 	const page = await context.newPage();
 	await exposeAutomation(page, 'ui', () => {});
@@ -139,12 +157,15 @@ export async function runVsCodeSuite(opts) {
 		GPUMPI_VSCODE_RESULT: path.join(resultDir, `in-host-${process.pid}.json`),
 		...(process.env.TEST_FILTER ? { TEST_FILTER: process.env.TEST_FILTER } : {}),
 	} });
+	// The reload phase starts its run with a user keybinding (an options object for the guard command).
+	writeReloadKeybinding(server.userDataDir, RELOAD_ENGINE);
 	let context = null;
 	try {
 		const profile = path.join(WORK, 'chromium-profile', String(process.pid));
 		context = await launchBrowser(profile);
 		if (opts.inHost) { add(await runInHost(context, server, opts)); }
 		if (opts.ui) { add(await runUi(context, server, opts)); }
+		if (opts.reload) { add(await runReload(context, server, opts)); }
 	} finally {
 		await context?.close().catch(() => {});
 		fs.rmSync(path.join(WORK, 'chromium-profile', String(process.pid)), { recursive: true, force: true });
