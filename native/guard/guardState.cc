@@ -369,22 +369,12 @@ void markStaged(const DangerRef& r) {
 	if (r.kind == DangerKind::Count) return;
 	State& g = st();
 	uintptr_t a = reinterpret_cast<uintptr_t>(r.returnAddress);
-	for (size_t i = 0; i < g.dangers.size(); ++i) {
-		Danger& d = g.dangers[i];
-		if (d.kind != r.kind || d.call != r.call || d.site.address != a || d.peer != r.peer || std::strcmp(d.action, "staged") == 0 || d.count == 0) continue;
-		std::string detail = d.detail;
-		d.count--;
-		d.bytes -= std::min(d.bytes, r.bytes);
-		if (d.count == 0) g.dangers.erase(g.dangers.begin() + std::ptrdiff_t(i));
-		for (Danger& s : g.dangers) {
-			if (s.kind == r.kind && s.call == r.call && s.site.address == a && s.peer == r.peer && std::strcmp(s.action, "staged") == 0) { s.count++; s.bytes += r.bytes; return; }
-		}
-		Danger s;
-		s.kind = r.kind; s.call = r.call; s.peer = r.peer; s.count = 1; s.bytes = r.bytes;
-		s.site = resolve(r.returnAddress);
-		s.detail = detail;
-		s.action = "staged";
-		g.dangers.push_back(std::move(s));
+	for (auto it = g.dangers.begin(); it != g.dangers.end(); ++it) {
+		if (it->kind != r.kind || it->call != r.call || it->site.address != a || it->peer != r.peer || std::strcmp(it->action, "staged") == 0) continue;
+		std::string detail = it->detail;
+		it->bytes -= std::min(it->bytes, r.bytes);
+		if (--it->count == 0) g.dangers.erase(it);
+		addDanger(r.kind, r.call, r.peer, r.bytes, r.returnAddress, detail, "staged");  // addDanger keys its records on the action too
 		return;
 	}
 }
