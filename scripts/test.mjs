@@ -63,6 +63,7 @@ async function typecheck() {
 		process.stdout.write(r.out);
 		s.failures++;
 		notes.push(r.timedOut ? `${name} timed out` : what);
+		(s.failed ??= []).push({ title: name, error: r.timedOut ? `${name} timed out after 5 min` : r.out });
 	}
 	if (notes.length > 0) { s.note = notes.join(', '); }
 	return s;
@@ -218,7 +219,13 @@ async function main() {
 	}
 	console.log(`  total time ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 	// The failures again, last: CI logs keep the head and the tail, so the names must be near the end.
-	const failedTests = results.flatMap((r) => (r.failed ?? []).map((f) => ({ suite: r.name, ...f })));
+	// A suite may count failures no test name stands for (a runner that crashed before writing results, mocha's
+	// exit code, no tests found): its note stands in for them, so every failure counted is listed.
+	const failedTests = results.flatMap((r) => {
+		const named = (r.failed ?? []).map((f) => ({ suite: r.name, ...f }));
+		const unnamed = r.failures - named.length;
+		return unnamed > 0 ? [...named, { suite: r.name, title: `${unnamed} failure${unnamed > 1 ? 's' : ''} without a test name`, error: r.note ?? 'see the suite\'s output above' }] : named;
+	});
 	if (failedTests.length > 0) {
 		console.log('\nFailed tests');
 		for (const f of failedTests.slice(0, 20)) {

@@ -6,7 +6,7 @@
 #   gpu_require [TOOL...]        cmake, mpicc, mpirun (+ TOOLs) must exist, else the script's error document, exit 1
 #   gpu_build TARGET...          configure + build TARGETs into $BUILD (output to $LOG); returns cmake's status
 #   bench_doc ARGS -- ARGS       one `gpumpi bench --json` launch: BENCH_RC, BENCH_DOC (see below)
-#   timed_run FILE LIMIT ARGV... one launch under timeout into FILE and $LOG: RUN_RC, RUN_SECS (see below)
+#   timed_run FILE LIMIT ARGV... one launch under timeout into FILE and $LOG: RUN_RC, RUN_TIMED_OUT, RUN_SECS (see below)
 #   json_str                     stdin -> one JSON string; framed_doc FILE; reap (see below)
 #   error_doc [MESSAGE]          the error document {"error":MESSAGE<ERROR_DOC_FIELDS>} on stdout (MESSAGE default:
 #                                "see NAME.log"; ERROR_DOC_FIELDS e.g. ',"runs":[]', set before sourcing); a script
@@ -67,13 +67,16 @@ bench_doc() {
 }
 
 # timed_run FILE LIMIT ARGV...: ARGV under `timeout -k 5 LIMIT`, stdout and stderr into FILE, then FILE appended to
-# $LOG. Sets RUN_RC (ARGV's exit status; 124 or 137: it ran past LIMIT) and RUN_SECS (wall seconds, 2 decimals).
+# $LOG. Sets RUN_RC (ARGV's exit status), RUN_TIMED_OUT (true when it ran past LIMIT: RUN_RC 124, or 137 after the
+# kill 5 s later) and RUN_SECS (wall seconds, 2 decimals).
 timed_run() {
   local file=$1 limit=$2 t0
   shift 2
   t0=$(date +%s.%N)
   timeout -k 5 "$limit" "$@" >"$file" 2>&1
   RUN_RC=$?
+  RUN_TIMED_OUT=false
+  { [ "$RUN_RC" -eq 124 ] || [ "$RUN_RC" -eq 137 ]; } && RUN_TIMED_OUT=true
   RUN_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   cat "$file" >>"$LOG"
 }

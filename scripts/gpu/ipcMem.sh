@@ -51,8 +51,7 @@ for trial in $(seq 1 "$TRIALS"); do
         cmd=("${BASE[@]}" "${opts[@]}" -np 4 "$ENGINE" repro ipc --variant "$v" --size "$size" --json)
         log "== [$config] $v $size trial $trial: ${cmd[*]}"
         timed_run "$out" "$limit" "${cmd[@]}"
-        rc=$RUN_RC secs=$RUN_SECS
-        timed=false; { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && timed=true
+        rc=$RUN_RC secs=$RUN_SECS timed=$RUN_TIMED_OUT
         doc=$(framed_doc "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
         [ -n "$doc" ] || doc=null
         log "-- exit $rc in ${secs}s, timed_out=$timed, $(printf '%s' "$doc" | grep -o '"outcome":"[a-z_]*"' | tail -n1)"

@@ -57,7 +57,7 @@ entries=()
 run() {
   local kind=$1 config=$2 what=$3 limit=$4
   shift 4
-  local out rc secs doc timed=false key
+  local out rc secs doc timed key
   local left=$(( BUDGET_S - ($(date +%s) - START) ))  # keep the whole script under 6 minutes
   if [ "$left" -lt 15 ]; then
     log "== $kind [$config] $what: SKIPPED (time budget of $BUDGET_S s used up)"
@@ -69,8 +69,7 @@ run() {
   out=$(mktemp)
   log "== $kind [$config] $what: $*"
   timed_run "$out" "$limit" "$@"
-  rc=$RUN_RC secs=$RUN_SECS
-  [ $rc -eq 124 ] || [ $rc -eq 137 ] && timed=true
+  rc=$RUN_RC secs=$RUN_SECS timed=$RUN_TIMED_OUT
   # Only a document with every chunk is complete (a killed run may have printed part of it).
   doc=$(framed_doc "$out" | grep -m1 '^{"schema":"gpumpi\.repro\..*}$' || true)
   [ -n "$doc" ] || doc=null

@@ -75,7 +75,7 @@ one() {
   log "-- exit $rc in ${secs}s $(printf '%s' "$doc" | grep -o '"outcome":"[a-z_]*"' | sort | uniq -c | tr '\n' ' ')$(printf '%s' "$doc" | grep -o '"mode":"[a-z-]*","size":[0-9]*,[^}]*"medianGBps":[0-9.]*' | sed 's/"iters.*medianGBps"/ GBps/' | tr '\n' ' ')"
   runs="$runs${runs:+,}{\"kind\":\"$kind\",\"config\":\"$config\",\"vis\":\"$vis\",\"trial\":$trial,\"rc\":$rc,\"secs\":$secs,\"doc\":$doc}"
   rm -f "$out"
-  [ $rc -eq 124 ] || [ $rc -eq 137 ] && reap
+  $RUN_TIMED_OUT && reap
   return 0
 }
 
