@@ -119,6 +119,11 @@ describe('real Slurm (slurmctld + slurmd + munge) on namespace hosts, srun over 
 		assert.match(text, /pmix_v4/);
 	});
 
+	it('the lab\'s mpi.conf is in force: mpi/pmix direct connections off (slurmLab.ts says why)', () => {
+		const r = s.client(['scontrol', 'show', 'config']);
+		assert.match(r.stdout, /^PMIxDirectConn\s*=\s*no$/m, describeRun(r));
+	});
+
 	it('Open MPI 4.1.4 under srun --mpi=pmix: 4 ranks, world size 4, two on each host', async () => {
 		const r = await s.ssh(s.controller, ['srun', '--mpi=pmix', '-N2', '-n4', helloOmpi]);
 		assert.equal(r.code, 0, describeRun(r));
