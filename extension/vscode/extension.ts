@@ -162,7 +162,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		moduleLoadMs: typeof loadStart === 'number' ? activateStart - loadStart : NaN,
 		activateMs: performance.now() - activateStart,
 	};
-	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): module load ${timings.moduleLoadMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms`);
+	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): module load ${timings.moduleLoadMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms; extension host pid ${process.pid}`);
 
 	return {
 		lastReport: () => service.lastReport,

@@ -53,10 +53,16 @@ function findRun(engine) {
 	return { sid, members, ranks: members.filter((m) => cmdline(m.pid)[0] === engine).length, shm, guardDir };
 }
 
-/** Extension hosts of this code-server (its process group), newest last. */
+function hasHostArgv(pid) { return cmdline(pid).some((a) => a.includes('--type=extensionHost')); }
+/**
+ * Extension hosts of this code-server (its process group), newest last. A child the host forks (git, `ps`, mpirun,
+ * a language server) carries the host's command line, --type=extensionHost included, until it execs; a 5-ms /proc
+ * poll sees several per activation, one for up to 7 s (a language server). Those have a host as parent and are not
+ * hosts: taking one for the host made a trial SIGKILL a child instead of the host (docs/reliability.md).
+ */
 function extensionHosts(serverPid) {
 	return pids().map((pid) => ({ pid, s: stat(pid) }))
-		.filter((x) => x.s && x.s.pgrp === serverPid && x.s.state !== 'Z' && cmdline(x.pid).some((a) => a.includes('--type=extensionHost')))
+		.filter((x) => x.s && x.s.pgrp === serverPid && x.s.state !== 'Z' && hasHostArgv(x.pid) && !hasHostArgv(x.s.ppid))
 		.sort((a, b) => a.s.start - b.s.start).map((x) => ({ pid: x.pid, start: x.s.start }));
 }
 
@@ -108,22 +114,37 @@ async function reloadWindow(page) {
 	await page.keyboard.press('Enter');
 }
 
+/** What waitActivated saw when it gave up: the extension hosts (the old one marked), and the newest log's last lines. */
+function activationState(serverPid, userDataDir, before) {
+	const hosts = extensionHosts(serverPid).map((h) => `${h.pid}${before && h.pid === before.host.pid ? ' (old)' : ''}${alive(h) ? '' : ' (gone)'}`);
+	const seen = before?.logs ?? new Set();
+	const logs = doctorLogs(userDataDir);
+	const fresh = logs.filter((l) => !seen.has(l));
+	const last = fresh.at(-1) ?? logs.at(-1);
+	let tail = '';
+	try { tail = fs.readFileSync(last, 'utf8').trim().split('\n').slice(-3).map((l) => l.slice(0, 200)).join(' | '); } catch { /* none */ }
+	const old = before ? `old host ${before.host.pid} ${alive(before.host) ? 'still running' : 'gone'}` : 'first window';
+	return `${old}; extension hosts of the server now: [${hosts.join(', ')}]; our log files: ${logs.length} (${fresh.length} new)${last ? `; ${fresh.length ? 'newest' : 'newest (not new)'} ${path.relative(userDataDir, last)}: ${tail}` : ''}`;
+}
+
 /**
  * Wait for a window whose extension host has our extension activated: a log file that was not there before (each
- * extension host writes its own, exthostN/…/GPU-MPI Doctor.log) saying so. `before`: the previous host (its pid and
+ * extension host writes its own, exthostN/…/GPU-MPI Doctor.log) saying so and naming its pid. `before`: the previous host (its pid and
  * the log files there were before the reload or kill), or null for the first window.
  */
 async function waitActivated(page, serverPid, userDataDir, before, timeoutMs = 90_000) {
 	const seen = before?.logs ?? new Set();
 	const r = await until(async () => {
-		const hosts = extensionHosts(serverPid).filter((h) => !before || h.pid !== before.host.pid);
 		const logs = doctorLogs(userDataDir).filter((l) => !seen.has(l));
 		const last = logs.at(-1);
-		if (hosts.length === 0 || !last) { return null; }
-		const text = fs.readFileSync(last, 'utf8');
-		return /\] \[extension\] activated \(/.test(text) ? { host: hosts.at(-1), log: last } : null;
+		if (!last) { return null; }
+		// The activation line names the host's pid: that is the host the next trial kills, not whichever is newest.
+		const m = /\] \[extension\] activated \(.*extension host pid (\d+)/.exec(fs.readFileSync(last, 'utf8'));
+		if (!m) { return null; }
+		const host = extensionHosts(serverPid).find((h) => h.pid === Number(m[1]));
+		return host && (!before || host.pid !== before.host.pid) ? { host, log: last } : null;
 	}, timeoutMs, 200);
-	if (!r.value) { throw new Error(`no extension host with GPU-MPI Doctor activated within ${timeoutMs / 1000} s`); }
+	if (!r.value) { throw new Error(`no extension host with GPU-MPI Doctor activated within ${timeoutMs / 1000} s; ${activationState(serverPid, userDataDir, before)}`); }
 	await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 30_000 });
 	return r.value;
 }
@@ -175,6 +196,7 @@ export async function runReloadChecks(page, { server, userDataDir, engine, trial
 			if (kind === 'reload') {
 				await reloadWindow(page);
 			} else {
+				if (!alive(old) || !hasHostArgv(old.pid)) { throw new Error(`the extension host ${old.pid} named by the activation line is not running before the kill: ${activationState(server.pid, userDataDir, before)}`); }
 				process.kill(old.pid, 'SIGKILL');
 				if (kind === 'nosweep') { for (const f of fs.readdirSync(markerDir)) { fs.rmSync(path.join(markerDir, f), { force: true }); } }
 			}
@@ -221,6 +243,12 @@ export async function runReloadChecks(page, { server, userDataDir, engine, trial
 			record(title, true);
 		} catch (e) {
 			record(title, false, e instanceof Error ? e.message : String(e));
+			// What the window showed, and what code-server logged, when the trial failed (in the results directory).
+			if (resultFile) {
+				const shot = path.join(path.dirname(resultFile), `reload-${kind}-${n}-failed.png`);
+				await page.screenshot({ path: shot, timeout: 10_000 }).then(() => { row.screenshot = shot; }).catch(() => {});
+				try { row.serverLogTail = fs.readFileSync(path.join(path.dirname(userDataDir), 'code-server.log'), 'utf8').trim().split('\n').slice(-15); } catch { /* none */ }
+			}
 			try { current = await waitActivated(page, server.pid, userDataDir, null, 30_000); } catch { await page.reload().catch(() => {}); }
 		} finally {
 			if (run) { row.leftForHarness = await killLeft(run); }
