@@ -10,7 +10,10 @@
 //  3. reload: a fresh window starts a real 4-rank Open MPI run from the extension, then reloads the window and
 //     hard-kills its extension host; the process table must show the run ended (reloadChecks.mjs).
 // Usage: node test/vscode/runCodeServer.mjs [--result out.json] [--screenshot file.png] [--no-ui] [--no-in-host] [--no-reload]
-//        env TEST_FILTER (mocha grep, in-host), GPUMPI_KEEP_SESSION=1 keeps .test-work/sessions/* for debugging.
+//        env TEST_FILTER (mocha grep, in-host), GPUMPI_KEEP_SESSION=1 keeps .test-work/sessions/* for debugging,
+//        GPUMPI_IN_HOST_TIMEOUT_S (default 360) the in-host phase's limit.
+// Screenshots go to .test-work/screenshots/ (never the tracked docs/screenshots/; to refresh those:
+// --screenshot docs/screenshots/inspect-panel.png, the other pictures land beside it).
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -22,7 +25,8 @@ import { runReloadChecks, writeReloadKeybinding } from './reloadChecks.mjs';
 
 const FIXTURE = path.join(ROOT, 'test-fixtures', 'workspace');
 const DEFAULT_TESTS = path.join(ROOT, 'dist', 'test', 'vscode', 'suite', 'index.js');
-const IN_HOST_TIMEOUT_MS = 6 * 60_000;
+// GPUMPI_IN_HOST_TIMEOUT_S: a shorter limit, to check what a cut-short in-host run reports (test/vscode/README.md).
+const IN_HOST_TIMEOUT_MS = (Number(process.env.GPUMPI_IN_HOST_TIMEOUT_S) > 0 ? Number(process.env.GPUMPI_IN_HOST_TIMEOUT_S) : 6 * 60) * 1000;
 const WHOLE_RUN_TIMEOUT_MS = 12 * 60_000 + Math.max(1, Number(process.env.GPUMPI_RELOAD_TRIALS ?? 1) || 1) * 3 * 60_000;
 
 // Workbench chatter that says nothing about our tests (set GPUMPI_VERBOSE=1 to see everything).
@@ -32,7 +36,7 @@ const NOISE = process.env.GPUMPI_VERBOSE === '1' ? [] : [
 ];
 
 function parseArgs(argv) {
-	const o = { result: null, screenshot: path.join(ROOT, 'docs', 'screenshots', 'inspect-panel.png'), ui: true, inHost: true, reload: true, tests: DEFAULT_TESTS, extension: ROOT };
+	const o = { result: null, screenshot: path.join(WORK, 'screenshots', 'inspect-panel.png'), ui: true, inHost: true, reload: true, tests: DEFAULT_TESTS, extension: ROOT };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		const next = () => { const v = argv[++i]; if (v === undefined) { throw new Error(`${a} needs a value`); } return v; };
@@ -100,18 +104,29 @@ export async function runInHost(context, server, opts) {
 	const timeout = new Promise((resolve) => setTimeout(() => resolve(-1), IN_HOST_TIMEOUT_MS).unref());
 	const code = await Promise.race([exited, timeout]);
 	const wallMs = performance.now() - t0;
-	await page.close().catch(() => {});
+	// Read before closing the window: a run cut short goes on until then, and its tests fail as the window goes.
 	let r = null;
-	try { r = JSON.parse(fs.readFileSync(resultFile, 'utf8')); } catch { /* handled below */ }
+	let unread = 'no result file';
+	try { r = JSON.parse(fs.readFileSync(resultFile, 'utf8')); } catch (e) { if (e.code !== 'ENOENT') { unread = `its result file ${resultFile} unreadable: ${e.message}`; } }
+	await page.close().catch(() => {});
+	const why = code === -1 ? `timed out after ${IN_HOST_TIMEOUT_MS / 1000} s` : code === -2 ? 'the page crashed' : `exit code ${code}`;
 	if (!r) {
-		const why = code === -1 ? `timed out after ${IN_HOST_TIMEOUT_MS / 1000} s` : code === -2 ? 'the page crashed' : `exit code ${code} and no result file`;
-		return { passes: 0, failures: 1, pending: 0, tests: [{ suite: 'in-host', title: 'in-host mocha run', ok: false, error: why }], metrics: {} };
+		return { passes: 0, failures: 1, pending: 0, tests: [{ suite: 'in-host', title: 'in-host mocha run', ok: false, error: `${why} and ${unread}` }], metrics: {} };
 	}
 	const tests = [
 		...r.passed.map((title) => ({ suite: 'in-host', title, ok: true })),
 		...r.failed.map((f) => ({ suite: 'in-host', title: f.title, ok: false, error: f.error })),
 	];
-	let failures = r.failures;
+	let failures = r.failed.length;
+	if (r.complete === false) {
+		// The run did not end (the limit above, a crashed page): the tests that ended count, the one it was in fails.
+		failures += 1;
+		const inTest = r.running ? `while running "${r.running}"` : 'between tests';
+		tests.push({ suite: 'in-host', title: r.running ?? 'in-host mocha run', ok: false, error: `in-host mocha run did not end: ${why}, ${inTest}; ${r.passed.length} test(s) passed and ${r.failed.length} failed before it` });
+		console.log(`  in-host: cut short (${why}) ${inTest}: ${r.passed.length} passed, ${r.failed.length} failed before it`);
+		return { passes: r.passed.length, failures, pending: r.pending, tests, metrics: { inHostWallMs: wallMs }, vscodeVersion: r.vscodeVersion };
+	}
+	failures = r.failures;
 	if (code !== 0 && failures === 0) {
 		failures = 1;
 		tests.push({ suite: 'in-host', title: 'extension test runner exit code', ok: false, error: `exit code ${code} although no test failed` });
@@ -135,6 +150,7 @@ async function runReload(context, server, opts) {
 }
 
 async function runUi(context, server, opts) {
+	fs.mkdirSync(path.dirname(opts.screenshot), { recursive: true });
 	const page = await context.newPage();
 	await exposeAutomation(page, 'ui', () => {});
 	await page.goto(windowUrl(server, { extension: opts.extension }));
@@ -145,8 +161,12 @@ async function runUi(context, server, opts) {
 	}
 }
 
+/** What has ended so far, for the whole-run guard in main(): the phases done and the one running. */
+const progress = { total: null, phase: 'starting code-server' };
+
 export async function runVsCodeSuite(opts) {
 	const total = { passes: 0, failures: 0, pending: 0, tests: [], metrics: {}, codeServerVersion: CODE_SERVER_VERSION, vscodeVersion: null };
+	progress.total = total;
 	const add = (r) => {
 		total.passes += r.passes; total.failures += r.failures; total.pending += r.pending ?? 0;
 		total.tests.push(...r.tests); Object.assign(total.metrics, r.metrics);
@@ -163,9 +183,10 @@ export async function runVsCodeSuite(opts) {
 	try {
 		const profile = path.join(WORK, 'chromium-profile', String(process.pid));
 		context = await launchBrowser(profile);
-		if (opts.inHost) { add(await runInHost(context, server, opts)); }
-		if (opts.ui) { add(await runUi(context, server, opts)); }
-		if (opts.reload) { add(await runReload(context, server, opts)); }
+		if (opts.inHost) { progress.phase = 'in-host'; add(await runInHost(context, server, opts)); }
+		if (opts.ui) { progress.phase = 'ui'; add(await runUi(context, server, opts)); }
+		if (opts.reload) { progress.phase = 'reload'; add(await runReload(context, server, opts)); }
+		progress.phase = 'stopping code-server';
 	} finally {
 		await context?.close().catch(() => {});
 		fs.rmSync(path.join(WORK, 'chromium-profile', String(process.pid)), { recursive: true, force: true });
@@ -182,7 +203,17 @@ async function main() {
 	} catch (e) {
 		total = { passes: 0, failures: 1, pending: 0, tests: [{ suite: 'harness', title: 'install code-server', ok: false, error: e instanceof Error ? e.message : String(e) }], metrics: {} };
 	}
-	const guard = setTimeout(() => { console.error(`vscode suite: gave up after ${WHOLE_RUN_TIMEOUT_MS / 60000} min`); process.exit(3); }, WHOLE_RUN_TIMEOUT_MS);
+	const guard = setTimeout(() => {
+		// The phases that ended keep their results; the one running counts as one failure named by its phase.
+		const why = `gave up after ${WHOLE_RUN_TIMEOUT_MS / 60000} min in the ${progress.phase} phase`;
+		console.error(`vscode suite: ${why}`);
+		const t = progress.total ?? { passes: 0, failures: 0, pending: 0, tests: [], metrics: {} };
+		const cut = { ...t, failures: t.failures + 1, tests: [...t.tests, { suite: 'harness', title: `${progress.phase} phase`, ok: false, error: why }], complete: false };
+		if (opts.result) {
+			try { fs.mkdirSync(path.dirname(opts.result), { recursive: true }); fs.writeFileSync(opts.result, JSON.stringify(cut, null, 2)); } catch { /* exit anyway */ }
+		}
+		process.exit(3);
+	}, WHOLE_RUN_TIMEOUT_MS);
 	guard.unref();
 	try {
 		total ??= await runVsCodeSuite(opts);
