@@ -155,6 +155,7 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 			const merge = mergeGuardReports({
 				files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal,
 				userCommand: o.command, where: target.label, mode: o.mode, guardOptions: args.slice(0, Math.max(0, args.indexOf('--'))),
+				launchFailure: outcome.launchFailure,
 			});
 			result = guardResult({ version: toolVersion, where: target.label, mode: o.mode, flavor: target.flavor, guardLib, command: o.command, outcome, merge });
 			if (outcome.result.exitCode === null && outcome.result.error && !io.signal.aborted) { progress(`${posixQuoteArgv(outcome.argv)}: ${outcome.result.error}`); }

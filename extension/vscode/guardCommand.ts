@@ -150,7 +150,7 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 				},
 			});
 			if (abort.signal.aborted) { return undefined; }
-			const merge = core().mergeGuardReports({ files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal, userCommand: command, where: target.label, mode: c.mode, guardOptions: ['--np', String(c.np), ...(c.stage ? ['--stage'] : []), ...(hostKey === LOCAL_HOST_KEY ? [] : ['--host', hostKey])] });
+			const merge = core().mergeGuardReports({ files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal, userCommand: command, where: target.label, mode: c.mode, guardOptions: ['--np', String(c.np), ...(c.stage ? ['--stage'] : []), ...(hostKey === LOCAL_HOST_KEY ? [] : ['--host', hostKey])], launchFailure: outcome.launchFailure });
 			const version = String(context.extension.packageJSON?.version ?? '0');
 			const result = core().guardResult({ version, where: target.label, mode: c.mode, flavor: target.flavor, guardLib, command, outcome, merge });
 			log.info(result.verdict);

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { validateFallbackDocument, validateIpcDocument } from '../../extension/shared/reproSchema';
 import {
-	crashedHow, crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines, parseBmlLines, parseRankLines,
+	crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, parseBmlLines, parseRankLines,
 	parseUcxLanes, parseUcxProtoInfo,
 } from '../../extension/core/repro/reproParsers';
 
@@ -182,11 +182,37 @@ describe('repro parsers: crashes', () => {
 		});
 	}
 
-	it('a clean run is not a crash; exit status 128+N alone is', () => {
+	it('a clean run is not a crash; exit status 128+N alone is (SIGPIPE excepted), and says when no rank line was seen', () => {
 		assert.equal(detectCrash(fx('ompi-ucx-ipc-direct.stdout'), fx('ompi-ucx-ipc-direct.stderr'), 0, null).crashed, false);
 		const c = detectCrash('', 'garbage\n\u0000\u0007', 134, null);
 		assert.equal(c.crashed, true);
 		assert.equal(c.signal, 6);
+		assert.ok(c.evidence.some(l => /status 134 \(128 \+ signal 6\); no rank line was seen/.test(l)), c.evidence.join(' | '));
+		// The rank lines of a real run: the status is read the same, without the caveat.
+		const rankLines = fx('ompi-ipc-crash.stderr').split('\n').filter(l => l.includes('@@GPUMPI-RANK@@')).join('\n');
+		assert.ok(rankLines.length > 0);
+		const withRanks = detectCrash('', `${rankLines}\ngarbage`, 134, null);
+		assert.equal(withRanks.signal, 6);
+		assert.ok(withRanks.evidence.includes('mpirun exited with status 134 (128 + signal 6)'), withRanks.evidence.join(' | '));
+		// 141 = 128 + SIGPIPE: a process whose output reader was gone, after another failure; not a crash of its own.
+		assert.equal(detectCrash('', 'garbage', 141, null).crashed, false);
+	});
+
+	it('launch failures (real Open MPI 4.1.4 and MPICH 4.0.2 output): the program, node and reason; their exit status is no signal', () => {
+		const f = (base: string) => detectLaunchFailure(fx(`launch/${base}.stdout`), fx(`launch/${base}.stderr`));
+		assert.deepEqual({ ...f('ompi-launch-missing'), evidence: undefined }, { executable: '/nonexistent/gpumpi', node: 'vm', reason: 'could not access or execute the executable', processes: 4, evidence: undefined });
+		assert.deepEqual({ ...f('ompi-launch-wrongarch'), evidence: undefined }, { executable: '/tmp/cap/armbin', node: 'vm', reason: 'Exec format error', processes: 4, evidence: undefined });
+		assert.deepEqual({ ...f('mpich-launch-missing'), evidence: undefined }, { executable: '/nonexistent/gpumpi', node: 'vm', reason: 'No such file or directory', processes: null, evidence: undefined });
+		assert.equal(f('mpich-launch-noperm')?.reason, 'Permission denied');
+		assert.ok(f('ompi-launch-missing')!.evidence.includes('4 total processes failed to start'));
+		for (const [base, code] of [['ompi-launch-missing', 132], ['ompi-launch-noperm', 132], ['ompi-launch-wrongarch', 131], ['mpich-launch-missing-silent', 141]] as const) {
+			assert.equal(detectCrash(fx(`launch/${base}.stdout`), fx(`launch/${base}.stderr`), code, null).crashed, false, base);
+		}
+		// Not launch failures: a real crash, a clean run, the shell running a foreign ELF, nothing at all.
+		assert.equal(detectLaunchFailure(fx('ompi-ipc-crash.stdout'), fx('ompi-ipc-crash.stderr')), null);
+		assert.equal(detectLaunchFailure(fx('ompi-ucx-ipc-direct.stdout'), fx('ompi-ucx-ipc-direct.stderr')), null);
+		assert.equal(f('mpich-launch-wrongarch'), null);
+		assert.equal(f('mpich-launch-missing-silent'), null);
 	});
 
 	it('never throws on hostile text', () => {
@@ -196,6 +222,7 @@ describe('repro parsers: crashes', () => {
 			parseUcxLanes(junk);
 			parseUcxProtoInfo(junk);
 			extractJsonDocument(junk);
+			detectLaunchFailure(`${junk}execvp error on file (x\nExecutable:\n`, junk);
 		});
 		assert.equal(detectCrash('', '', null, 'SIGSEGV').crashed, true);
 	});

@@ -128,6 +128,56 @@ describe('repro runner: classifying real runs', () => {
 	});
 });
 
+// Real launches of a program the launcher cannot start (test-fixtures/repro/launch/README.md): Open MPI 4.1.4 exits
+// 132 / 131 after its "could not access or execute" / execve blocks, which is not SIGILL / SIGQUIT of a rank; the
+// old reading counted such a run as a crash of the reproducer's pattern (seen in a vscode in-host run where the
+// engine was not built: "4 of 4 trials not correct; crashed: a rank was killed by signal 4 (Illegal instruction)").
+describe('repro runner: a launcher that cannot start the program is a launch error, never a crash', () => {
+	const cases: Array<{ base: string; code: number; launcher: string; detail: RegExp }> = [
+		{ base: 'launch/ompi-launch-missing', code: 132, launcher: 'mpirun.openmpi', detail: /^mpirun\.openmpi could not start \/nonexistent\/gpumpi on node vm \(could not access or execute the executable\); 4 processes failed to start: no rank ran/ },
+		{ base: 'launch/ompi-launch-noperm', code: 132, launcher: 'mpirun.openmpi', detail: /could not start \/tmp\/cap\/noperm on node vm/ },
+		{ base: 'launch/ompi-launch-wrongarch', code: 131, launcher: 'mpirun.openmpi', detail: /could not start \/tmp\/cap\/armbin on node vm \(Exec format error\); 4 processes failed to start/ },
+		{ base: 'launch/mpich-launch-missing', code: 255, launcher: 'mpirun.mpich', detail: /^mpirun\.mpich could not start \/nonexistent\/gpumpi on node vm \(No such file or directory\): no rank ran/ },
+		{ base: 'launch/mpich-launch-noperm', code: 255, launcher: 'mpirun.mpich', detail: /could not start \/tmp\/cap\/noperm on node vm \(Permission denied\)/ },
+	];
+	for (const c of cases) {
+		it(`${c.base} (exit ${c.code}): launch_error naming the program, the node and the reason, with the launcher's lines`, () => {
+			const v = classifyIpcRun('direct', 'x', [c.launcher], captured(c.base, c.code), 60000);
+			assert.equal(v.outcome, 'launch_error', v.detail);
+			assert.equal(v.signal, null);
+			assert.match(v.detail, c.detail);
+			assert.ok(v.evidence.length > 0 && v.evidence.every(l => captured(c.base, c.code).stderr.includes(l) || captured(c.base, c.code).stdout.includes(l)), v.evidence.join(' | '));
+			const f = classifyFallbackRun(['mpi'], 'x', [c.launcher], captured(c.base, c.code), 60000);
+			assert.equal(f.run.outcome, 'launch_error', f.run.detail);
+			assert.match(f.run.detail, c.detail);
+		});
+	}
+
+	it('Hydra that printed nothing and exited 141 (its proxy pipe closed first): not a crash; no rank started, so nothing was measured', () => {
+		const v = classifyIpcRun('direct', 'x', ['mpirun.mpich'], captured('launch/mpich-launch-missing-silent', 141), 60000);
+		assert.equal(v.outcome, 'launch_error');
+		assert.equal(v.signal, null);
+		assert.equal(v.detail, 'no rank reached the end of MPI_Init (no rank line) and mpirun.mpich exited with status 141; the program may never have run, and it printed nothing');
+		const f = classifyFallbackRun(['mpi'], 'x', ['mpirun.mpich'], captured('launch/mpich-launch-missing-silent', 141), 60000);
+		assert.equal(f.run.outcome, 'launch_error');
+	});
+
+	it('a program the shell ran instead (MPICH execvp falls back to /bin/sh for a foreign ELF): no rank started, the shell\'s line as evidence', () => {
+		const v = classifyIpcRun('direct', 'x', ['mpirun.mpich'], captured('launch/mpich-launch-wrongarch', 2), 60000);
+		assert.equal(v.outcome, 'launch_error');
+		assert.match(v.detail, /no rank reached the end of MPI_Init .*status 2; the program may never have run; the output ends: .*Syntax error/);
+		assert.ok(v.evidence.some(l => /Syntax error/.test(l)), v.evidence.join(' | '));
+	});
+
+	it('a run whose ranks started but printed no document stays "no result" (it measured something and failed)', () => {
+		const c = captured('ompi-ucx-ipc-direct', 1);
+		const rankLines = c.stderr.split('\n').filter(l => l.includes('@@GPUMPI-RANK@@')).join('\n');
+		assert.ok(rankLines.length > 0);
+		const v = classifyIpcRun('direct', 'x', ['mpirun'], { ...c, stdout: '', stderr: `${rankLines}\nsomething went wrong\n` }, 60000);
+		assert.equal(v.outcome, 'no_output');
+	});
+});
+
 function variant(v: Partial<IpcVariantResult> & Pick<IpcVariantResult, 'variant' | 'outcome'>): IpcVariantResult {
 	return { trial: 1, config: 'c', detail: '', signal: null, signalName: null, crashedRank: null, ranks: [], evidence: [], command: [], exitCode: 0, durationMs: 1, memory: 'device', gpuUnavailableReason: null, signatures: [], log: '', ...v };
 }

@@ -6,6 +6,7 @@
  */
 import type { Finding, SourceRef } from '../../shared/report';
 import { MAP_SCHEMA, type MapDocument, type MapPair, type MapRank, type PathClass } from '../../shared/mapSchema';
+import { launchFailureText, type LaunchFailure } from '../repro/reproParsers';
 import { src, URLS } from '../rules/sources';
 import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from './guardReport';
 
@@ -28,6 +29,8 @@ export interface GuardMergeInput {
 	mode: string;
 	/** The `gpumpi-doctor guard` options before `--` (kept in the fix-mode command; --mode, --json and --out are not). */
 	guardOptions?: string[];
+	/** What the launcher said when it could not start the program (repro/reproParsers.ts detectLaunchFailure). */
+	launchFailure?: LaunchFailure | null;
 }
 
 /** Totals over every rank. */
@@ -155,7 +158,17 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 	}
 	const missingRanks: number[] = [];
 	if (worldSize !== null) { for (let r = 0; r < worldSize; r++) { if (!byRank.has(r)) { missingRanks.push(r); } } }
-	if (reports.length === 0) {
+	const launch = input.launchFailure ?? null;
+	if (reports.length === 0 && launch !== null) {
+		// The cause is in the launcher's own lines: nothing ran, so nothing could report.
+		const exe = launch.executable !== null ? printable(launch.executable) : 'the program';
+		findings.push({
+			id: 'guard-program-not-started', severity: 'error', title: `The launcher could not start ${exe}`,
+			message: `${printable(launchFailureText(launch, input.userCommand[0] ?? 'the launcher'))}. No rank ran, so no rank wrote a guard report and the guard saw no MPI call.`,
+			evidence: launch.evidence.slice(0, 8).map(line => ({ source: 'launcher output', line: printable(line) })),
+			fix: { text: `Check that ${exe} exists at that path on ${launch.node !== null ? `${printable(launch.node)} and ` : ''}every node of the run, is executable, and was built for that node's architecture; then run the same command again.` },
+		});
+	} else if (reports.length === 0) {
 		findings.push({
 			id: 'guard-no-report', severity: 'error', title: 'No rank wrote a guard report',
 			message: `No rank wrote a report (${exitText}${worldSize !== null ? `, ${worldSize} ranks asked for` : ''}). The program may not be an MPI program, may have failed before MPI_Init or crashed before MPI_Finalize, the guard library may not match its MPI, or the ranks ran on hosts where the report directory does not exist (give --report-dir on a shared file system).`,
@@ -366,10 +379,12 @@ function stageFindings(reports: GuardRankReport[], files: Map<number, string>, f
 
 function verdictLine(input: GuardMergeInput, reported: number, worldSize: number | null, t: GuardTotals, findings: Finding[], exitText: string): string {
 	const ranks = `${reported}${worldSize !== null && worldSize !== reported ? ` of ${worldSize}` : ''} rank${(worldSize ?? reported) === 1 ? '' : 's'} reported`;
-	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
+	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-program-not-started', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
 	let what: string;
 	const off = findings.find(f => f.id === 'guard-off-at-init');
-	if (reported === 0) { what = 'no guard report: nothing was observed'; }
+	const notStarted = findings.find(f => f.id === 'guard-program-not-started');
+	if (reported === 0 && notStarted) { what = `not run: ${notStarted.title.replace(/^The launcher/, 'the launcher')}`; }
+	else if (reported === 0) { what = 'no guard report: nothing was observed'; }
 	else if (off && t.dangerKinds === 0) { what = `not observed: ${off.title.toLowerCase()} (a mixed launch?)`; }
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
 	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${[t.bounced > 0 || t.stagedMessages === 0 ? `${t.bounced} bounced` : '', t.stagedMessages > 0 ? 'large device messages staged' : ''].filter(x => x).join(', ')})`; }

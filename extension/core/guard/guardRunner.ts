@@ -18,8 +18,9 @@ import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, remo
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
 import { MAX_GUARD_REPORT_BYTES } from './guardReport';
 import type { GuardReportFile } from './guardMerge';
+import { detectLaunchFailure, type LaunchFailure } from '../repro/reproParsers';
 import type { Finding } from '../../shared/report';
-import { programLinkFindings } from '../collect/programLinks';
+import { programCandidates, programLinkFindings } from '../collect/programLinks';
 
 /** What the guard may do (docs/guard.md "How to run it"; `off` is not offered: it would observe nothing). */
 export const GUARD_MODES = ['report', 'warn', 'fix'] as const;
@@ -117,6 +118,8 @@ export interface GuardRunOutcome {
 	notes: string[];
 	/** mpich-gpu-ipc-cache-hooks on the program's link order (collect/programLinks.ts; MPICH only). */
 	linkFindings?: Finding[];
+	/** The launcher's report that it could not start the program, read from the output (null: none). */
+	launchFailure?: LaunchFailure | null;
 }
 
 /** Make the report directory on `host` (mktemp -d, never through a shell). Throws with mktemp's reason. */
@@ -203,11 +206,41 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 		}
 		const read = await readReportDir(req.host, dir);
 		notes.push(...read.notes);
-		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes, linkFindings: await programLinkFindings(req.host, { ...req, launcher: kind !== null }) };
+		let launchFailure = detectLaunchFailure(result.stdout, result.stderr);
+		if (launchFailure === null && read.files.length === 0 && result.exitCode !== 0 && !result.timedOut && !req.signal?.aborted) {
+			launchFailure = await programMissing(req.host, req.command, kind !== null);
+		}
+		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes, linkFindings: await programLinkFindings(req.host, { ...req, launcher: kind !== null }), launchFailure };
 	} finally {
 		const rm = await req.host.run(['rm', '-rf', '--', dir], { timeoutMs: 30_000 });
 		if (rm.exitCode !== 0) { notes.push(`could not remove ${dir}: ${rm.error ?? rm.stderr.trim()}`); }
 	}
+}
+
+/**
+ * When no rank reported and the launcher said nothing of why (Hydra exited 141 with no output at all in 1 of 6 launches
+ * of a missing program: test-fixtures/repro/launch): look. Every word of the command that may be the program
+ * (collect/programLinks.ts programCandidates) is checked with `test -e` on the host, resolved as the launcher would
+ * (PATH for a bare name, then the launch directory). Only when none of them exists is it a launch failure; then the
+ * evidence is that check, never a guess.
+ */
+async function programMissing(host: Host, command: readonly string[], launcher: boolean): Promise<LaunchFailure | null> {
+	const { candidates, wdir } = programCandidates(command, launcher);
+	if (candidates.length === 0) { return null; }
+	const evidence: string[] = [];
+	let first: string | null = null;
+	for (const c of candidates) {
+		const rel = wdir && !c.startsWith('/') ? path.posix.join(wdir, c) : c;
+		const p = c.includes('/') ? rel : (await host.which(c)) ?? rel;
+		first ??= p;
+		const t = await host.run(['test', '-e', p], { timeoutMs: 20_000 });
+		if (t.exitCode !== 1) { return null; } // it exists, or the check itself failed: nothing is claimed
+		evidence.push(`test -e ${p} on ${host.ref.label}: exit 1 (no such file)`);
+	}
+	return {
+		executable: first, node: null, processes: null, evidence,
+		reason: `no such file on ${host.ref.label}, where the launcher ran (checked after the run, the launcher having printed nothing about it)`,
+	};
 }
 
 /**

@@ -11,7 +11,7 @@ import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch, singletonStart } from '../launch/runLaunch';
 import { withEvidence } from '../repro/evidence';
-import { cleanLine, crashedHow, crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from '../repro/reproParsers';
+import { cleanLine, crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, launchFailureText } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
 
 /** Engine options of one map run (strings are validated again by the engine). */
@@ -77,6 +77,8 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	if (single) { return fail(single); }
 	const ex = extractJsonDocument(r.stdout);
 	if ('error' in ex) {
+		const launch = detectLaunchFailure(r.stdout, r.stderr);
+		if (launch !== null) { return fail(`${launchFailureText(launch, argv[0] ?? 'mpirun')}: ${launch.evidence.slice(0, 3).join(' | ')}`); }
 		const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 		if (crash.crashed) { return fail(`${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`); }
 		return fail(`${r.error ?? `exit status ${r.exitCode ?? r.signal ?? '?'}`}: ${ex.error}`);

@@ -152,8 +152,12 @@ export function failureModeKey(t: Pick<IpcVariantResult, 'outcome' | 'signal' | 
 	return [t.outcome, sig, ...t.signatures.map(h => h.id).sort()].filter(Boolean).join('|');
 }
 
-/** A readable label: "crashed (SIGSEGV): SIGSEGV in ucp_dt_pack". */
-export function failureModeLabel(t: Pick<IpcVariantResult, 'outcome' | 'signal' | 'signalName' | 'signatures'>): string {
+/**
+ * A readable label: "crashed (SIGSEGV): SIGSEGV in ucp_dt_pack". A launch error without a signature is labelled with
+ * its own detail (what the launcher said: "mpirun.openmpi could not start /x/gpumpi on node vm (…)").
+ */
+export function failureModeLabel(t: Pick<IpcVariantResult, 'outcome' | 'signal' | 'signalName' | 'signatures'> & { detail?: string }): string {
+	if (t.outcome === 'launch_error' && t.signatures.length === 0 && t.detail) { return `launch error: ${t.detail}`; }
 	const what = t.outcome === 'crashed'
 		? `crashed (${t.signal !== null ? SIGNAL_SHORT[t.signal] ?? `signal ${t.signal}` : t.signalName ?? 'signal ?'})`
 		: t.outcome === 'timed_out' ? 'hung (killed at the time limit)' : t.outcome.replace(/_/g, ' ');

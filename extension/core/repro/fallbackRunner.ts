@@ -17,7 +17,7 @@ import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
 import { rankFallback, statKey, type FallbackRanking } from './fallbackRanking';
 import { errorLines } from './failureSignatures';
-import { crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence } from './reproParsers';
+import { crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, launchFailureText, parseRankLines } from './reproParsers';
 
 /** What to run. */
 export interface FallbackRunOptions {
@@ -63,6 +63,8 @@ export function classifyFallbackRun(modes: string[], config: string, command: st
 	// ranks after one aborted in MPI_Init reads as a crash, and the cause is in these lines).
 	const seen = errorLines(r.stdout, r.stderr);
 	const why = seen.length > 0 ? `; the output said: ${seen.join(' | ')}` : '';
+	const launch = detectLaunchFailure(r.stdout, r.stderr);
+	if (launch !== null) { return { run: { ...run, outcome: 'launch_error', detail: `${launchFailureText(launch, command[0] ?? 'mpirun')}: ${launch.evidence.slice(0, 3).join(' | ')}` }, doc: null }; }
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 	if (crash.crashed) {
 		const who = crashedWho(crash);
@@ -70,6 +72,10 @@ export function classifyFallbackRun(modes: string[], config: string, command: st
 		return { run: { ...run, outcome: 'crashed', detail: `${who} was killed by ${sig}: ${crash.evidence.slice(0, 2).join(' | ')}${why}` }, doc: null };
 	}
 	if (r.exitCode === null && r.error && r.signal === null) { return { run: { ...run, outcome: 'launch_error', detail: r.error }, doc: null }; }
+	if (!run.detail && parseRankLines(r.stdout + '\n' + r.stderr).size === 0) {
+		// No rank line (each rank prints one right after MPI_Init): no rank got that far, so nothing was measured.
+		return { run: { ...run, outcome: 'launch_error', detail: `no rank reached the end of MPI_Init (no rank line) and ${command[0] ?? 'mpirun'} exited with status ${r.exitCode ?? r.signal ?? '?'}; the program may never have run${why || ', and it printed nothing'}` }, doc: null };
+	}
 	return { run: { ...run, detail: (run.detail || `exit status ${r.exitCode ?? r.signal ?? '?'} and no result: ${'error' in ex ? ex.error : ''}`) + why }, doc: null };
 }
 

@@ -16,7 +16,7 @@ import { runLaunch } from '../launch/runLaunch';
 import { withEvidence } from './evidence';
 import { groupFailureModes, matchSignatures } from './failureSignatures';
 import { ipcVerdict } from './ipcVerdict';
-import { cleanLine, crashedWho, detectCrash, extractJsonDocument, gatherTransportEvidence, interestingLines } from './reproParsers';
+import { cleanLine, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText, parseRankLines } from './reproParsers';
 
 /** What to run. */
 export interface IpcRunOptions {
@@ -90,6 +90,10 @@ function classifyOutput(variant: string, config: string, command: string[], r: E
 		}
 		base.detail = `the engine printed an invalid document: ${doc}`;
 	}
+	const launch = detectLaunchFailure(r.stdout, r.stderr);
+	if (launch !== null) {
+		return { ...base, outcome: 'launch_error', detail: launchFailureText(launch, command[0] ?? 'mpirun'), evidence: [...launch.evidence, ...interesting.filter(l => !launch.evidence.includes(l))].slice(0, 40) };
+	}
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 	if (crash.crashed) {
 		const who = crashedWho(crash);
@@ -107,6 +111,16 @@ function classifyOutput(variant: string, config: string, command: string[], r: E
 		return { ...base, outcome: 'launch_error', detail: `${what}: ${r.error}` };
 	}
 	const tail = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-8).map(cleanLine);
+	const said = tail.filter(l => l.trim().length > 0);
+	if (!base.detail && parseRankLines(r.stdout + '\n' + r.stderr).size === 0) {
+		// Every rank prints its rank line right after MPI_Init: none means no rank got that far (the program did not
+		// start, or MPI_Init never returned), so the run measured nothing of the pattern (NOT_MEASURED), whatever it exited with.
+		return {
+			...base, outcome: 'launch_error',
+			detail: `no rank reached the end of MPI_Init (no rank line) and ${command[0] ?? 'mpirun'} exited with status ${r.exitCode ?? r.signal ?? '?'}; the program may never have run${said.length > 0 ? `; the output ends: ${said.slice(-3).join(' | ')}` : ', and it printed nothing'}`,
+			evidence: [...interesting, ...said].slice(0, 40),
+		};
+	}
 	return {
 		...base, outcome: 'no_output',
 		detail: base.detail || `mpirun exited with status ${r.exitCode ?? r.signal ?? '?'} without a result (${'error' in extracted ? extracted.error : 'bad document'})`,

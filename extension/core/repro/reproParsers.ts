@@ -70,6 +70,89 @@ export interface CrashInfo {
 	evidence: string[];
 }
 
+/** What a launcher said when it could not start the program at all (no rank ever ran it). */
+export interface LaunchFailure {
+	/** The program the launcher could not start, as it named it. */
+	executable: string | null;
+	/** The node it said so for. */
+	node: string | null;
+	/** Why, in the launcher's words ("No such file or directory", "Exec format error", "could not access or execute"). */
+	reason: string;
+	/** How many processes it could not start, where it counted them. */
+	processes: number | null;
+	evidence: string[];
+}
+
+/**
+ * Read a launcher's "could not start the program" report (all seen in real output, test-fixtures/repro/launch):
+ * Open MPI 4.1's "<launcher> was unable to launch the specified application as it could not access\nor execute an
+ * executable:" block (Executable:, Node:; older releases say "could not find an executable", wrapped anywhere) and its execve block ("Open MPI tried to fork a new process via the
+ * "execve" system call but\nfailed." … Application name:, Error: Exec format error), both with "N total processes
+ * failed to start"; MPICH Hydra's "[proxy:0:0@node] HYDU_create_process (…): execvp error on file F (reason)". Open
+ * MPI exits with 131 or 132 after these, which is not a signal (128 + 3, 128 + 4); null when none is there.
+ */
+export function detectLaunchFailure(stdout: string, stderr: string): LaunchFailure | null {
+	const text = stdout + '\n' + stderr;
+	const all = lines(text);
+	let found = false;
+	let executable: string | null = null;
+	let node: string | null = null;
+	let reason: string | null = null;
+	let processes: number | null = null;
+	const evidence: string[] = [];
+	const ev = (l: string): void => {
+		const c = cleanLine(l.trim());
+		if (evidence.length < 12 && c.length > 0 && !evidence.includes(c)) { evidence.push(c); }
+	};
+	for (let i = 0; i < all.length; i++) {
+		const l = all[i];
+		let m = /^\s*(\d+) total process(?:es)? failed to start\s*$/.exec(l);
+		if (m) { found = true; processes = Number(m[1]); ev(l); continue; }
+		m = /was unable to (launch|start) the specified application/.exec(l);
+		if (m) {
+			found = true;
+			ev(l);
+			// The sentence wraps ("… as it could not access\nor execute an executable:"; older releases "as it could\nnot
+			// find an executable:"): read it with the next line.
+			const both = `${l} ${all[i + 1] ?? ''}`;
+			if (/could\s+not\s+find/.test(both)) { reason ??= 'could not find the executable'; }
+			else if (/could\s+not\s+access/.test(both)) { reason ??= 'could not access or execute the executable'; }
+			continue;
+		}
+		if (/Open MPI tried to fork a new process via the "execve" system call/.test(l)) { found = true; ev(l); continue; }
+		m = /execvp error on file (\S+) \(([^)]+)\)/.exec(l);
+		if (m) {
+			found = true;
+			executable ??= m[1];
+			reason ??= m[2];
+			const p = /\[proxy:[^@\]]*@([^\]\s]+)\][^[]*execvp error/.exec(l) ?? /\[proxy:[^@\]]*@([^\]\s]+)\]/.exec(l);
+			if (p) { node ??= p[1]; }
+			ev(l);
+			continue;
+		}
+		if (!found) { continue; }
+		// The fields of the Open MPI blocks above, once one of them has been seen.
+		m = /^\s*(?:Executable|Application name):\s*(\S.*?)\s*$/.exec(l);
+		if (m) { executable ??= m[1]; ev(l); continue; }
+		m = /^\s*(?:Node|Local host):\s*(\S+)\s*$/.exec(l);
+		if (m) { node ??= m[1]; ev(l); continue; }
+		m = /^\s*Error:\s*(\S.*?)\s*$/.exec(l);
+		if (m) { reason ??= m[1]; ev(l); continue; }
+	}
+	if (!found) { return null; }
+	return { executable, node, reason: reason ?? 'the launcher could not start it', processes, evidence };
+}
+
+/** "mpirun could not start /x/gpumpi on node vm (No such file or directory); 4 processes failed to start". */
+export function launchFailureText(f: LaunchFailure, launcher: string): string {
+	const what = f.executable !== null ? f.executable : 'the program';
+	const where = f.node !== null ? ` on node ${f.node}` : '';
+	const count = f.processes !== null ? `; ${f.processes} process${f.processes === 1 ? '' : 'es'} failed to start` : '';
+	return `${launcher} could not start ${what}${where} (${f.reason})${count}: no rank ran, so this says nothing about the MPI`;
+}
+
+const SIGPIPE = 13;
+
 const SIGNAL_NAMES: Record<number, string> = {
 	4: 'Illegal instruction', 6: 'Aborted', 7: 'Bus error', 8: 'Floating point exception', 9: 'Killed', 11: 'Segmentation fault', 15: 'Terminated',
 };
@@ -81,7 +164,8 @@ const SIGNAL_NAMES: Record<number, string> = {
  * MPICH Hydra "BAD TERMINATION … PID P RUNNING AT h … EXIT CODE: 11 … (signal 11)" (read by hydraCrash.ts, which
  * says "rank unknown" where Hydra's output cannot tell), Slurm "srun: error: h: task R:
  * Segmentation fault". Exit status 128+S of mpirun
- * alone also counts. pid → rank through the engine's rank lines.
+ * alone also counts, unless the launcher reported that it could not start the program (detectLaunchFailure) or S is
+ * SIGPIPE. pid → rank through the engine's rank lines.
  */
 export function detectCrash(stdout: string, stderr: string, exitCode: number | null, signal: string | null): CrashInfo {
 	const info: CrashInfo = { crashed: false, signal: null, signalName: null, rank: null, pid: null, note: null, evidence: [] };
@@ -153,10 +237,14 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 		}
 		if (info.signal === null && h.signal !== null) { setSignal(h.signal); }
 	}
-	if (!info.crashed && exitCode !== null && exitCode > 128 && exitCode < 160) {
+	// mpirun's exit status 128 + S alone counts as signal S, but not where the launcher said it could not start the
+	// program (Open MPI then exits 131 / 132: no SIGQUIT / SIGILL of any rank), nor for S = SIGPIPE, which a process
+	// gets when the reader of its output is gone, after some other failure (Hydra exited 141 with no output at all in
+	// 1 of 6 launches of a missing program): both real captures in test-fixtures/repro/launch.
+	if (!info.crashed && exitCode !== null && exitCode > 128 && exitCode < 160 && exitCode - 128 !== SIGPIPE && detectLaunchFailure(stdout, stderr) === null) {
 		info.crashed = true;
 		setSignal(exitCode - 128);
-		info.evidence.push(`mpirun exited with status ${exitCode} (128 + signal ${exitCode - 128})`);
+		info.evidence.push(`mpirun exited with status ${exitCode} (128 + signal ${exitCode - 128})${pids.size === 0 ? '; no rank line was seen, so which process it was the output does not say' : ''}`);
 	}
 	if (!info.crashed && signal && signal !== 'SIGTERM' && signal !== 'SIGKILL') {
 		info.crashed = true;
