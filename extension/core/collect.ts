@@ -15,7 +15,7 @@ import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
 import { defaultSpec, type LaunchSpec, type SrunSpec } from './launch/launchSpec';
 import { runLaunch } from './launch/runLaunch';
-import { createShmDir, detectShmBackingParam, removeShmDir } from './launch/shmBacking';
+import { createShmDir, detectShmBackingParam, removePrivateShmDir, removeShmDir, ucxInfoShmDir } from './launch/shmBacking';
 import { connectOutput } from './unreachable';
 
 /** Which MPI a `mpirun` belongs to. */
@@ -98,7 +98,7 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 
 	const tasks: (() => Promise<void>)[] = tools.filter(t => t !== versionSpec).map(t => async () => {
 		progress(`Running ${t.argv.join(' ')}`);
-		byId.set(t.id, await runTool(host, t, opts));
+		byId.set(t.id, t.id === 'ucx_info_d' ? await runUcxInfoDevices(host, t, opts, env) : await runTool(host, t, opts));
 	});
 	tasks.push(async () => {
 		progress('Probing libraries with the native addon');
@@ -149,11 +149,25 @@ export function ompiInfoValue(stdout: string, key: string): string | undefined {
 	return undefined;
 }
 
-async function runTool(host: Host, t: ToolSpec, opts: CollectOptions): Promise<RawOutput> {
+async function runTool(host: Host, t: ToolSpec, opts: CollectOptions, runEnv?: Record<string, string>, privateDirs?: string[]): Promise<RawOutput> {
 	const resolved = t.argv[0].includes('/') ? t.argv[0] : await host.which(t.argv[0]);
 	const command = [resolved ?? t.argv[0], ...t.argv.slice(1)];
-	const r = await host.run(command, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	const r = await host.run(command, { timeoutMs: opts.timeoutMs, signal: opts.signal, ...(runEnv ? { env: runEnv } : {}), ...(privateDirs ? { privateDirs } : {}) });
 	return toRaw(t.id, command, r);
+}
+
+/** `ucx_info -d` with its posix segments in a private directory, removed after (shmBacking.ts ucxInfoShmDir). */
+async function runUcxInfoDevices(host: Host, t: ToolSpec, opts: CollectOptions, env: Record<string, string>): Promise<RawOutput> {
+	const dir = opts.signal?.aborted ? null : await ucxInfoShmDir(host, env);
+	if (!dir) { return runTool(host, t, opts); }
+	try {
+		const raw = await runTool(host, t, opts, { UCX_POSIX_DIR: dir }, [dir]);
+		const note = await removePrivateShmDir(host, dir, 'UCX shared-memory segment(s) ucx_info left');
+		return note ? { ...raw, notes: [...(raw.notes ?? []), note] } : raw;
+	} catch (e) {
+		await removePrivateShmDir(host, dir, 'UCX shared-memory segment(s) ucx_info left');
+		throw e;
+	}
 }
 
 function toRaw(id: string, command: string[], r: ExecuteResult, notes?: string[]): RawOutput {

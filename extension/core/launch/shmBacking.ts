@@ -60,24 +60,47 @@ export interface ShmDir {
 	mca: [string, string];
 }
 
-/** `mktemp -d /dev/shm/gpumpi-shm-XXXXXXXX` on the host; null (and the launch runs with Open MPI's default) when it fails. */
-export async function createShmDir(host: Host, param: string): Promise<ShmDir | null> {
+/** `mktemp -d /dev/shm/gpumpi-shm-XXXXXXXX` on the host: the directory, or null when it cannot be made. */
+export async function makePrivateShmDir(host: Host): Promise<string | null> {
 	const r = await host.run(['mktemp', '-d', '/dev/shm/gpumpi-shm-XXXXXXXX'], { timeoutMs: 15_000 });
 	const dir = r.stdout.trim();
-	if (r.exitCode !== 0 || !/^\/dev\/shm\/gpumpi-shm-[A-Za-z0-9]{8}$/.test(dir)) { return null; }
-	return { dir, mca: [param, dir] };
+	return r.exitCode === 0 && /^\/dev\/shm\/gpumpi-shm-[A-Za-z0-9]{8}$/.test(dir) ? dir : null;
+}
+
+/** A private directory for one launch; null (and the launch runs with Open MPI's default) when it cannot be made. */
+export async function createShmDir(host: Host, param: string): Promise<ShmDir | null> {
+	const dir = await makePrivateShmDir(host);
+	return dir ? { dir, mca: [param, dir] } : null;
 }
 
 /**
- * Remove the directory and whatever the ranks left in it. Returns a note when there was something to say: the
- * segments removed (a sign that ranks did not end normally) or a failure to remove it.
+ * Remove a private directory and whatever was left in it. Returns a note when there was something to say: the
+ * segments removed (`whose`: "Open MPI shared-memory segment(s) the ranks left"; a sign that they did not end
+ * normally) or a failure to remove it.
  */
-export async function removeShmDir(host: Host, shm: ShmDir): Promise<string | null> {
-	const left = (await host.listDir(shm.dir)) ?? [];
-	const rm = await host.run(['rm', '-rf', '--', shm.dir], { timeoutMs: 30_000 });
+export async function removePrivateShmDir(host: Host, dir: string, whose: string): Promise<string | null> {
+	const left = (await host.listDir(dir)) ?? [];
+	const rm = await host.run(['rm', '-rf', '--', dir], { timeoutMs: 30_000 });
 	if (rm.exitCode !== 0) {
-		return `could not remove Open MPI's shared-memory directory ${shm.dir} on ${host.ref.label}: ${rm.error ?? (rm.stderr.trim() || `exit ${rm.exitCode ?? rm.signal ?? '?'}`)}`;
+		return `could not remove the shared-memory directory ${dir} on ${host.ref.label}: ${rm.error ?? (rm.stderr.trim() || `exit ${rm.exitCode ?? rm.signal ?? '?'}`)}`;
 	}
 	if (left.length === 0) { return null; }
-	return `removed ${left.length} Open MPI shared-memory segment(s) the ranks left in ${shm.dir} (${left.slice(0, 4).join(', ')}${left.length > 4 ? ', …' : ''}): ranks that do not end normally leave them`;
+	return `removed ${left.length} ${whose} in ${dir} (${left.slice(0, 4).join(', ')}${left.length > 4 ? ', …' : ''}): processes that do not end normally leave them`;
+}
+
+/** Remove a launch's directory and the segments its ranks left (removePrivateShmDir). */
+export function removeShmDir(host: Host, shm: ShmDir): Promise<string | null> {
+	return removePrivateShmDir(host, shm.dir, 'Open MPI shared-memory segment(s) the ranks left');
+}
+
+/**
+ * The environment for a `ucx_info -d` run: UCX_POSIX_DIR in a private directory, because `ucx_info -d` opens every
+ * transport, the posix one included, whose segment (`ucx_shm_posix_<hex>`, up to 1.5 MB seen) stays in /dev/shm when
+ * the tool is killed (a timeout, Ctrl-C of an inspection): seen in the engine tier 2026-12-06, 1 leftover in 15
+ * interrupted `collect` runs, and 2 in 100 `ucx_info -d` SIGKILLed at 0–39 ms; with the variable, 8 of 200 such
+ * kills left theirs in the private directory and none in /dev/shm, and the output is byte-for-byte the same.
+ * Not where the user set UCX_POSIX_DIR (theirs is what the tool should see). Null: no directory, run as it is.
+ */
+export async function ucxInfoShmDir(host: Host, env: Record<string, string>): Promise<string | null> {
+	return env.UCX_POSIX_DIR !== undefined ? null : makePrivateShmDir(host);
 }
