@@ -28,9 +28,12 @@ interface Result {
 	map: { schema: string; pairs: Array<{ a: number; b: number; traffic: { bytes_ab: number; bytes_ba: number } }> } | null;
 }
 
-function cli(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
+function cli(args: string[], cwd: string, extraEnv: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
 	const env: Record<string, string | undefined> = { ...process.env };
-	for (const k of Object.keys(env)) { if (k.startsWith('GPUMPI_') || k === 'UCX_TLS' || k === 'LD_PRELOAD') { delete env[k]; } }
+	for (const k of Object.keys(env)) {
+		if (k.startsWith('GPUMPI_') || k === 'UCX_TLS' || k === 'LD_PRELOAD' || /^(SLURM_|PBS_|LSB_)/.test(k)) { delete env[k]; }
+	}
+	Object.assign(env, extraEnv);
 	const r = spawnSync(process.execPath, [BIN, ...args], { cwd, env, encoding: 'utf8', timeout: 240_000, maxBuffer: 64 * 1024 * 1024 });
 	return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -281,6 +284,38 @@ describe('gpumpi-doctor guard: a launcher that fails silently', function () {
 		// The host's label is this machine's name.
 		assert.deepEqual(f.evidence.map(e => e.line), [`test -e ${missing} on ${os.hostname()}: exit 1 (no such file)`]);
 		assert.match(f.message, new RegExp(`could not start .*no-such-program \\(no such file on ${os.hostname()}, where the launcher ran`));
+	});
+
+	// The check looks only on the launching host, so it must not speak for launches whose ranks start elsewhere.
+	for (const [label, extra, env] of [
+		['an mpirun given other hosts (--host)', ['--host', 'node-a,node-b'], {}],
+		['an mpirun given a hostfile', ['--hostfile', '/nonexistent/hosts'], {}],
+		['an mpirun inside a 2-node Slurm allocation', [], { SLURM_JOB_NUM_NODES: '2', SLURM_NNODES: '2' }],
+		['an mpirun inside a PBS job', [], { PBS_NODEFILE: '/var/spool/pbs/aux/1.server' }],
+	] as Array<[string, string[], Record<string, string>]>) {
+		it(`a missing program under ${label}: no claim that it is missing, the generic no-report finding`, () => {
+			const missing = path.join(cwd, 'no-such-program');
+			const r = cli(['guard', '--json', '--flavor', 'mpich', '--', path.join(cwd, 'bin', 'mpirun'), ...extra, '-np', '2', missing], cwd, env);
+			assert.equal(r.code, 141, r.stderr);
+			const doc = JSON.parse(r.stdout) as Result;
+			assert.deepEqual(doc.findings.map(x => x.id).filter(id => id !== 'guard-program-failed'), ['guard-no-report']);
+		});
+	}
+
+	it('a missing program in a 1-node Slurm allocation: looked at, since every rank starts here', () => {
+		const missing = path.join(cwd, 'no-such-program');
+		const r = cli(['guard', '--json', '--flavor', 'mpich', '--', path.join(cwd, 'bin', 'mpirun'), '-np', '2', missing], cwd, { SLURM_JOB_NUM_NODES: '1', SLURM_NNODES: '1' });
+		assert.equal(r.code, 141, r.stderr);
+		const doc = JSON.parse(r.stdout) as Result;
+		assert.ok(doc.findings.some(x => x.id === 'guard-program-not-started'), doc.findings.map(x => x.id).join());
+	});
+
+	it('a missing program under a (fake, silent) srun: no claim, the compute nodes were not looked at', () => {
+		fs.writeFileSync(path.join(cwd, 'bin', 'srun'), '#!/bin/sh\nexit 141\n', { mode: 0o755 });
+		const r = cli(['guard', '--json', '--flavor', 'mpich', '--', path.join(cwd, 'bin', 'srun'), '-n', '2', path.join(cwd, 'no-such-program')], cwd);
+		assert.equal(r.code, 141, r.stderr);
+		const doc = JSON.parse(r.stdout) as Result;
+		assert.ok(!doc.findings.some(x => x.id === 'guard-program-not-started'), doc.findings.map(x => x.id).join());
 	});
 
 	it('a program that exists: no claim about it, the generic no-report finding', () => {

@@ -207,7 +207,8 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 		const read = await readReportDir(req.host, dir);
 		notes.push(...read.notes);
 		let launchFailure = detectLaunchFailure(result.stdout, result.stderr);
-		if (launchFailure === null && read.files.length === 0 && result.exitCode !== 0 && !result.timedOut && !req.signal?.aborted) {
+		if (launchFailure === null && read.files.length === 0 && result.exitCode !== 0 && !result.timedOut && !req.signal?.aborted
+			&& await ranksOnlyHere(req.host, kind, how === 'spec' ? req.spec ?? null : null, req.command)) {
 			launchFailure = await programMissing(req.host, req.command, kind !== null);
 		}
 		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes, linkFindings: await programLinkFindings(req.host, { ...req, launcher: kind !== null }), launchFailure };
@@ -216,6 +217,31 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 		if (rm.exitCode !== 0) { notes.push(`could not remove ${dir}: ${rm.error ?? rm.stderr.trim()}`); }
 	}
 }
+
+/**
+ * Whether every rank of this launch starts on `host`, so that a program missing there is missing for every rank. Not
+ * for srun, nor for an mpirun given other hosts (--host, a hostfile, -hosts, …), nor inside a batch allocation of more
+ * than one node (Slurm, PBS, LSF variables on that host): there the program may exist only on the compute nodes, and
+ * `test -e` on the launching host would prove nothing.
+ */
+async function ranksOnlyHere(host: Host, kind: LauncherKind, spec: LaunchSpec | null, command: readonly string[]): Promise<boolean> {
+	if (spec) {
+		if (spec.srun || !ranksStayHere(spec.extraArgs)) { return false; }
+	} else if (kind === 'srun') {
+		return false;
+	} else if (kind === 'mpirun' && !ranksStayHere(command.slice(1))) {
+		return false;
+	}
+	if (kind === null && !spec) { return true; }
+	const env = await host.run(['printenv', ...ALLOCATION_VARS], { timeoutMs: 20_000 });
+	if (env.exitCode !== 0 && env.exitCode !== 1) { return false; } // could not look: claim nothing
+	const vals = env.stdout.split('\n').map(l => l.trim()).filter(Boolean);
+	// printenv prints the values of the set ones, in the order asked; Slurm's node counts are numbers, the others are not.
+	return vals.every(v => v === '1');
+}
+
+/** Batch-allocation variables that say ranks may start on other nodes: Slurm's node counts, PBS's node file, LSF's hosts. */
+const ALLOCATION_VARS = ['SLURM_JOB_NUM_NODES', 'SLURM_NNODES', 'PBS_NODEFILE', 'LSB_HOSTS', 'LSB_MCPU_HOSTS'];
 
 /**
  * When no rank reported and the launcher said nothing of why (Hydra exited 141 with no output at all in 1 of 6 launches
