@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { validateFallbackDocument, validateIpcDocument } from '../../extension/shared/reproSchema';
+import { RANK_LINE_MARKER, validateFallbackDocument, validateIpcDocument } from '../../extension/shared/reproSchema';
 import {
 	crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, parseBmlLines, parseRankLines,
 	parseUcxLanes, parseUcxProtoInfo,
@@ -198,16 +198,24 @@ describe('repro parsers: crashes', () => {
 		assert.equal(detectCrash('', 'garbage', 141, null).crashed, false);
 	});
 
-	it('launch failures (real Open MPI 4.1.4 and MPICH 4.0.2 output): the program, node and reason; their exit status is no signal', () => {
+	it('launch failures (real Open MPI 4.1.4, Open MPI 5.0.7 and MPICH 4.0.2 output): the program, node and reason; their exit status is no signal', () => {
 		const f = (base: string) => detectLaunchFailure(fx(`launch/${base}.stdout`), fx(`launch/${base}.stderr`));
 		assert.deepEqual({ ...f('ompi-launch-missing'), evidence: undefined }, { executable: '/nonexistent/gpumpi', node: 'vm', reason: 'could not access or execute the executable', processes: 4, evidence: undefined });
 		assert.deepEqual({ ...f('ompi-launch-wrongarch'), evidence: undefined }, { executable: '/tmp/cap/armbin', node: 'vm', reason: 'Exec format error', processes: 4, evidence: undefined });
 		assert.deepEqual({ ...f('mpich-launch-missing'), evidence: undefined }, { executable: '/nonexistent/gpumpi', node: 'vm', reason: 'No such file or directory', processes: null, evidence: undefined });
 		assert.equal(f('mpich-launch-noperm')?.reason, 'Permission denied');
 		assert.ok(f('ompi-launch-missing')!.evidence.includes('4 total processes failed to start'));
-		for (const [base, code] of [['ompi-launch-missing', 132], ['ompi-launch-noperm', 132], ['ompi-launch-wrongarch', 131], ['mpich-launch-missing-silent', 141]] as const) {
+		assert.deepEqual({ ...f('ompi5-launch-missing'), evidence: undefined }, { executable: '/nonexistent/gpumpi', node: 'vm', reason: 'in its words "lacked permissions to execute an executable", which Open MPI 5 also says of a file that does not exist', processes: null, evidence: undefined });
+		assert.deepEqual(f('ompi5-launch-noperm')!.evidence, ['prterun was unable to launch the specified application as it lacked', 'permissions to execute an executable:', 'Executable: /tmp/t644', 'Node: vm']);
+		assert.equal(f('ompi5-launch-wrongarch'), null, 'PRRTE says nothing of a launch failure there, only of a SIGPIPE');
+		for (const [base, code] of [['ompi-launch-missing', 132], ['ompi-launch-noperm', 132], ['ompi-launch-wrongarch', 131], ['mpich-launch-missing-silent', 141],
+			['ompi5-launch-missing', 183], ['ompi5-launch-noperm', 183], ['ompi5-launch-wrongarch', 141]] as const) {
 			assert.equal(detectCrash(fx(`launch/${base}.stdout`), fx(`launch/${base}.stderr`), code, null).crashed, false, base);
 		}
+		// The SIGPIPE rule holds only before any rank line: a rank that got through MPI_Init and then died of SIGPIPE is
+		// still reported (constructed: the wrongarch capture with one rank line, of the PID it names, put before it).
+		const late = detectCrash(`${RANK_LINE_MARKER} rank=0 pid=4196 host=vm\n`, fx('launch/ompi5-launch-wrongarch.stderr'), 141, null);
+		assert.deepEqual([late.crashed, late.signal, late.rank], [true, 13, 0]);
 		// Not launch failures: a real crash, a clean run, the shell running a foreign ELF, nothing at all.
 		assert.equal(detectLaunchFailure(fx('ompi-ipc-crash.stdout'), fx('ompi-ipc-crash.stderr')), null);
 		assert.equal(detectLaunchFailure(fx('ompi-ucx-ipc-direct.stdout'), fx('ompi-ucx-ipc-direct.stderr')), null);

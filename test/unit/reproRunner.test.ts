@@ -139,6 +139,9 @@ describe('repro runner: a launcher that cannot start the program is a launch err
 		{ base: 'launch/ompi-launch-wrongarch', code: 131, launcher: 'mpirun.openmpi', detail: /could not start \/tmp\/cap\/armbin on node vm \(Exec format error\); 4 processes failed to start/ },
 		{ base: 'launch/mpich-launch-missing', code: 255, launcher: 'mpirun.mpich', detail: /^mpirun\.mpich could not start \/nonexistent\/gpumpi on node vm \(No such file or directory\): no rank ran/ },
 		{ base: 'launch/mpich-launch-noperm', code: 255, launcher: 'mpirun.mpich', detail: /could not start \/tmp\/cap\/noperm on node vm \(Permission denied\)/ },
+		// Open MPI 5.0.7 (PRRTE, the H100 testbed) exits 183 and says "lacked permissions" for both: quoted, not believed.
+		{ base: 'launch/ompi5-launch-missing', code: 183, launcher: 'mpirun', detail: /^mpirun could not start \/nonexistent\/gpumpi on node vm \(in its words "lacked permissions to execute an executable", which Open MPI 5 also says of a file that does not exist\): no rank ran/ },
+		{ base: 'launch/ompi5-launch-noperm', code: 183, launcher: 'mpirun', detail: /^mpirun could not start \/tmp\/t644 on node vm \(in its words "lacked permissions/ },
 	];
 	for (const c of cases) {
 		it(`${c.base} (exit ${c.code}): launch_error naming the program, the node and the reason, with the launcher's lines`, () => {
@@ -152,6 +155,18 @@ describe('repro runner: a launcher that cannot start the program is a launch err
 			assert.match(f.run.detail, c.detail);
 		});
 	}
+
+	it('PRRTE\'s report of a foreign-architecture program (rank 0 "exited on signal 13 (Broken pipe)", exit 141, no rank line): not a crash of the pattern; nothing was measured', () => {
+		// Before: "crashed: rank 0 was killed by signal 13 (Broken pipe)", counted against the IPC pattern.
+		const c = captured('launch/ompi5-launch-wrongarch', 141);
+		const v = classifyIpcRun('direct', 'x', ['mpirun'], c, 60000);
+		assert.equal(v.outcome, 'launch_error', v.detail);
+		assert.equal(v.signal, null);
+		assert.match(v.detail, /^no rank reached the end of MPI_Init \(no rank line\) and mpirun exited with status 141; the program may never have run; the output ends: .*signal 13 \(Broken pipe\)/);
+		assert.ok(v.evidence.some(l => /signal 13 \(Broken pipe\)/.test(l)), v.evidence.join(' | '));
+		const f = classifyFallbackRun(['mpi'], 'x', ['mpirun'], c, 60000);
+		assert.equal(f.run.outcome, 'launch_error', f.run.detail);
+	});
 
 	it('Hydra that printed nothing and exited 141 (its proxy pipe closed first): not a crash; no rank started, so nothing was measured', () => {
 		const v = classifyIpcRun('direct', 'x', ['mpirun.mpich'], captured('launch/mpich-launch-missing-silent', 141), 60000);

@@ -116,7 +116,11 @@ export function detectLaunchFailure(stdout: string, stderr: string): LaunchFailu
 			// find an executable:"): read it with the next line.
 			const both = `${l} ${all[i + 1] ?? ''}`;
 			if (/could\s+not\s+find/.test(both)) { reason ??= 'could not find the executable'; }
+			// PRRTE (Open MPI 5.0.7): "… as it lacked\npermissions to execute an executable:", for a missing file as well
+			// as a mode-644 one (test-fixtures/repro/launch/ompi5-launch-*): its words, quoted, not a diagnosis.
+			else if (/lacked\s+permissions/.test(both)) { reason ??= 'in its words "lacked permissions to execute an executable", which Open MPI 5 also says of a file that does not exist'; }
 			else if (/could\s+not\s+access/.test(both)) { reason ??= 'could not access or execute the executable'; }
+			if (/^\s*(or\s+execute|not\s+find|permissions\s+to)/.test(all[i + 1] ?? '')) { ev(all[i + 1]); }
 			continue;
 		}
 		if (/Open MPI tried to fork a new process via the "execve" system call/.test(l)) { found = true; ev(l); continue; }
@@ -171,7 +175,9 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 	const info: CrashInfo = { crashed: false, signal: null, signalName: null, rank: null, pid: null, note: null, evidence: [] };
 	const text = stdout + '\n' + stderr;
 	const pids = parseRankLines(stderr + '\n' + stdout);
+	const seen = new Set<number>();
 	const setSignal = (n: number, name?: string): void => {
+		seen.add(n);
 		if (info.signal === null) { info.signal = n; info.signalName = name ?? SIGNAL_NAMES[n] ?? null; }
 	};
 	const setPid = (pid: number): void => {
@@ -236,6 +242,13 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 			info.note = h.note;
 		}
 		if (info.signal === null && h.signal !== null) { setSignal(h.signal); }
+	}
+	// A process that died of SIGPIPE before any rank line wrote into a pipe whose reader was gone: the consequence of
+	// some other failure, and no rank of the program had got through MPI_Init. PRRTE (Open MPI 5.0.7) reports an
+	// executable built for another architecture exactly so: "prterun noticed that process rank 0 … exited on signal 13
+	// (Broken pipe)", exit 141, no other line (test-fixtures/repro/launch/ompi5-launch-wrongarch). Not a crash then.
+	if (info.crashed && seen.size > 0 && [...seen].every(n => n === SIGPIPE) && pids.size === 0) {
+		Object.assign(info, { crashed: false, signal: null, signalName: null, rank: null, pid: null });
 	}
 	// mpirun's exit status 128 + S alone counts as signal S, but not where the launcher said it could not start the
 	// program (Open MPI then exits 131 / 132: no SIGQUIT / SIGILL of any rank), nor for S = SIGPIPE, which a process
