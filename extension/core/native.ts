@@ -27,6 +27,8 @@ export interface EngineLocation {
 	path: string | null;
 	/** Every file tried, in order. */
 	tried: string[];
+	/** Set when no build for this flavour was found and `path` is the default build (the `mpicc` on PATH) instead. */
+	defaultInsteadOf?: EngineFlavor;
 }
 
 const PACKAGE_NAME = 'gpumpi-doctor';
@@ -172,5 +174,5 @@ export function findEngineFor(flavor: EngineFlavor, env: NodeJS.ProcessEnv = pro
 	const own = findEngine(flavor, env);
 	if (own.path || flavor === 'default') { return own; }
 	const fallback = findEngine('default', env);
-	return { path: fallback.path, tried: [...own.tried, ...fallback.tried] };
+	return { path: fallback.path, tried: [...own.tried, ...fallback.tried], ...(fallback.path ? { defaultInsteadOf: flavor } : {}) };
 }

@@ -9,6 +9,7 @@ import { detectFlavor } from '../launch/runLaunch';
 import type { Host } from './host';
 import type { HostSetting } from './hostSettings';
 import { LocalHost } from './localHost';
+import { mpiFlavorOfSoname, parseLinkOrder } from '../parsers/linkOrder';
 import { openRemoteTarget, type RemoteTargetOptions } from './remoteTarget';
 
 /** What the caller wants. */
@@ -44,6 +45,32 @@ export function hostListArgs(list: string, flavor: MpiFlavor, srun: boolean): st
 	return flavor === 'openmpi' ? ['--host', list] : ['-hosts', list];
 }
 
+const FLAVOR_NAME: Record<MpiFlavor, string> = { openmpi: 'Open MPI', mpich: 'MPICH' };
+
+/**
+ * The engine found is the default build (the `mpicc` on PATH), none having been built for `flavor`: read which MPI it
+ * links (`readelf -d`, its NEEDED libmpi entry). Another MPI's engine would not join the launcher's job (an MPICH
+ * launcher starts an Open MPI engine as separate one-rank jobs): that is the error returned, before anything is
+ * launched. Otherwise a note says which build is used and what was read of it.
+ */
+async function defaultEngineCheck(host: Host, engine: string, flavor: MpiFlavor, notes: string[]): Promise<string | null> {
+	const built = `no engine built for ${FLAVOR_NAME[flavor]} was found, so the default build ${engine} (built with the mpicc on PATH) is used`;
+	const r = await host.run(['readelf', '-d', engine], { timeoutMs: 15_000 });
+	const links = r.exitCode === 0 ? parseLinkOrder(r.stdout, '', `readelf -d ${engine}`).mpi : null;
+	if (!links) {
+		const why = r.exitCode === 0 ? 'readelf -d lists no libmpi / libmpich' : `readelf -d could not read it: ${(r.error ?? r.stderr.trim()) || `exit ${r.exitCode}`}`;
+		notes.push(`${built}; which MPI it links is unknown (${why})`);
+		return null;
+	}
+	const theirs = mpiFlavorOfSoname(links.soname);
+	if (theirs !== null && theirs !== flavor) {
+		const wrapper = flavor === 'mpich' ? 'mpicc.mpich' : 'mpicc.openmpi';
+		return `${built}, but it links ${links.soname} (${FLAVOR_NAME[theirs]}'s; readelf: "${links.evidence.line.trim()}"): the ${FLAVOR_NAME[flavor]} launcher would start it as separate one-rank jobs. Build the engine for ${FLAVOR_NAME[flavor]} (npm run build:native -- --all-mpis builds native/build/engine-${flavor} where ${wrapper} is on PATH) or give --engine`;
+	}
+	notes.push(`${built}; it links ${links.soname}${theirs ? ` (${FLAVOR_NAME[theirs]}'s)` : ''}`);
+	return null;
+}
+
 /** Resolve the request; never throws for ordinary failures (unreachable host, failed deploy, unknown MPI). */
 export async function resolveLaunchTarget(req: LaunchTargetRequest): Promise<LaunchTarget> {
 	const notes: string[] = [];
@@ -76,6 +103,10 @@ export async function resolveLaunchTarget(req: LaunchTargetRequest): Promise<Lau
 		const loc = findEngineFor(flavor);
 		engine = loc.path;
 		if (!engine) { return fail(`no gpumpi engine found; tried: ${loc.tried.join(', ')} (build it: npm run build:native)`); }
+		if (loc.defaultInsteadOf) {
+			const mismatch = await defaultEngineCheck(host, engine, flavor, notes);
+			if (mismatch) { return fail(mismatch); }
+		}
 	}
 	if (!engine) { return fail(`no gpumpi engine on ${label}: ${notes[0] ?? 'it was not deployed'}`); }
 	const spec: LaunchSpec = { ...defaultSpec(flavor, mpirun, req.np), srun: srun ? { ...srun, jobName: '' } : null };

@@ -38,3 +38,13 @@ export function parseLinkOrder(dynamic: string, symbols: string, source: string,
 	}
 	return { needed, mpi: at(MPI_SONAME), cudart: at(/^libcudart\.so/), staticCudart };
 }
+
+/**
+ * Which MPI a library soname belongs to: Open MPI's libmpi.so.40 (the 3.x–5.x ABI) → openmpi; libmpich.so.* and
+ * libmpi.so.12 (the MPICH ABI, which MPICH, Intel MPI and MVAPICH share) → mpich; anything else → null.
+ */
+export function mpiFlavorOfSoname(soname: string): 'openmpi' | 'mpich' | null {
+	if (/^libmpich\.so/.test(soname) || /^libmpi\.so\.12(\.|$)/.test(soname)) { return 'mpich'; }
+	if (/^libmpi\.so\.40(\.|$)/.test(soname)) { return 'openmpi'; }
+	return null;
+}

@@ -4,7 +4,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../../extension/core/analyze';
-import { parseLinkOrder } from '../../../extension/core/parsers/linkOrder';
+import { mpiFlavorOfSoname, parseLinkOrder } from '../../../extension/core/parsers/linkOrder';
 import { parseMpivars } from '../../../extension/core/parsers/mpivars';
 import type { Finding, RawOutput } from '../../../extension/shared/report';
 import { debianMpichRaw, fixtureText, rawText } from './fixtureRaw';
@@ -28,6 +28,13 @@ describe('link order (readelf)', () => {
 		const stat = parseLinkOrder(fixtureText(SYS, 'readelf-d-app-cudart-static.txt'), fixtureText(SYS, 'readelf-s-cudaFree-app-cudart-static.txt'), 'd', 's');
 		assert.equal(stat.cudart, null);
 		assert.match(stat.staticCudart?.line ?? '', /FUNC +LOCAL +DEFAULT +15 cudaFree/);
+	});
+
+	it('tells the MPI from its soname (which engine build a launcher can start as one job)', () => {
+		const first = parseLinkOrder(fixtureText(SYS, 'readelf-d-app-cudart-first.txt'), '', 'd');
+		assert.equal(mpiFlavorOfSoname(first.mpi!.soname), 'mpich');
+		assert.deepEqual(['libmpi.so.40', 'libmpi.so.12', 'libmpi.so.12.1.8', 'libmpich.so.12', 'libmpi.so', 'libmpi.so.400', 'libmpi_cxx.so.40'].map(mpiFlavorOfSoname),
+			['openmpi', 'mpich', 'mpich', 'mpich', null, null, null]);
 	});
 });
 
