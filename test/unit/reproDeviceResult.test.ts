@@ -130,3 +130,27 @@ describe('repro verdicts on the real H200 testbed result', () => {
 		assert.match(renderFallbackReport(noIpc), /faster than MPI/);
 	});
 });
+
+// test-fixtures/repro/h100-testbed/repro-ipc-2026-12-06.json: scripts/gpu/repro.sh's IPC part on the H100 device
+// (same testbed MPI), one trial per variant and configuration (test-fixtures/repro/h100-testbed/README.md).
+describe('repro ipc --from-json: the H100 run of 2026-12-06', () => {
+	const file = path.join(path.dirname(fixture('repro-2026-12-02.json')), '..', 'h100-testbed', 'repro-ipc-2026-12-06.json');
+	const rep = reportsFromDeviceJson(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown);
+
+	it('reads 21 correct, 2 crashed and 1 hung of the 24 pattern runs, plus the crash test; one trial each is no verdict', () => {
+		const ipc = rep.ipc!;
+		const pattern = ipc.variants.filter(v => v.variant !== 'crash-test');
+		const outcomes = pattern.flatMap(v => v.runs.map(r => r.outcome));
+		assert.deepEqual([outcomes.length, outcomes.filter(o => o === 'correct').length, outcomes.filter(o => o === 'crashed').length, outcomes.filter(o => o === 'timed_out').length], [24, 21, 2, 1]);
+		const bad = pattern.filter(v => v.runs.some(r => r.outcome !== 'correct')).map(v => `${v.config} / ${v.variant}: ${v.runs[0].outcome}`);
+		assert.deepEqual(bad, ['ucx UCX_TLS=^cuda_ipc / send-from-import: crashed', 'ucx UCX_TLS=tcp,cuda_copy,self / send-from-import: timed_out', 'ucx UCX_TLS=tcp,cuda_copy,cuda_ipc,self / direct: crashed']);
+		assert.ok(ipc.variants.every(v => v.class === 'inconclusive'));
+	});
+
+	it('the table stays aligned with configuration labels longer than the old 28-column field', () => {
+		const rows = renderIpcReport(rep.ipc!).split('\n').filter(l => / (inconclusive|works|fails|flaky) /.test(l) && !l.startsWith('Verdict'));
+		assert.ok(rows.length >= 25, String(rows.length));
+		const at = new Set(rows.map(l => l.search(/ (direct|bounce|host|send-from-import|crash-test) +(inconclusive|works|fails|flaky)/)));
+		assert.equal(at.size, 1, rows.join('\n'));
+	});
+});

@@ -45,10 +45,13 @@ export function renderIpcReport(rep: ReproIpcReport): string {
 	else if (mem === 'device') { out.push('Memory: device (CUDA IPC between the ranks)'); }
 	out.push(`Trials: ${rep.trials} per variant and configuration, each its own launch${rep.partial ? ' — PARTIAL: cancelled before every trial ran' : ''}`);
 	out.push('');
-	out.push(`  ${pad('config', 28)} ${pad('variant', 18)} ${pad('class', 13)} ${pad('trials', 14)} counts`);
+	// The config column is as wide as its longest label ("ucx UCX_TLS=^cuda_ipc UCX_MEMTYPE_CACHE=n" is 41), so the
+	// columns after it stay aligned.
+	const cw = Math.max(28, ...rep.variants.map(v => v.config.length));
+	out.push(`  ${pad('config', cw)} ${pad('variant', 18)} ${pad('class', 13)} ${pad('trials', 14)} counts`);
 	for (const v of rep.variants) {
-		out.push(`  ${pad(v.config, 28)} ${pad(v.variant, 18)} ${pad(v.class, 13)} ${pad(trialMarks(v.runs), 14)} ${countsText(v)}`);
-		out.push(`  ${pad('', 28)} ${pad('', 18)} ${v.sentence}`);
+		out.push(`  ${pad(v.config, cw)} ${pad(v.variant, 18)} ${pad(v.class, 13)} ${pad(trialMarks(v.runs), 14)} ${countsText(v)}`);
+		out.push(`  ${pad('', cw)} ${pad('', 18)} ${v.sentence}`);
 	}
 	out.push('  (trials: . correct, C crashed, H hung, W wrong data, L launch error, E other)');
 	out.push('', `Verdict: ${rep.verdict.answer}`);
