@@ -63,6 +63,27 @@ describe('latency experiment (engine, real Open MPI, host memory)', function () 
 		}
 	});
 
+	// The factor's runs fail for real: Open MPI's vader cannot create its segment in a backing directory that does not
+	// exist (the user's own MCA setting, kept by the launch). Before: "exit status 1: no JSON document in the output",
+	// and the cause (Open MPI's shmem line) was lost — as the H200 and H100 runs of the host-memory factor were (exit 14).
+	it('a factor whose every run fails: "measured no trial", and each trial keeps what the output said went wrong', () => {
+		const r = spawnSync(process.execPath, [cliJs, 'map', '--explain-latency', '--mpirun', 'mpirun.openmpi', '--flavor', 'openmpi', '--engine', engine(),
+			'--memory', 'host', '--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_vader_backing_directory', '/nonexistent/gpumpi-dir', '--loopback',
+			'--factors', 'ob1-vader', '--trials', '2', '--timeout', '60', '--json'],
+		{ encoding: 'utf8', timeout: 200_000 });
+		assert.equal(r.status, 0, r.stderr);
+		const e = JSON.parse(r.stdout) as LatencyExperiment;
+		assert.equal(e.baseline.measured, 2, JSON.stringify(e.baseline.trials));
+		const vader = e.factors.find(f => f.id === 'ob1-vader')!;
+		assert.equal(vader.result?.measured, 0);
+		assert.equal(vader.verdict, 'no_verdict');
+		for (const t of vader.result!.trials) {
+			assert.match(t.error ?? '', /^exit status \d+: no JSON document in the output; the output says: .*shmem: mmap: an error occurred while determining whether or not \/nonexistent\/gpumpi-dir\/vader_segment/, t.error ?? '');
+			assert.doesNotMatch(t.error ?? '', /components_open|ORTE_ERROR_LOG/);
+		}
+		assert.ok(e.untested.some(u => u.includes('2 of 2 trials failed') && u.includes('shmem: mmap: an error occurred')), e.untested.join(' | '));
+	});
+
 	it('MPS factor: a private daemon (own pipe and log directories) is started, its variables reach the ranks, it is asked and quit', async () => {
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-fakemps-'));
 		try {

@@ -9,6 +9,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEvidence, pairChannel, parseBtlPairs, refineClass } from '../../extension/core/map/mapEvidence';
+import { failureLines } from '../../extension/core/map/mapRunner';
 import { asFromMapWebviewEnvelope } from '../../extension/shared/mapProtocol';
 import { allFilter, bandwidthMatrix, edgeWidth, heatColor, layoutMap, mapToSvg, placeEdgeLabels, DEFAULT_PALETTE } from '../../extension/shared/mapLayout';
 import { validateMapDocument, type MapDocument, type MapPair } from '../../extension/shared/mapSchema';
@@ -232,5 +233,22 @@ describe('map edge labels', () => {
 	it('a lone edge keeps its label in the middle of its curve', () => {
 		const [spot] = placeEdgeLabels([{ x1: 0, y1: 0, x2: 100, y2: 0, cx: 50, cy: 40 }], [30], 12);
 		assert.deepEqual(spot, { x: 50, y: 20 });
+	});
+});
+
+// A map run that printed no document keeps what its output said (explain-latency keeps only this line per trial).
+describe('map runner: the lines that say why a run printed no map', () => {
+	it('Open MPI 5.0.7 on the H100, smcuda,self with host buffers (exit 14): the help block\'s first line and the attempted BTLs, not the verbose listing', () => {
+		const text = fs.readFileSync(path.join(FIX, 'h100-testbed', 'smcuda-host-memory.stderr'), 'utf8');
+		assert.deepEqual(failureLines(text), [
+			'At least one pair of MPI processes are unable to reach each other for',
+			'BTLs attempted: self',
+			'MPI_INIT has failed because at least one MPI process is unreachable',
+		]);
+	});
+
+	it('the same line from several ranks once; a btl parameter line ("btl: smcuda: cuda_max_send_size=…") is no cause; nothing to say: none', () => {
+		assert.deepEqual(failureLines('[vm:1] btl: smcuda: cuda_max_send_size=131072\n[vm:1] *** An error occurred in MPI_Init\n[vm:2] *** An error occurred in MPI_Init\n'), ['[vm:1] *** An error occurred in MPI_Init']);
+		assert.deepEqual(failureLines('all fine\n'), []);
 	});
 });

@@ -269,7 +269,7 @@ function summarize(o: LatencyExperimentOptions, runs: Planned[], outcomes: Facto
 	const untested: string[] = [];
 	const failed = (r: ConfigResult): void => {
 		const bad = r.trials.filter(t => t.error !== null);
-		if (bad.length > 0) { untested.push(`${r.label}: ${bad.length} of ${r.trials.length} trials failed (${bad[0].error!.split('\n')[0].slice(0, 200)})`); }
+		if (bad.length > 0) { untested.push(`${r.label}: ${bad.length} of ${r.trials.length} trials failed (${bad[0].error!.split('\n')[0].slice(0, 600)})`); }
 	};
 	failed(base);
 	for (const out of outcomes) {
