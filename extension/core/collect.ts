@@ -160,14 +160,14 @@ async function runTool(host: Host, t: ToolSpec, opts: CollectOptions, runEnv?: R
 async function runUcxInfoDevices(host: Host, t: ToolSpec, opts: CollectOptions, env: Record<string, string>): Promise<RawOutput> {
 	const dir = opts.signal?.aborted ? null : await ucxInfoShmDir(host, env);
 	if (!dir) { return runTool(host, t, opts); }
+	let raw: RawOutput;
+	let note: string | null = null;
 	try {
-		const raw = await runTool(host, t, opts, { UCX_POSIX_DIR: dir }, [dir]);
-		const note = await removePrivateShmDir(host, dir, 'UCX shared-memory segment(s) ucx_info left');
-		return note ? { ...raw, notes: [...(raw.notes ?? []), note] } : raw;
-	} catch (e) {
-		await removePrivateShmDir(host, dir, 'UCX shared-memory segment(s) ucx_info left');
-		throw e;
+		raw = await runTool(host, t, opts, { UCX_POSIX_DIR: dir }, [dir]);
+	} finally {
+		note = await removePrivateShmDir(host, dir, 'UCX shared-memory segment(s) ucx_info left');
 	}
+	return note ? { ...raw, notes: [...(raw.notes ?? []), note] } : raw;
 }
 
 function toRaw(id: string, command: string[], r: ExecuteResult, notes?: string[]): RawOutput {

@@ -47,6 +47,11 @@ const ENGINE_DIRS: Record<EngineFlavor, string> = {
 	mpich: ENGINE_FLAVORS.mpich.dir,
 };
 
+/** How a flavour's engine is built: its folder under native/build/ and the MPI compiler wrapper (engineFlavors.json). */
+export function engineBuildOf(flavor: EngineFlavor): { dir: string; mpicc: string } {
+	return { dir: ENGINE_DIRS[flavor], mpicc: ENGINE_FLAVORS[flavor].mpicc };
+}
+
 function isOurPackageDir(dir: string): boolean {
 	try {
 		const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown };

@@ -225,14 +225,10 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
  * `test -e` on the launching host would prove nothing.
  */
 async function ranksOnlyHere(host: Host, kind: LauncherKind, spec: LaunchSpec | null, command: readonly string[]): Promise<boolean> {
-	if (spec) {
-		if (spec.srun || !ranksStayHere(spec.extraArgs)) { return false; }
-	} else if (kind === 'srun') {
-		return false;
-	} else if (kind === 'mpirun' && !ranksStayHere(command.slice(1))) {
-		return false;
-	}
-	if (kind === null && !spec) { return true; }
+	// No launcher at all: the program runs here, as one process.
+	if (!spec && kind === null) { return true; }
+	const launchStaysHere = spec ? !spec.srun && ranksStayHere(spec.extraArgs) : kind === 'mpirun' && ranksStayHere(command.slice(1));
+	if (!launchStaysHere) { return false; }
 	const env = await host.run(['printenv', ...ALLOCATION_VARS], { timeoutMs: 20_000 });
 	if (env.exitCode !== 0 && env.exitCode !== 1) { return false; } // could not look: claim nothing
 	const vals = env.stdout.split('\n').map(l => l.trim()).filter(Boolean);

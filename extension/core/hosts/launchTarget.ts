@@ -3,7 +3,7 @@
  * mpirun (flavour detected on that host) or Slurm's srun, an explicit host list. One resolver shared by the CLI
  * (`repro`/`map --host`) and the VS Code commands (a host picked in the Hosts view), so both launch the same way.
  */
-import { findEngineFor } from '../native';
+import { engineBuildOf, findEngineFor } from '../native';
 import { defaultSpec, type LaunchSpec, type MpiFlavor, type SrunSpec } from '../launch/launchSpec';
 import { detectFlavor } from '../launch/runLaunch';
 import type { Host } from './host';
@@ -64,8 +64,8 @@ async function defaultEngineCheck(host: Host, engine: string, flavor: MpiFlavor,
 	}
 	const theirs = mpiFlavorOfSoname(links.soname);
 	if (theirs !== null && theirs !== flavor) {
-		const wrapper = flavor === 'mpich' ? 'mpicc.mpich' : 'mpicc.openmpi';
-		return `${built}, but it links ${links.soname} (${FLAVOR_NAME[theirs]}'s; readelf: "${links.evidence.line.trim()}"): the ${FLAVOR_NAME[flavor]} launcher would start it as separate one-rank jobs. Build the engine for ${FLAVOR_NAME[flavor]} (npm run build:native -- --all-mpis builds native/build/engine-${flavor} where ${wrapper} is on PATH) or give --engine`;
+		const build = engineBuildOf(flavor);
+		return `${built}, but it links ${links.soname} (${FLAVOR_NAME[theirs]}'s; readelf: "${links.evidence.line.trim()}"): the ${FLAVOR_NAME[flavor]} launcher would start it as separate one-rank jobs. Build the engine for ${FLAVOR_NAME[flavor]} (npm run build:native -- --all-mpis builds native/build/${build.dir} where ${build.mpicc} is on PATH) or give --engine`;
 	}
 	notes.push(`${built}; it links ${links.soname}${theirs ? ` (${FLAVOR_NAME[theirs]}'s)` : ''}`);
 	return null;
