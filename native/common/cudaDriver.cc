@@ -70,6 +70,7 @@ CudaDriver load() {
 	bind(h, d.cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity");
 	bind(h, d.cuMemCreate, "cuMemCreate");
 	bind(h, d.cuMemRelease, "cuMemRelease");
+	bind(h, d.cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle");
 	bind(h, d.cuMemAddressReserve, "cuMemAddressReserve");
 	bind(h, d.cuMemAddressFree, "cuMemAddressFree");
 	bind(h, d.cuMemMap, "cuMemMap");

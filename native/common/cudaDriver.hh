@@ -136,6 +136,8 @@ struct CudaDriver {
 	CUresult (*cuMemGetAllocationGranularity)(size_t*, const CUmemAllocationProp*, int) = nullptr;
 	CUresult (*cuMemCreate)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) = nullptr;
 	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle) = nullptr;
+	// succeeds for memory mapped with cuMemMap (VMM); fails for cuMemAlloc and for legacy IPC imports (guard's class)
+	CUresult (*cuMemRetainAllocationHandle)(CUmemGenericAllocationHandle*, void*) = nullptr;
 	CUresult (*cuMemAddressReserve)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) = nullptr;
 	CUresult (*cuMemAddressFree)(CUdeviceptr, size_t) = nullptr;
 	CUresult (*cuMemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) = nullptr;

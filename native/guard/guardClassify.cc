@@ -71,7 +71,18 @@ Cls query(Cache& c, uintptr_t p, uintptr_t* start, uintptr_t* end) {
 	if (a.managed) return kManaged;
 	if (a.memoryType == unsigned(CU_MEMORYTYPE_HOST)) return kPinnedHost;
 	if (a.fromPool) return kPool;
-	if (!a.legacyIpcCapable) return kVmm;
+	if (!a.legacyIpcCapable) {
+		// not legacy-IPC capable, not from a pool: VMM memory has an allocation handle; a legacy IPC import has none
+		// (CUDA 13, driver 580, H100: cuMemRetainAllocationHandle 0 for cuMemCreate+cuMemMap, 1 for a
+		// cudaIpcOpenMemHandle import and for cudaMalloc memory): so imports are seen however the program opened them
+		// (static cudart, a driver entry point the guard never saw)
+		const CudaDriver& d = cudaDriver();
+		CUmemGenericAllocationHandle h = 0;
+		if (!d.cuMemRetainAllocationHandle || !d.cuMemRelease) return kVmm;
+		if (d.cuMemRetainAllocationHandle(&h, reinterpret_cast<void*>(p)) != CUDA_SUCCESS) return kIpcImport;
+		d.cuMemRelease(h);
+		return kVmm;
+	}
 	return kDevice;
 }
 
@@ -85,6 +96,7 @@ void dropRange(uintptr_t p) {
 	}
 	c.lastEnd = 0;
 	c.cudaSeen.store(true, std::memory_order_relaxed);
+	ucxForget(p);
 }
 
 void hostChanged() {
@@ -103,6 +115,7 @@ void addImport(CUdeviceptr base) {
 	Lock l;
 	Cache& c = cache();
 	c.known[uintptr_t(b)] = Range{uintptr_t(b) + size, kIpcImport};
+	ucxNewRange(uintptr_t(b), uintptr_t(b) + size, kIpcImport);  // before the program's first transfer: a no-op
 	c.lastEnd = 0;
 	c.cudaSeen.store(true, std::memory_order_relaxed);
 }
@@ -149,6 +162,7 @@ struct Real {
 }  // namespace
 
 Cls classify(const void* ptr, uint64_t bytes) {
+	ucxFirstBuffer();  // once: before the program's first transfer (guardUcx.cc)
 	Cache& c = cache();
 	uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
 	if (p >= c.lastStart && p < c.lastEnd) { st().cacheHits++; return c.lastCls; }
@@ -176,6 +190,7 @@ Cls classify(const void* ptr, uint64_t bytes) {
 	} else {
 		if (end <= p) { start = p; end = p + (bytes ? bytes : 1); }
 		c.known[start] = Range{end, cls};
+		ucxNewRange(start, end, cls);
 	}
 	c.lastStart = start; c.lastEnd = end; c.lastCls = cls;
 	return cls;
@@ -259,7 +274,8 @@ void bounceFreeAll() {
 using namespace gpumpi;
 using namespace gpumpi::guard;
 
-// ---- runtime API (libcudart.so linked dynamically; a statically linked cudart is not seen: docs/guard.md) ----
+// ---- runtime API (libcudart.so linked dynamically; with a statically linked cudart these are not reached, and an
+// import is classified from the driver instead: query() above) ----
 struct GuardCudaIpcHandle { char reserved[64]; };
 constexpr int kCudartUnknown = 999;  // cudaErrorUnknown: the real function could not be found
 

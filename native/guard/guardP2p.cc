@@ -1,6 +1,7 @@
 // Point-to-point (blocking, non-blocking, persistent, Sendrecv), the probe family and the Wait/Test family.
 // Counts: one call = one message; "bytes" are count × type size as posted (a receive counts its posted size).
-// Fix mode: a send from / receive into IPC-imported GPU memory goes through a device bounce buffer this rank owns;
+// Fix mode: a send from / receive into IPC-imported GPU memory, or pool / VMM memory to or from a same-host GPU peer
+// under UCX cuda_ipc (poolVmmCannotExport), goes through a device bounce buffer this rank owns (cuMemAlloc memory);
 // a non-blocking receive is copied into the import when Wait/Test completes it (the request -> pending table).
 #include <cstdio>
 #include <unistd.h>
@@ -69,7 +70,7 @@ Obs observe(CallId call, const void* buf, int count, MPI_Datatype type, int rank
 	o.peer = worldRank(comm, rank);
 	if (o.bytes > 0 && buf) {
 		o.cls = classify(buf, o.bytes);
-		bool fixable = g.mode == Mode::Fix && o.cls == kIpcImport;
+		bool fixable = g.mode == Mode::Fix && (o.cls == kIpcImport || poolVmmCannotExport(o.peer, o.cls));
 		o.danger = checkDanger(call, o.peer, o.bytes, o.cls, buf, ra, fixable);
 		o.bounce = fixable;
 	}

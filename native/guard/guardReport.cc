@@ -124,6 +124,12 @@ void writeDoc(bool finalized, bool interim) {
 			.key("note").value("passed through, not observed").endObject();
 	}
 	w.endArray();
+	const UcxMemtypeFacts& u = ucxMemtypeFacts();
+	w.key("ucxMemtypeCache").beginObject().key("state").value(u.state);
+	if (u.major) w.key("ucx").value(std::to_string(u.major) + "." + std::to_string(u.minor) + "." + std::to_string(u.release));
+	w.key("replayedRegions").value(static_cast<unsigned long long>(u.replayedRegions))
+		.key("missedRanges").value(static_cast<unsigned long long>(u.missedRanges))
+		.key("toldRanges").value(static_cast<unsigned long long>(u.toldRanges)).endObject();
 	w.key("overhead").beginObject().key("classifyQueries").value(static_cast<unsigned long long>(g.classifyQueries))
 		.key("cacheHits").value(static_cast<unsigned long long>(g.cacheHits)).endObject();
 	w.endObject();

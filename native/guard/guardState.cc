@@ -312,7 +312,7 @@ void addUnsupported(const char* call) {
 
 namespace {
 
-const char* kDangerNames[] = {"ipc-import-ucx-cuda-ipc", "device-buffer-mpi-not-cuda-aware", "pool-or-vmm-legacy-ipc", "huge-device-to-host-staged-peer"};
+const char* kDangerNames[] = {"ipc-import-ucx-cuda-ipc", "device-buffer-mpi-not-cuda-aware", "pool-or-vmm-legacy-ipc", "huge-device-to-host-staged-peer", "ucx-memtype-cache-miss"};
 
 Site resolve(void* ra) {
 	Site s;
@@ -381,11 +381,27 @@ void markStaged(const DangerRef& r) {
 
 const char* dangerName(DangerKind k) { return kDangerNames[int(k)]; }
 
+bool poolVmmCannotExport(int peer, Cls cls) {
+	const State& g = st();
+	if ((cls != kPool && cls != kVmm) || g.pml != "ucx" || g.ucxCudaIpc != 1) return false;
+	return peer >= 0 && size_t(peer) < g.peerPath.size() && (g.peerPath[size_t(peer)] == "p2p" || g.peerPath[size_t(peer)] == "same-gpu");
+}
+
 DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const void* buf, void* ra, bool fixed) {
 	if (cls >= kNumCls || cls == kHost || cls == kPinnedHost) return DangerKind::Count;  // kNumCls: no buffer (0 bytes)
 	State& g = st();
 	char where[64];
 	std::snprintf(where, sizeof where, "%p", buf);
+	DangerKind missKind = DangerKind::Count;
+	if (g.pml == "ucx" && ucxMissed(buf)) {
+		const UcxMemtypeFacts& f = ucxMemtypeFacts();
+		char d[420];
+		std::snprintf(d, sizeof d, "%s buffer %s was mapped after UCX %u.%u.%u built its memory-type cache (at this rank's first transfer) "
+			"through a call UCX does not hook: UCX takes it for host memory (cma process_vm_writev / memcpy on a GPU address: abort or wrong data)",
+			kClsNames[cls], where, f.major, f.minor, f.release);
+		addDanger(DangerKind::UcxMemtypeMiss, call, peer, bytes, ra, d, g.mode == Mode::Fix ? "told-ucx" : "none");
+		missKind = DangerKind::UcxMemtypeMiss;
+	}
 	if (cls == kIpcImport && g.pml == "ucx") {
 		uintptr_t base = 0;
 		size_t size = 0;
@@ -400,9 +416,8 @@ DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const voi
 		addDanger(DangerKind::DeviceNotAware, call, peer, bytes, ra, std::string(kClsNames[cls]) + " buffer " + where + " but MPIX_Query_cuda_support() returned 0 at run time", "none");
 		return DangerKind::DeviceNotAware;
 	}
-	bool sameHostGpu = peer >= 0 && size_t(peer) < g.peerPath.size() && (g.peerPath[size_t(peer)] == "p2p" || g.peerPath[size_t(peer)] == "same-gpu");
-	if ((cls == kPool || cls == kVmm) && sameHostGpu && g.ucxCudaIpc == 1) {
-		addDanger(DangerKind::PoolVmmLegacyIpc, call, peer, bytes, ra, std::string(kClsNames[cls]) + " buffer " + where + " is not legacy-IPC capable; UCX cuda_ipc to a same-host peer cannot export it", "none");
+	if ((cls == kPool || cls == kVmm) && poolVmmCannotExport(peer, cls)) {
+		addDanger(DangerKind::PoolVmmLegacyIpc, call, peer, bytes, ra, std::string(kClsNames[cls]) + " buffer " + where + " is not legacy-IPC capable; UCX cuda_ipc to a same-host peer cannot export it", fixed ? "bounced" : "none");
 		return DangerKind::PoolVmmLegacyIpc;
 	}
 	bool staged = peer >= 0 && size_t(peer) < g.peerPath.size() && g.peerPath[size_t(peer)] == "host-staged";
@@ -410,7 +425,7 @@ DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const voi
 		addDanger(DangerKind::HugeToHostStaged, call, peer, bytes, ra, std::to_string(bytes) + "-byte " + kClsNames[cls] + " message to a host-staged peer: UCX stages it through host memory it does not bound", "none");
 		return DangerKind::HugeToHostStaged;
 	}
-	return DangerKind::Count;
+	return missKind;
 }
 
 }  // namespace gpumpi::guard

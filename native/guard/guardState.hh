@@ -5,6 +5,7 @@
 //   guardClassify.cc buffer classes with a range cache; CUDA interposition (IPC imports, frees, cuGetProcAddress)
 //   guardP2p.cc      point-to-point, persistent, probe and the Wait/Test family; the fix-mode bounce buffers
 //   guardColl.cc     collectives' buffers and the calls that pass through unobserved ("unsupported")
+//   guardUcx.cc      UCX's memory-type cache: the seeding scan replayed at the program's first buffer, ranges it misses
 // Nothing here aborts or throws into the application: a guard failure is a stderr line and pass-through.
 #pragma once
 #include <mpi.h>
@@ -42,7 +43,7 @@ struct PeerStat {
 };
 struct CollStat { uint64_t count = 0, bytes = 0; uint64_t cls[kNumCls] = {}; };
 
-enum class DangerKind { IpcImportUcx, DeviceNotAware, PoolVmmLegacyIpc, HugeToHostStaged, Count };
+enum class DangerKind { IpcImportUcx, DeviceNotAware, PoolVmmLegacyIpc, HugeToHostStaged, UcxMemtypeMiss, Count };
 struct Site { uintptr_t address = 0; std::string symbol, object; uintptr_t offset = 0; };
 struct Danger {
 	DangerKind kind = DangerKind::Count;
@@ -139,6 +140,9 @@ void addUnsupported(const char* call);
 void addDanger(DangerKind kind, CallId call, int peer, uint64_t bytes, void* returnAddress, const std::string& detail, const char* action);
 /** Whether buffers of class `cls` to/from `peer` (world, -1 collective) in `call` are dangerous; records it. Returns the kind or Count. */
 DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const void* buf, void* returnAddress, bool fixed);
+/** A pool / VMM buffer to or from a same-host GPU peer under pml ucx with cuda_ipc: UCX cannot export it (legacy IPC
+ *  takes cuMemAlloc memory only) and falls back to a slow path; fix mode bounces it through a cuMemAlloc buffer. */
+bool poolVmmCannotExport(int peer, Cls cls);
 /** One recorded dangerous call, as checkDanger counted it: what markStaged needs to find its record again. */
 struct DangerRef {
 	DangerKind kind = DangerKind::Count;
@@ -175,5 +179,21 @@ bool copyDevice(void* dst, const void* src, size_t bytes, std::string* why);
 void* bounceAcquire(size_t bytes, std::string* why);
 void bounceRelease(void* p);
 void bounceFreeAll();
+
+// guardUcx.cc (pml ucx; the why is at the top of that file)
+struct UcxMemtypeFacts {
+	const char* state = "not used";  // "replayed" | "off (UCX_MEMTYPE_CACHE)" | why nothing was done | "not used" (no UCX pml)
+	unsigned major = 0, minor = 0, release = 0;
+	uint64_t replayedRegions = 0, missedRanges = 0, toldRanges = 0;
+};
+const UcxMemtypeFacts& ucxMemtypeFacts();
+/** Once, at the program's first buffer (before its first transfer): replays UCX's seeding scan into its cache. */
+void ucxFirstBuffer();
+/** A device range the driver reported for the first time: recorded when UCX cannot know of it (fix: UCX is told). */
+void ucxNewRange(uintptr_t start, uintptr_t end, Cls cls);
+/** Whether p lies in a range UCX's memory-type cache will take for host memory. */
+bool ucxMissed(const void* p);
+/** The range holding p was freed. */
+void ucxForget(uintptr_t p);
 
 }  // namespace gpumpi::guard

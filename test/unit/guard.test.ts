@@ -334,3 +334,54 @@ describe('guard: STAGE in the merge (real reports, test-fixtures/guard/openmpi-s
 		}
 	});
 });
+
+describe('guard on programs it was not written for (real H100 captures, test-fixtures/guard-foreign)', () => {
+	const FOREIGN = path.resolve(process.cwd(), 'test-fixtures', 'guard-foreign', 'h100-testbed');
+	const files = (name: string): GuardReportFile[] => fs.readdirSync(path.join(FOREIGN, name)).filter(f => f.endsWith('.json')).sort()
+		.map(f => ({ name: f, text: fs.readFileSync(path.join(FOREIGN, name, f), 'utf8') }));
+	const cmd = ['mpirun', '-np', '4', './gpu_send', '--alloc', 'ipc'];
+
+	it('static-cudart IPC import, report mode: the import is named from the driver and UCX memory-type-cache miss is an error with the fix-mode command', () => {
+		const m = mergeGuardReports(input(files('ipc-report'), { userCommand: cmd, exitCode: 134, expectedRanks: 4 }));
+		const miss = m.findings.find(f => f.id === 'guard-ucx-memtype-cache-miss');
+		assert.ok(miss, ids(m).join(','));
+		assert.equal(miss.severity, 'error');
+		assert.equal(miss.fix?.command, 'gpumpi-doctor guard --mode fix -- mpirun -np 4 ./gpu_send --alloc ipc');
+		assert.ok(miss.evidence?.some(e => /rank 1 .*MPI_Irecv from rank 2/.test(e.line ?? '')), JSON.stringify(miss.evidence));
+		const imp = m.findings.find(f => f.id === 'guard-ipc-import-ucx-cuda-ipc');
+		assert.equal(imp?.severity, 'error');
+		assert.ok(!ids(m).includes('guard-pool-or-vmm-legacy-ipc'), 'a static-cudart import is not called vmm');
+	});
+
+	it('fix mode: told-ucx and bounced count as fixed (info), the program succeeded', () => {
+		const m = mergeGuardReports(input(files('ipc-fix'), { userCommand: cmd, mode: 'fix', expectedRanks: 4 }));
+		const miss = m.findings.find(f => f.id === 'guard-ucx-memtype-cache-miss');
+		assert.equal(miss?.severity, 'info');
+		assert.match(miss?.title ?? '', /fixed by the guard \(told-ucx\)/);
+		assert.match(miss?.message ?? '', /told UCX's memory-type cache/);
+		assert.equal(m.findings.find(f => f.id === 'guard-ipc-import-ucx-cuda-ipc')?.severity, 'info');
+		assert.ok(!ids(m).includes('guard-program-failed'));
+	});
+
+	it('pool memory to a same-host GPU peer: the fix offered is fix mode (measured), not UCX_TLS=^cuda_ipc; bounced under fix', () => {
+		const r = mergeGuardReports(input(files('pool-report'), { userCommand: ['mpirun', '-np', '2', './gpu_send', '--alloc', 'pool'] }));
+		const f = r.findings.find(x => x.id === 'guard-pool-or-vmm-legacy-ipc');
+		assert.equal(f?.severity, 'warning');
+		assert.equal(f?.fix?.command, 'gpumpi-doctor guard --mode fix -- mpirun -np 2 ./gpu_send --alloc pool');
+		const fx = mergeGuardReports(input(files('pool-fix'), { userCommand: ['mpirun', '-np', '2', './gpu_send', '--alloc', 'pool'], mode: 'fix' }));
+		assert.match(fx.findings.find(x => x.id === 'guard-pool-or-vmm-legacy-ipc')?.title ?? '', /fixed by the guard \(bounced\)/);
+	});
+
+	it('every rank report carries what the guard did with UCX memory-type cache', () => {
+		for (const d of ['ipc-report', 'ipc-fix', 'pool-report', 'pool-fix']) {
+			for (const f of files(d)) {
+				const p = parseGuardReport(f.text);
+				assert.ok(p.ok, `${d}/${f.name}`);
+				const raw = JSON.parse(f.text);
+				assert.equal(raw.ucxMemtypeCache.state, 'replayed');
+				assert.equal(raw.ucxMemtypeCache.ucx, '1.13.1');
+				assert.ok(raw.ucxMemtypeCache.replayedRegions > 0);
+			}
+		}
+	});
+});

@@ -103,8 +103,19 @@ const DANGERS: Record<string, DangerSpec> = {
 	'pool-or-vmm-legacy-ipc': {
 		severity: 'warning',
 		title: 'Pool (cudaMallocAsync) or VMM memory sent to a same-host GPU peer with cuda_ipc allowed',
-		fix: () => ({ text: 'Allocate MPI buffers with cudaMalloc (legacy IPC can export them), or keep UCX off cuda_ipc for this program.', command: 'UCX_TLS=^cuda_ipc' }),
+		fix: cmd => ({ text: "Run with the guard in fix mode: it sends these buffers through a cudaMalloc buffer the rank owns, which UCX's cuda_ipc can export (measured speeds before and after: docs/device-results.md, \"guard on programs it was not written for\"). Or allocate MPI buffers with cudaMalloc. UCX_TLS=^cuda_ipc avoids the failed export too, but was measured slower than the bounce.", command: `gpumpi-doctor guard --mode fix ${cmd}` }),
 		sources: [src(`${GUARD_DOC}#dangers`, 'legacy CUDA IPC cannot export pool or VMM memory'), src(URLS.ucxCudaIpcMd, "UCX's cuda_ipc memory domain")],
+	},
+	'ucx-memtype-cache-miss': {
+		severity: 'error',
+		title: "GPU buffer UCX's memory-type cache does not know: UCX takes it for host memory",
+		fix: cmd => ({ text: "Run with the guard in fix mode: it tells UCX's memory-type cache about each such buffer before the call (no code change). Or run with UCX_MEMTYPE_CACHE=n (UCX then asks the driver about every buffer), or make the program's first MPI transfer after the GPU allocations it sends from.", command: `gpumpi-doctor guard --mode fix ${cmd}` }),
+		sources: [
+			src(`${GUARD_DOC}#ucx-memory-type-cache`, 'when UCX builds the cache, which allocations it learns of per release, what the guard does'),
+			src('https://github.com/openucx/ucx/blob/v1.13.1/src/ucp/core/ucp_context.h', 'UCX 1.13.1: "not found in memtype cache, assuming host memory"'),
+			src('https://github.com/openucx/ucx/blob/v1.13.1/src/ucm/cuda/cudamem.c', 'UCX 1.13.1 hooks cuMemAlloc*, cuMemAllocManaged, cuMemAllocPitch (not cuMemMap, cuMemAllocAsync, cuIpcOpenMemHandle)'),
+			src(URLS.ucxFaq, 'UCX FAQ: UCX_MEMTYPE_CACHE=n when GPU memory is taken for host memory'),
+		],
 	},
 	'huge-device-to-host-staged-peer': {
 		severity: 'warning',
@@ -242,9 +253,11 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		const spec = DANGERS[kind];
 		const count = list.reduce((s, x) => s + x.d.count, 0);
 		const bytes = list.reduce((s, x) => s + x.d.bytes, 0);
-		const fixed = list.every(x => x.d.action === 'bounced' || x.d.action === 'staged');
+		const fixed = list.every(x => x.d.action === 'bounced' || x.d.action === 'staged' || x.d.action === 'told-ucx');
+		const told = list.some(x => x.d.action === 'told-ucx');
 		const stagedCalls = list.filter(x => x.d.action === 'staged').reduce((s, x) => s + x.d.count, 0);
 		const fixedHow = !fixed ? ''
+			: told ? " In this run the guard told UCX's memory-type cache about these buffers before each call, so UCX detected them as GPU memory."
 			: stagedCalls === count ? ' In this run STAGE sent every one of them through its bounded staging.'
 				: stagedCalls === 0 ? ' In this run the guard bounced every one of them through a buffer the rank owns.'
 					: ` In this run the guard took every one of them: ${stagedCalls} through STAGE's bounded staging, ${count - stagedCalls} bounced through a buffer the rank owns.`;

@@ -19,7 +19,7 @@ export const GUARD_PATHS = ['same-gpu', 'p2p', 'host-staged', 'network', 'host-o
 export type GuardPath = (typeof GUARD_PATHS)[number];
 
 /** Danger kinds (docs/guard.md#dangers); an unknown kind is kept as text so a newer guard's report still reads. */
-export type DangerKind = 'ipc-import-ucx-cuda-ipc' | 'device-buffer-mpi-not-cuda-aware' | 'pool-or-vmm-legacy-ipc' | 'huge-device-to-host-staged-peer' | string;
+export type DangerKind = 'ipc-import-ucx-cuda-ipc' | 'device-buffer-mpi-not-cuda-aware' | 'pool-or-vmm-legacy-ipc' | 'huge-device-to-host-staged-peer' | 'ucx-memtype-cache-miss' | string;
 
 export interface GuardCall { name: string; count: number; bytes: number; timeInMpiNs: number | null }
 export interface GuardPeer {
@@ -30,7 +30,7 @@ export interface GuardCollective { name: string; count: number; bytes: number; b
 export interface GuardSite { address: string | null; symbol: string | null; object: string | null; offset: string | null }
 export interface GuardDanger {
 	kind: DangerKind; call: string; peer: number | null; count: number; bytes: number; firstSite: GuardSite | null;
-	detail: string; action: 'none' | 'warned' | 'bounced' | 'staged' | string;
+	detail: string; action: 'none' | 'warned' | 'bounced' | 'staged' | 'told-ucx' | string;
 }
 export interface GuardUnsupported { call: string; count: number; note: string }
 /** One peer's staged messages under GPUMPI_GUARD_STAGE (stageDetail.peers). */
