@@ -1,18 +1,30 @@
-// Whether every rank of MPI_COMM_WORLD runs the guard, known before the guard's first collective (its
-// PMPI_Comm_dup at MPI_Init). A rank without the guard never joins the guard's collectives, so a guard rank that
-// entered one would wait for ever (a mixed launch: Open MPI MPMD `-x LD_PRELOAD=… ./a : ./a`, MPICH `-env`). A
-// collective cannot be used to find out (a pending one cannot be abandoned, and the program's own collectives would
-// match it), nor can point-to-point on MPI_COMM_WORLD (the program's wildcard receives would take it). So:
-//   1. GPUMPI_GUARD_EVERY_RANK=1 (exported by `gpumpi-doctor guard`, which preloads every rank): agreed, no wait.
-//   2. Otherwise every guard rank writes `$GPUMPI_GUARD_DIR/.gpumpi-guard-init.<job>.<rank>` and waits, bounded
-//      (GPUMPI_GUARD_INIT_WAIT seconds, default 10), until the files of all ranks are there. <job> is the same for
-//      the ranks of one launch on one host: PMIx's namespace (Open MPI), the Slurm job and step, else the pid and
-//      start time of the launcher process above this one (mpiexec.hydra / hydra_pmi_proxy / orted / …). Ranks on
-//      other hosts are seen only through a directory every host shares and a PMIx or Slurm key.
-//   3. Not all there in time: this rank's file is removed (so a slower guard rank does not count it), one stderr
-//      line names the cause and the fix, and this rank's guard is off (pass-through) with the reason in its report.
-// Residual risk: a guard rank that reaches this point more than the wait after another decides differently from it.
-// MPI_Init of both MPIs ends with a fence of all ranks (the PMI/PMIx exchange), so the ranks arrive here together.
+// What every rank of MPI_COMM_WORLD needs to know of the others at MPI_Init (their host, whether they have a GPU
+// driver, whether they asked for STAGE), learnt WITHOUT an MPI transfer where that can be done, because the process's
+// first MPI transfer is not neutral: libraries initialise lazily at it and what they see then sticks (UCX 1.13 builds
+// its memory-type cache from /proc/self/maps at its first memory-type lookup; Open MPI 5.0.7's CUDA accelerator
+// decides at its first check_addr whether memory pools are supported, and a failing cuDeviceGetCount, CUDA not yet
+// initialised, switches that off for the rest of the run: accelerator_cuda.c, accelerator_cuda_check_mpool). A guard
+// that sent first made programs that run without it abort (issue 31: pool memory under ob1, "Error in accelerator
+// memcpy"; VMM / pool memory under pml ucx, cma "Bad address").
+//   1. Every guard rank writes `$GPUMPI_GUARD_DIR/.gpumpi-guard-init.<job>.<rank>` (pid, host, GPU driver, STAGE
+//      asked; written to a temporary name and renamed) and waits, bounded (GPUMPI_GUARD_INIT_WAIT seconds, default
+//      10), until the files of all ranks are there, then reads them all: Agreement::Files. The files stay until
+//      MPI_Finalize (or exit), since a slower rank may still be reading them. <job> is the same for the ranks of one
+//      launch on one host: PMIx's namespace (Open MPI), the Slurm job and step, else the pid and start time of the
+//      launcher process above this one (mpiexec.hydra / hydra_pmi_proxy / orted / …).
+//   2. GPUMPI_GUARD_EVERY_RANK=1 (exported by `gpumpi-doctor guard`, which preloads every rank) says every rank runs
+//      the guard: when the launcher's environment says the ranks span several hosts (OMPI_COMM_WORLD_LOCAL_SIZE,
+//      MPI_LOCALNRANKS, SLURM_STEP_NUM_NODES) no file is written and the guard exchanges through MPI at once
+//      (Agreement::Mpi, its own PMPI_Comm_dup + Allgather: the limit in docs/guard.md); so it does when the files do
+//      not all appear within the wait (a directory other hosts do not share).
+//   3. Without GPUMPI_GUARD_EVERY_RANK=1, files not all there in time: a rank without the guard (a mixed launch: Open
+//      MPI MPMD `-x LD_PRELOAD=… ./a : ./a`, MPICH `-env`, GPUMPI_GUARD=off on some ranks) would never join the
+//      guard's collectives, so this rank's file is removed (a slower guard rank does not count it), one stderr line
+//      names the cause and the fix, and this rank's guard is off (pass-through): Agreement::Off. Neither a collective
+//      nor point-to-point on MPI_COMM_WORLD can find this out safely (a pending collective cannot be abandoned and the
+//      program's own collectives would match it; the program's wildcard receives would take a message).
+// Residual risk: a rank that reaches this point more than the wait after another decides differently from it. MPI_Init
+// of both MPIs ends with a fence of all ranks (the PMI/PMIx exchange), so the ranks arrive here together.
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -114,38 +126,87 @@ double waitSeconds(std::string* bad) {
 	return s;
 }
 
+
+/** 1 when the launcher's environment says every rank is on this host, 0 when it says they span several, -1 unknown. */
+int oneHost(int size) {
+	for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+		const char* v = std::getenv(name);
+		char* end = nullptr;
+		long n = v && *v ? std::strtol(v, &end, 10) : -1;
+		if (v && *v && end && *end == '\0' && n > 0) return n == size ? 1 : 0;
+	}
+	const char* nodes = std::getenv("SLURM_STEP_NUM_NODES");
+	if (nodes && *nodes) return std::strcmp(nodes, "1") == 0 ? 1 : 0;
+	return -1;
+}
+
+std::string factsLine(const RankFacts& f) {
+	return std::to_string(getpid()) + "\t" + clean(f.host) + "\t" + (f.hasCuda ? "1" : "0") + "\t" + (f.stageAsked ? "1" : "0") + "\n";
+}
+
+/** The facts in one rank's file; false while it cannot be read whole. */
+bool readFacts(const std::string& file, RankFacts* f) {
+	std::ifstream in(file);
+	std::string line;
+	if (!std::getline(in, line)) return false;
+	size_t a = line.find('\t'), b = a == std::string::npos ? a : line.find('\t', a + 1), c = b == std::string::npos ? b : line.find('\t', b + 1);
+	if (c == std::string::npos) return false;
+	f->host = line.substr(a + 1, b - a - 1);
+	f->hasCuda = line.substr(b + 1, c - b - 1) == "1";
+	f->stageAsked = line.substr(c + 1) == "1";
+	return true;
+}
+
 }  // namespace
 
-bool everyRankGuarded(State& g, std::string* why, std::string* note) {
-	if (g.size <= 1) return true;
-	const char* every = std::getenv("GPUMPI_GUARD_EVERY_RANK");
-	if (every && std::strcmp(every, "1") == 0) return true;
-	if (every && *every && std::strcmp(every, "0") != 0) *note = std::string("GPUMPI_GUARD_EVERY_RANK='") + every + "' is not 0 or 1: ignored (0)";
+Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all, std::string* why, std::string* note) {
+	if (g.size <= 1) {
+		all->assign(1, me);
+		return Agreement::Files;
+	}
+	const char* everyEnv = std::getenv("GPUMPI_GUARD_EVERY_RANK");
+	bool every = everyEnv && std::strcmp(everyEnv, "1") == 0;
+	if (everyEnv && *everyEnv && !every && std::strcmp(everyEnv, "0") != 0) *note = std::string("GPUMPI_GUARD_EVERY_RANK='") + everyEnv + "' is not 0 or 1: ignored (0)";
+	if (every && oneHost(g.size) == 0) return Agreement::Mpi;
 	std::string bad;
 	double wait = waitSeconds(&bad);
 	if (!bad.empty()) *note += (note->empty() ? "" : "; ") + bad;
 	std::string prefix = ".gpumpi-guard-init." + jobKey() + ".";
 	ownFile = g.dir + "/" + prefix + std::to_string(g.rank);
-	int fd = open(ownFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		*why = "cannot write " + ownFile + " (" + std::strerror(errno) + ") to learn whether every rank runs the guard";
+	std::string tmp = ownFile + ".tmp";
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	std::string line = factsLine(me);
+	bool written = fd >= 0 && write(fd, line.data(), line.size()) == ssize_t(line.size());
+	int err = errno;
+	if (fd >= 0) close(fd);
+	if (!written || rename(tmp.c_str(), ownFile.c_str()) != 0) {
+		if (!written && fd < 0) err = errno;
+		unlink(tmp.c_str());
+		std::string file = ownFile;
 		ownFile.clear();
-		return false;
+		if (every) return Agreement::Mpi;
+		*why = "cannot write " + file + " (" + std::strerror(err) + ") to learn whether every rank runs the guard";
+		return Agreement::Off;
 	}
-	std::string pid = std::to_string(getpid()) + "\n";
-	ssize_t w = write(fd, pid.data(), pid.size());
-	(void)w;
-	close(fd);
 	uint64_t t0 = clockNs(), limit = uint64_t(wait * 1e9);
-	useconds_t nap = 1000;
+	useconds_t nap = 200;
 	int n = 0;
 	for (;;) {
 		n = countFiles(g.dir, prefix, g.size);
-		if (n >= g.size) return true;
+		if (n >= g.size) break;
 		if (clockNs() - t0 >= limit) break;
 		usleep(nap);
 		if (nap < 50000) nap *= 2;
 	}
+	if (n >= g.size) {
+		all->assign(size_t(g.size), RankFacts{});
+		bool whole = true;
+		for (int r = 0; r < g.size && whole; ++r) whole = readFacts(g.dir + "/" + prefix + std::to_string(r), &(*all)[size_t(r)]);
+		if (whole) return Agreement::Files;
+		// every rank is there but a file is not readable as facts (another guard version): the MPI exchange
+		return Agreement::Mpi;
+	}
+	if (every) return Agreement::Mpi;  // the files are kept: the ranks that see them all read them
 	unlink(ownFile.c_str());
 	ownFile.clear();
 	char secs[32];
@@ -154,10 +215,10 @@ bool everyRankGuarded(State& g, std::string* why, std::string* note) {
 		" s (GPUMPI_GUARD_INIT_WAIT): some ranks run without LD_PRELOAD=libgpumpi_guard.so (a mixed launch), or on hosts that do not share this "
 		"directory; the guard's own collectives would wait for ever, so this rank's guard is off (calls pass through). Fix: preload the guard on every "
 		"rank (Open MPI -x LD_PRELOAD=…, MPICH -genv LD_PRELOAD …) and set GPUMPI_GUARD_EVERY_RANK=1, or run `gpumpi-doctor guard -- <your mpirun …>`";
-	return false;
+	return Agreement::Off;
 }
 
-void agreementDone() {
+void initFilesDone() {
 	if (!ownFile.empty()) unlink(ownFile.c_str());
 	ownFile.clear();
 }

@@ -124,6 +124,7 @@ void writeDoc(bool finalized, bool interim) {
 			.key("note").value("passed through, not observed").endObject();
 	}
 	w.endArray();
+	w.key("exchange").value(g.exchange);
 	const UcxMemtypeFacts& u = ucxMemtypeFacts();
 	w.key("ucxMemtypeCache").beginObject().key("state").value(u.state);
 	if (u.major) w.key("ucx").value(std::to_string(u.major) + "." + std::to_string(u.minor) + "." + std::to_string(u.release));

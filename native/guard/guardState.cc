@@ -1,5 +1,6 @@
 // Process state, environment, MPI facts and peer paths; MPI_Init / MPI_Init_thread / MPI_Finalize / MPI_Comm_free.
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -165,27 +166,44 @@ void mpiFacts(State& g) {
 	}
 }
 
-struct HostFacts { char host[64]; int32_t hasCuda; };
-
-/** Host names (and whether a GPU driver is present) of every rank, through PMPI_Allgather on the guard's dup. */
-void peerPaths(State& g) {
-	HostFacts me{};
+/** This rank's facts for the others: its host, whether a GPU driver is here, whether it asked for STAGE. */
+RankFacts localFacts(State& g) {
+	RankFacts f;
 	char name[MPI_MAX_PROCESSOR_NAME] = {0};
 	int len = 0;
 	PMPI_Get_processor_name(name, &len);
-	std::snprintf(me.host, sizeof me.host, "%s", name);
-	g.host = me.host;
+	f.host = std::string(name).substr(0, 63);
 	void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	me.hasCuda = (h || access("/dev/nvidiactl", F_OK) == 0) ? 1 : 0;
+	f.hasCuda = h || access("/dev/nvidiactl", F_OK) == 0;
 	if (h) dlclose(h);
-	std::vector<HostFacts> all(size_t(g.size));
+	f.stageAsked = g.stageAsked;
+	return f;
+}
+
+/** Agreement::Mpi: every rank's facts through PMPI_Allgather on the guard's dup (the process's first MPI transfer). */
+bool exchangeByMpi(State& g, const RankFacts& me, std::vector<RankFacts>* all) {
+	struct Wire { char host[64]; int32_t hasCuda, stageAsked; };
+	Wire w{};
+	std::snprintf(w.host, sizeof w.host, "%s", me.host.c_str());
+	w.hasCuda = me.hasCuda ? 1 : 0;
+	w.stageAsked = me.stageAsked ? 1 : 0;
+	std::vector<Wire> got(size_t(g.size));
+	if (PMPI_Allgather(&w, sizeof w, MPI_BYTE, got.data(), sizeof w, MPI_BYTE, g.world) != MPI_SUCCESS) return false;
+	all->clear();
+	for (const Wire& x : got) all->push_back(RankFacts{std::string(x.host, strnlen(x.host, sizeof x.host)), x.hasCuda != 0, x.stageAsked != 0});
+	return true;
+}
+
+/** Each peer's path from the ranks' facts: another host -> network; no GPU driver on either side -> host-only;
+ *  itself -> same-gpu; same host with GPUs -> host-staged when UCX is kept off cuda_ipc, else p2p. */
+void peerPaths(State& g, const std::vector<RankFacts>& all) {
 	g.peerPath.assign(size_t(g.size), "unknown");
-	if (PMPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, g.world) != MPI_SUCCESS) return;
+	if (all.size() != size_t(g.size)) return;
+	const RankFacts& me = all[size_t(g.rank)];
 	for (int r = 0; r < g.size; ++r) {
-		const HostFacts& p = all[size_t(r)];
-		bool same = std::strncmp(p.host, me.host, sizeof me.host) == 0;
+		const RankFacts& p = all[size_t(r)];
 		std::string& out = g.peerPath[size_t(r)];
-		if (!same) out = "network";
+		if (p.host != me.host) out = "network";
 		else if (!p.hasCuda || !me.hasCuda) out = "host-only";
 		else if (r == g.rank) out = "same-gpu";
 		else if (g.ucxCudaIpc == 0) out = "host-staged";
@@ -193,26 +211,91 @@ void peerPaths(State& g) {
 	}
 }
 
+bool gInitSeen = false;  // the guard's MPI_Init / MPI_Init_thread ran (in any mode)
+
+/** A loaded Fortran binding library whose entry points call PMPI_* directly (Open MPI's mpif-h, use-mpi and
+ *  use-mpi-f08, under ompi/mpi/fortran in its source), or "". MPICH's Fortran bindings call the C MPI_* functions: seen. */
+std::string directFortranBindings() {
+	std::string found;
+	dl_iterate_phdr([](dl_phdr_info* info, size_t, void* data) -> int {
+		const char* full = info->dlpi_name ? info->dlpi_name : "";
+		const char* base = std::strrchr(full, '/') ? std::strrchr(full, '/') + 1 : full;
+		if (std::strncmp(base, "libmpi_mpifh.so", 15) == 0 || std::strncmp(base, "libmpi_usempi", 13) == 0) {
+			*static_cast<std::string*>(data) = base;
+			return 1;
+		}
+		return 0;
+	}, &found);
+	return found;
+}
+
+long envRank(std::initializer_list<const char*> names) {
+	for (const char* n : names) {
+		const char* v = std::getenv(n);
+		char* end = nullptr;
+		long x = v && *v ? std::strtol(v, &end, 10) : -1;
+		if (v && *v && end && *end == '\0' && x >= 0) return x;
+	}
+	return -1;
+}
+
+/** At exit of a process that initialised MPI without passing the guard's MPI_Init (a Fortran program under Open
+ *  MPI: mpi_init_ calls PMPI_Init): nothing was observed, and the report says so instead of being absent. */
+void bypassCheck() {
+	State& g = st();
+	if (gInitSeen) return;
+	int init = 0, fin = 0;
+	if (PMPI_Initialized(&init) != MPI_SUCCESS) return;
+	PMPI_Finalized(&fin);
+	if (!init && !fin) return;
+	const char* m = std::getenv("GPUMPI_GUARD");
+	if (m && std::strcmp(m, "off") == 0) return;
+	long rank = envRank({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
+	long size = envRank({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+	if (rank < 0 || size <= rank) return;
+	g.rank = int(rank);
+	g.size = int(size);
+	const char* d = std::getenv("GPUMPI_GUARD_DIR");
+	if (d && *d) g.dir = d;
+	char host[256] = {0};
+	gethostname(host, sizeof host - 1);
+	g.host = std::string(host).substr(0, 63);
+	g.pid = int(getpid());
+	g.t0 = g.t1 = double(clockNs()) * 1e-9;
+	g.tick0 = g.tick1 = nowNs();
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+	int len = 0;
+	if (PMPI_Get_library_version(lib, &len) == MPI_SUCCESS) g.library = std::string(lib, size_t(len > 0 ? len : 0)).substr(0, std::string(lib).find('\n'));
+	std::string f = directFortranBindings();
+	g.offReason = "MPI was initialised without the guard's MPI_Init: the program's MPI calls do not reach the guard's C entry points" +
+		(f.empty() ? std::string(", nothing was observed") : ". " + f + " is loaded: Open MPI's Fortran bindings call PMPI_* directly, so this Fortran program's calls were not observed");
+	g.mode = Mode::Off;
+	writeReport(fin != 0);  // no stderr line: the program's output stays its own (the report and the CLI say it)
+}
+
+__attribute__((constructor)) void registerBypassCheck() { std::atexit(bypassCheck); }
+
 void atExit() {
 	State& g = st();
 	if ((g.active || !g.offReason.empty()) && !g.written) writeReport(false);
+	initFilesDone();
 }
 
-/** STAGE needs both sides of every staged message in STAGE mode: the ranks agree at MPI_Init (one Allreduce on the
- *  guard's dup of MPI_COMM_WORLD, after which every rank knows the same answer). Not all asking: off everywhere, one
- *  message from rank 0. Agreed: stageStart() (guardStage.cc) sets up the transfer. */
-void stageAgree(State& g) {
-	int mine = g.stageAsked ? 1 : 0, asked = 0;
-	if (PMPI_Allreduce(&mine, &asked, 1, MPI_INT, MPI_SUM, g.world) != MPI_SUCCESS) {
-		if (g.stageAsked) say("GPUMPI_GUARD_STAGE=1: the ranks could not agree (MPI_Allreduce failed): STAGE is off");
-		return;
-	}
+/** STAGE needs both sides of every staged message in STAGE mode: every rank knows from the same facts how many
+ *  asked. Not all asking: off everywhere, one message from rank 0. Agreed: stageStart() (guardStage.cc) sets up the
+ *  transfer on the guard's dup of MPI_COMM_WORLD (made here when the facts came from the files). */
+void stageAgree(State& g, const std::vector<RankFacts>& all) {
+	int asked = 0;
+	for (const RankFacts& f : all) asked += f.stageAsked ? 1 : 0;
 	g.stageRanks = asked;
 	g.stageAgreed = asked == g.size && g.size > 0;
-	if (g.rank != 0 || asked == 0) return;
-	if (!g.stageAgreed) {
+	if (g.rank == 0 && asked > 0 && !g.stageAgreed) {
 		say("GPUMPI_GUARD_STAGE=1 is set on " + std::to_string(asked) + " of " + std::to_string(g.size) +
 			" ranks: STAGE needs every rank, so it is off everywhere (messages go through MPI unchanged)");
+	}
+	if (g.stageAgreed && g.world == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
+		g.stageAgreed = false;
+		say("GPUMPI_GUARD_STAGE=1: cannot duplicate MPI_COMM_WORLD: STAGE is off");
 	}
 }
 
@@ -224,32 +307,36 @@ void start(State& g) {
 	g.pid = int(getpid());
 	g.t0 = double(clockNs()) * 1e-9;
 	g.tick0 = nowNs();
+	RankFacts me = localFacts(g);
+	g.host = me.host;
 	std::string why, note;
-	bool every = everyRankGuarded(g, &why, &note);
+	std::vector<RankFacts> all;
+	Agreement how = agreeAtInit(g, me, &all, &why, &note);
 	if (!note.empty()) say(note);
-	if (!every) {
+	if (how == Agreement::Off) {
 		// no collective: the other ranks may not have the guard. Pass-through, and a report that says why.
 		say(why);
 		g.offReason = why;
 		g.mode = Mode::Off;
-		char name[MPI_MAX_PROCESSOR_NAME] = {0};
-		int len = 0;
-		PMPI_Get_processor_name(name, &len);
-		g.host = std::string(name).substr(0, 63);
 		mpiFacts(g);
 		std::atexit(atExit);
 		return;
 	}
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
-		agreementDone();
-		say("cannot duplicate MPI_COMM_WORLD: the guard is off");
-		g.mode = Mode::Off;
-		return;
+	if (how == Agreement::Mpi) {
+		// every rank runs the guard but the files cannot show it (several hosts, no shared directory): the guard's
+		// own exchange is then the process's first MPI transfer (docs/guard.md, "Limits")
+		if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
+			initFilesDone();
+			say("cannot duplicate MPI_COMM_WORLD: the guard is off");
+			g.mode = Mode::Off;
+			return;
+		}
+		if (!exchangeByMpi(g, me, &all)) all.clear();
 	}
-	agreementDone();  // the dup needed every rank: all have passed the wait
+	g.exchange = how == Agreement::Files ? "files" : "mpi";
 	mpiFacts(g);
-	peerPaths(g);
-	stageAgree(g);
+	peerPaths(g, all);
+	stageAgree(g, all);
 	stageStart();
 	g.peers.assign(size_t(g.size), PeerStat{});
 	g.active = true;
@@ -433,12 +520,14 @@ DangerKind checkDanger(CallId call, int peer, uint64_t bytes, Cls cls, const voi
 using namespace gpumpi::guard;
 
 GUARD_API int MPI_Init(int* argc, char*** argv) {
+	gInitSeen = true;
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS) start(st());
 	return rc;
 }
 
 GUARD_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+	gInitSeen = true;
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS) {
 		st().threaded = provided && *provided == MPI_THREAD_MULTIPLE;
@@ -454,6 +543,7 @@ GUARD_API int MPI_Finalize(void) {
 		g.tick1 = nowNs();
 		g.finalized = true;
 		writeReport(true);
+		initFilesDone();
 		stageStop();
 		bounceFreeAll();
 		if (g.world != MPI_COMM_NULL) PMPI_Comm_free(&g.world);

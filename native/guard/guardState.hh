@@ -72,7 +72,8 @@ struct State {
 	uint64_t stageMin = 1048576;
 	std::string dir = ".";
 	int rank = -1, size = 0;
-	MPI_Comm world = MPI_COMM_NULL;  // dup of MPI_COMM_WORLD for the guard's own collectives
+	MPI_Comm world = MPI_COMM_NULL;  // dup of MPI_COMM_WORLD for the guard's own collectives (STAGE, or Agreement::Mpi)
+	const char* exchange = "none";   // how the ranks learnt each other's facts at MPI_Init: "files" | "mpi" (guardAgree.cc)
 	std::string host;
 	int pid = 0;
 	double t0 = 0, t1 = 0;  // clockNs() in s at init / finalize
@@ -155,11 +156,15 @@ struct DangerRef {
 void markStaged(const DangerRef& d);
 
 // guardAgree.cc
-/** Whether every rank runs the guard, learnt without a collective (GPUMPI_GUARD_EVERY_RANK=1, else init files in
- *  g.dir with a bounded wait). False: *why says why and what to do. *note: bad settings seen (a message, defaults). */
-bool everyRankGuarded(State& g, std::string* why, std::string* note);
-/** After the guard's first collective (every rank has passed the wait): removes this rank's init file. */
-void agreementDone();
+/** One rank's facts at MPI_Init, as every rank learns them. */
+struct RankFacts { std::string host; bool hasCuda = false; bool stageAsked = false; };
+/** How the ranks learnt each other's facts: Files (no MPI transfer; *all filled), Mpi (every rank runs the guard but
+ *  the files do not show it: exchange through the guard's own MPI collectives), Off (*why says why). *note: bad
+ *  settings seen (a message, defaults). */
+enum class Agreement { Files, Mpi, Off };
+Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all, std::string* why, std::string* note);
+/** At MPI_Finalize or exit: removes this rank's init file (kept until then: a slower rank may still be reading it). */
+void initFilesDone();
 
 // guardReport.cc
 void writeReport(bool finalized);

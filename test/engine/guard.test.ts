@@ -55,6 +55,7 @@ function readReports(dir: string): RankReport[] {
 }
 
 for (const { flavor, launch, env } of FLAVORS) {
+	const launch0 = launch;
 	describe(`gpumpi-guard under ${launch[0]}`, function () {
 		this.timeout(RUN_TIMEOUT_MS * 3);
 		const dir = path.join(ROOT, 'native', 'build', `engine-${flavor}`);
@@ -120,6 +121,43 @@ for (const { flavor, launch, env } of FLAVORS) {
 				assert.deepEqual(r.unsupported, [{ call: 'MPI_Sendrecv_replace', count: 1, note: 'passed through, not observed' }]);
 				assert.equal(r.overhead.classifyQueries, 0, 'no driver in this process: no query');
 				assert.ok(r.overhead.cacheHits >= 10, `steady state served from the cache: ${r.overhead.cacheHits} hits`);
+			}
+		});
+
+		it('a Fortran program (use mpi, built with mpif90): output identical; MPICH\'s bindings are observed, Open MPI\'s bypass the guard and every rank says so', async function () {
+			const fc = flavor === 'openmpi' ? 'mpif90.openmpi' : 'mpif90.mpich';
+			const exe = path.join(work, 'f_send');
+			const built = await execute([fc, '-o', exe, path.join(ROOT, 'test', 'foreign', 'f_send.f90')], { cwd: work, timeoutMs: RUN_TIMEOUT_MS }).result;
+			assert.equal(built.exitCode, 0, describeRun(built));
+			const launch = (vars: Record<string, string> | null): Promise<ExecuteResult> => {
+				const argv: string[] = [...launch0];
+				const np = argv.indexOf('-np');
+				const extra: string[] = [];
+				if (vars) { for (const [k, v] of Object.entries({ LD_PRELOAD: guard, GPUMPI_GUARD_DIR: work, ...vars })) { extra.push(...env(k, v)); } }
+				argv.splice(np, 0, ...extra);
+				const childEnv: Record<string, string | undefined> = { ...process.env, UCX_NET_DEVICES: 'lo' };
+				for (const k of Object.keys(childEnv)) { if (k.startsWith('GPUMPI_GUARD')) { delete childEnv[k]; } }
+				return execute([...argv, exe], { cwd: work, timeoutMs: RUN_TIMEOUT_MS, env: childEnv }).result;
+			};
+			const plain = await launch(null);
+			assert.equal(plain.exitCode, 0, describeRun(plain));
+			assert.match(plain.stdout, /SUM +1049600\.0/);
+			const guarded = await launch({});
+			assert.equal(guarded.exitCode, 0, describeRun(guarded));
+			assert.equal(guarded.stdout, plain.stdout);
+			assert.doesNotMatch(guarded.stderr, /gpumpi-guard/, 'report mode says nothing on stderr, also when bypassed');
+			const reports = readReports(work);
+			assert.equal(reports.length, 2, describeRun(guarded));
+			for (const r of reports) {
+				if (flavor === 'mpich') {
+					assert.equal(r.mode, 'report');
+					const calls = Object.fromEntries(r.calls.map(c => [c.name, c.count]));
+					assert.deepEqual(calls, r.rank === 0 ? { MPI_Send: 1, MPI_Allreduce: 1 } : { MPI_Recv: 1, MPI_Allreduce: 1 });
+				} else {
+					assert.equal(r.mode, 'off');
+					assert.match((r as unknown as { off: string }).off, /libmpi_mpifh\.so\.\d+ is loaded: Open MPI's Fortran bindings call PMPI_\* directly/);
+					assert.deepEqual(r.calls, []);
+				}
 			}
 		});
 

@@ -385,3 +385,22 @@ describe('guard on programs it was not written for (real H100 captures, test-fix
 		}
 	});
 });
+
+describe('a Fortran program under Open MPI bypasses the guard, and the result says so (real capture, Debian Open MPI 4.1.4)', () => {
+	const dir = path.resolve(process.cwd(), 'test-fixtures', 'guard-foreign', 'debian12-openmpi-fortran');
+	const files = fs.readdirSync(dir).filter(f => f.endsWith('.json')).sort().map(f => ({ name: f, text: fs.readFileSync(path.join(dir, f), 'utf8') }));
+
+	it('every rank wrote an off report naming libmpi_mpifh; the merge gives guard-bypassed (not a mixed launch) and a "not observed" verdict', () => {
+		for (const f of files) {
+			const p = parseGuardReport(f.text);
+			assert.ok(p.ok, f.name);
+			assert.equal(p.report.mode, 'off');
+			assert.match(p.report.off ?? '', /libmpi_mpifh\.so\.\d+ is loaded: Open MPI's Fortran bindings call PMPI_\* directly/);
+		}
+		const m = mergeGuardReports(input(files, { userCommand: ['mpirun', '-np', '2', './f_send'], expectedRanks: 2 }));
+		assert.ok(ids(m).includes('guard-bypassed'), ids(m).join(','));
+		assert.ok(!ids(m).includes('guard-off-at-init'), 'a bypass is not a mixed launch');
+		assert.match(m.verdict, /not observed: the program's mpi calls bypassed the guard on 2 ranks/);
+		assert.doesNotMatch(m.verdict, /mixed launch/);
+	});
+});

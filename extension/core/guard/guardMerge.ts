@@ -195,13 +195,23 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 			evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} of ${r.size} on ${printable(r.host)}, pid ${r.pid}: reported` })),
 		});
 	}
-	const offRanks = reports.filter(r => r.off !== null);
+	const BYPASS = "MPI was initialised without the guard's MPI_Init";
+	const bypassed = reports.filter(r => r.off !== null && r.off.startsWith(BYPASS));
+	if (bypassed.length > 0) {
+		findings.push({
+			id: 'guard-bypassed', severity: 'warning', title: `The program's MPI calls bypassed the guard on ${bypassed.length} rank${bypassed.length > 1 ? 's' : ''}: nothing was observed`,
+			message: `MPI was initialised on rank${bypassed.length > 1 ? 's' : ''} ${bypassed.map(r => r.rank).join(', ')} without passing the guard's MPI_Init, so none of the program's calls reached the guard (nothing was observed or changed). Open MPI's Fortran bindings (use mpi, use mpi_f08, mpif.h) call PMPI_* directly; MPICH's call the C MPI_* functions and are seen. The program's own exit code and output are unchanged.`,
+			evidence: bypassed.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
+			sources: [src(`${GUARD_DOC}#limits`, 'Fortran bindings and the guard')],
+		});
+	}
+	const offRanks = reports.filter(r => r.off !== null && !r.off.startsWith(BYPASS));
 	if (offRanks.length > 0) {
 		findings.push({
 			id: 'guard-off-at-init', severity: 'error', title: `The guard turned itself off on ${offRanks.length} rank${offRanks.length > 1 ? 's' : ''} at MPI_Init`,
 			message: `Rank${offRanks.length > 1 ? 's' : ''} ${offRanks.map(r => r.rank).join(', ')} could not learn that every rank runs the guard, so ${offRanks.length > 1 ? 'their guards' : 'its guard'} passed every call through unobserved (a mixed launch: some ranks without LD_PRELOAD, or hosts that do not share GPUMPI_GUARD_DIR). Preload the guard on every rank, or run the program under \`gpumpi-doctor guard\`, which does.`,
 			evidence: offRanks.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
-			sources: [src(`${GUARD_DOC}#mixed-launches`, 'how the guard agrees at MPI_Init')],
+			sources: [src(`${GUARD_DOC}#at-mpi_init-what-the-ranks-learn-of-each-other-without-sending-first`, 'how the guard agrees at MPI_Init')],
 		});
 	}
 	const unfinalized = reports.filter(r => !r.finalized);
@@ -394,11 +404,11 @@ function verdictLine(input: GuardMergeInput, reported: number, worldSize: number
 	const ranks = `${reported}${worldSize !== null && worldSize !== reported ? ` of ${worldSize}` : ''} rank${(worldSize ?? reported) === 1 ? '' : 's'} reported`;
 	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-program-not-started', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
 	let what: string;
-	const off = findings.find(f => f.id === 'guard-off-at-init');
+	const off = findings.find(f => f.id === 'guard-off-at-init') ?? findings.find(f => f.id === 'guard-bypassed');
 	const notStarted = findings.find(f => f.id === 'guard-program-not-started');
 	if (reported === 0 && notStarted) { what = `not run: ${notStarted.title.replace(/^The launcher/, 'the launcher')}`; }
 	else if (reported === 0) { what = 'no guard report: nothing was observed'; }
-	else if (off && t.dangerKinds === 0) { what = `not observed: ${off.title.toLowerCase()} (a mixed launch?)`; }
+	else if (off && t.dangerKinds === 0) { what = `not observed: ${off.title.toLowerCase()}${off.id === 'guard-off-at-init' ? ' (a mixed launch?)' : ''}`; }
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }
 	else if (open.length === 0) { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''}, all fixed by the guard (${[t.bounced > 0 || t.stagedMessages === 0 ? `${t.bounced} bounced` : '', t.stagedMessages > 0 ? 'large device messages staged' : ''].filter(x => x).join(', ')})`; }
 	else { what = `${t.dangerCalls} dangerous call${t.dangerCalls > 1 ? 's' : ''} of ${t.dangerKinds} kind${t.dangerKinds > 1 ? 's' : ''}${t.bounced > 0 ? ` (${t.bounced} bounced by the guard)` : ''}; not fixed: ${open.map(f => f.title).join('; ')}`; }
