@@ -2,14 +2,17 @@
 // The "guard on programs it was not written for" table of docs/device-results.md, generated from the recorded runs
 // (scripts/gpu/foreign.sh's foreign.jsonl, kept in test-fixtures/guard-foreign/). Usage: node scripts/foreignTable.mjs FILE...
 // Per scenario and mode: launches, exit codes, correct (rc 0 and RESULT PASS), bandwidth min-median-max (GB/s).
+// `--as LABEL` first: the files are one run (their rows merged under LABEL) instead of one run per file name.
 import fs from 'node:fs';
 import path from 'node:path';
 
+const args = process.argv.slice(2);
+const as = args[0] === '--as' ? args[1] : null;
 const rows = new Map();
-for (const file of process.argv.slice(2)) {
+for (const file of as ? args.slice(2) : args) {
 	for (const line of fs.readFileSync(file, 'utf8').split('\n').filter(l => l.trim())) {
 		const r = JSON.parse(line);
-		const key = `${path.basename(file).split('-').slice(0, 4).join('-')}|${r.scenario}`;
+		const key = `${as ?? path.basename(file).split('-').slice(0, 4).join('-')}|${r.scenario}`;
 		if (!rows.has(key)) { rows.set(key, new Map()); }
 		const m = rows.get(key);
 		if (!m.has(r.mode)) { m.set(r.mode, []); }
