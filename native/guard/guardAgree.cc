@@ -8,21 +8,24 @@
 // memcpy"; VMM / pool memory under pml ucx, cma "Bad address").
 //   1. Every guard rank writes `$GPUMPI_GUARD_DIR/.gpumpi-guard-init.<job>.<rank>` (pid, host, GPU driver, STAGE
 //      asked; written to a temporary name and renamed) and waits, bounded (GPUMPI_GUARD_INIT_WAIT seconds, default
-//      10), until the files of all ranks are there, then reads them all: Agreement::Files. The files stay until
-//      MPI_Finalize (or exit), since a slower rank may still be reading them. <job> is the same for the ranks of one
-//      launch on one host: PMIx's namespace (Open MPI), the Slurm job and step, else the pid and start time of the
-//      launcher process above this one (mpiexec.hydra / hydra_pmi_proxy / orted / …).
-//   2. GPUMPI_GUARD_EVERY_RANK=1 (exported by `gpumpi-doctor guard`, which preloads every rank) says every rank runs
-//      the guard: when the launcher's environment says the ranks span several hosts (OMPI_COMM_WORLD_LOCAL_SIZE,
-//      MPI_LOCALNRANKS, SLURM_STEP_NUM_NODES) no file is written and the guard exchanges through MPI at once
-//      (Agreement::Mpi, its own PMPI_Comm_dup + Allgather: the limit in docs/guard.md); so it does when the files do
-//      not all appear within the wait (a directory other hosts do not share).
-//   3. Without GPUMPI_GUARD_EVERY_RANK=1, files not all there in time: a rank without the guard (a mixed launch: Open
-//      MPI MPMD `-x LD_PRELOAD=… ./a : ./a`, MPICH `-env`, GPUMPI_GUARD=off on some ranks) would never join the
-//      guard's collectives, so this rank's file is removed (a slower guard rank does not count it), one stderr line
-//      names the cause and the fix, and this rank's guard is off (pass-through): Agreement::Off. Neither a collective
-//      nor point-to-point on MPI_COMM_WORLD can find this out safely (a pending collective cannot be abandoned and the
-//      program's own collectives would match it; the program's wildcard receives would take a message).
+//      10), until the files of all ranks are there, then reads them all (Agreement::Files) and writes
+//      `.gpumpi-guard-done.<job>.<rank>`. A rank can reach MPI_Finalize before a slower one has read the files (MPICH
+//      ranks that never communicate do not wait for each other: seen in test/engine/programLinks.test.ts), so the
+//      files are removed only once every rank's done file is there, by whichever rank sees that at MPI_Finalize or
+//      exit (the last one always does). <job> is the same for the ranks of one launch on one host: PMIx's namespace
+//      (Open MPI), the Slurm job and step, else the pid and start time of the launcher process above this one
+//      (mpiexec.hydra / hydra_pmi_proxy / orted / …).
+//   2. GPUMPI_GUARD_EVERY_RANK=1 (exported by `gpumpi-doctor guard`, which preloads every rank) and the launcher's
+//      environment saying the ranks span several hosts (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS,
+//      SLURM_STEP_NUM_NODES: the same on every rank): no file, the guard exchanges through MPI at once
+//      (Agreement::Mpi, its own PMPI_Comm_dup + Allgather: the limit in docs/guard.md).
+//   3. Files not all there in time: this rank's file is removed (a slower rank does not count it), one stderr line
+//      names the cause and the fix, and this rank's guard is off (pass-through): Agreement::Off. Off is safe whatever
+//      the other ranks decided; a collective after an uncertain agreement is not: a rank without the guard (a mixed
+//      launch: Open MPI MPMD `-x LD_PRELOAD=… ./a : ./a`, MPICH `-env`, GPUMPI_GUARD=off on some ranks) or one that
+//      turned off would never join it. Neither a collective nor point-to-point on MPI_COMM_WORLD can find this out
+//      safely (a pending collective cannot be abandoned and the program's own collectives would match it; the
+//      program's wildcard receives would take a message).
 // Residual risk: a rank that reaches this point more than the wait after another decides differently from it. MPI_Init
 // of both MPIs ends with a fence of all ranks (the PMI/PMIx exchange), so the ranks arrive here together.
 #include <dirent.h>
@@ -44,6 +47,22 @@ namespace gpumpi::guard {
 namespace {
 
 std::string ownFile;  // this rank's init file while it exists
+std::string ownDone;  // this rank's "done" file (it has read every rank's init file)
+std::string gDir, gInitPrefix, gDonePrefix;
+int gSize = 0;
+
+/** `text` into `file` through a temporary name and a rename, so a reader never sees part of it. */
+bool writeFileAtomically(const std::string& file, const std::string& text, std::string* err) {
+	std::string tmp = file + ".tmp";
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) { *err = std::strerror(errno); return false; }
+	bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size());
+	if (!ok) *err = std::strerror(errno);
+	if (close(fd) != 0 && ok) { ok = false; *err = std::strerror(errno); }
+	if (ok && rename(tmp.c_str(), file.c_str()) != 0) { ok = false; *err = std::strerror(errno); }
+	if (!ok) unlink(tmp.c_str());
+	return ok;
+}
 
 std::string clean(const std::string& s) {
 	std::string o;
@@ -167,32 +186,27 @@ Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all
 	const char* everyEnv = std::getenv("GPUMPI_GUARD_EVERY_RANK");
 	bool every = everyEnv && std::strcmp(everyEnv, "1") == 0;
 	if (everyEnv && *everyEnv && !every && std::strcmp(everyEnv, "0") != 0) *note = std::string("GPUMPI_GUARD_EVERY_RANK='") + everyEnv + "' is not 0 or 1: ignored (0)";
-	if (every && oneHost(g.size) == 0) return Agreement::Mpi;
+	if (every && oneHost(g.size) == 0) return Agreement::Mpi;  // from the launcher's environment: the same on every rank
 	std::string bad;
 	double wait = waitSeconds(&bad);
 	if (!bad.empty()) *note += (note->empty() ? "" : "; ") + bad;
-	std::string prefix = ".gpumpi-guard-init." + jobKey() + ".";
-	ownFile = g.dir + "/" + prefix + std::to_string(g.rank);
-	std::string tmp = ownFile + ".tmp";
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	std::string line = factsLine(me);
-	bool written = fd >= 0 && write(fd, line.data(), line.size()) == ssize_t(line.size());
-	int err = errno;
-	if (fd >= 0) close(fd);
-	if (!written || rename(tmp.c_str(), ownFile.c_str()) != 0) {
-		if (!written && fd < 0) err = errno;
-		unlink(tmp.c_str());
-		std::string file = ownFile;
+	std::string key = jobKey();
+	gDir = g.dir;
+	gSize = g.size;
+	gInitPrefix = ".gpumpi-guard-init." + key + ".";
+	gDonePrefix = ".gpumpi-guard-done." + key + ".";
+	ownFile = g.dir + "/" + gInitPrefix + std::to_string(g.rank);
+	std::string err;
+	if (!writeFileAtomically(ownFile, factsLine(me), &err)) {
+		*why = "cannot write " + ownFile + " (" + err + ") to learn whether every rank runs the guard and the other ranks' hosts; the guard is off";
 		ownFile.clear();
-		if (every) return Agreement::Mpi;
-		*why = "cannot write " + file + " (" + std::strerror(err) + ") to learn whether every rank runs the guard";
 		return Agreement::Off;
 	}
 	uint64_t t0 = clockNs(), limit = uint64_t(wait * 1e9);
 	useconds_t nap = 200;
 	int n = 0;
 	for (;;) {
-		n = countFiles(g.dir, prefix, g.size);
+		n = countFiles(g.dir, gInitPrefix, g.size);
 		if (n >= g.size) break;
 		if (clockNs() - t0 >= limit) break;
 		usleep(nap);
@@ -201,13 +215,17 @@ Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all
 	if (n >= g.size) {
 		all->assign(size_t(g.size), RankFacts{});
 		bool whole = true;
-		for (int r = 0; r < g.size && whole; ++r) whole = readFacts(g.dir + "/" + prefix + std::to_string(r), &(*all)[size_t(r)]);
-		if (whole) return Agreement::Files;
-		// every rank is there but a file is not readable as facts (another guard version): the MPI exchange
-		return Agreement::Mpi;
+		for (int r = 0; r < g.size && whole; ++r) whole = readFacts(g.dir + "/" + gInitPrefix + std::to_string(r), &(*all)[size_t(r)]);
+		if (whole) {
+			// read: this rank no longer needs the files. They go once every rank has said so (initFilesDone)
+			std::string done = g.dir + "/" + gDonePrefix + std::to_string(g.rank);
+			if (writeFileAtomically(done, "read\n", &err)) ownDone = done;
+			return Agreement::Files;
+		}
+		*why = "an init file in " + g.dir + " cannot be read as facts (a guard of another version on some ranks?); the guard is off";
+		return Agreement::Off;  // never a collective on an uncertain agreement: off is safe whatever the others decide
 	}
-	if (every) return Agreement::Mpi;  // the files are kept: the ranks that see them all read them
-	unlink(ownFile.c_str());
+	unlink(ownFile.c_str());  // a slower rank must not count it: it turns off as well
 	ownFile.clear();
 	char secs[32];
 	std::snprintf(secs, sizeof secs, "%g", wait);
@@ -219,8 +237,17 @@ Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all
 }
 
 void initFilesDone() {
-	if (!ownFile.empty()) unlink(ownFile.c_str());
+	// A rank may finish (MPI_Finalize, exit) before a slower one has read the init files: nothing is removed until
+	// every rank's "done" file says it has read them; then whoever sees that removes the job's files (the last rank
+	// to finish always does). Only the ranks' own names of this job are touched.
+	if (gSize <= 1 || gInitPrefix.empty() || ownDone.empty()) return;
+	if (countFiles(gDir, gDonePrefix, gSize) < gSize) return;
+	for (int r = 0; r < gSize; ++r) {
+		unlink((gDir + "/" + gInitPrefix + std::to_string(r)).c_str());
+		unlink((gDir + "/" + gDonePrefix + std::to_string(r)).c_str());
+	}
 	ownFile.clear();
+	ownDone.clear();
 }
 
 }  // namespace gpumpi::guard

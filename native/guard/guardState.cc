@@ -323,8 +323,8 @@ void start(State& g) {
 		return;
 	}
 	if (how == Agreement::Mpi) {
-		// every rank runs the guard but the files cannot show it (several hosts, no shared directory): the guard's
-		// own exchange is then the process's first MPI transfer (docs/guard.md, "Limits")
+		// every rank runs the guard on several hosts (the launcher's environment says so): the guard's own exchange
+		// is then the process's first MPI transfer (docs/guard.md, "Limits")
 		if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.world) != MPI_SUCCESS) {
 			initFilesDone();
 			say("cannot duplicate MPI_COMM_WORLD: the guard is off");
