@@ -5,6 +5,7 @@
 // sends; Scatter(v): at the root all it sends, elsewhere the part it receives.
 #include <cstring>
 
+#include "guardHandlers.gen.hh"
 #include "guardState.hh"
 
 namespace gpumpi::guard {
@@ -50,12 +51,7 @@ int timed(CallId c, uint64_t bytes, Run run) {
 
 using namespace gpumpi::guard;
 
-#define GUARD_OFF(call) \
-	if (!st().active) return call
-
-GUARD_API int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Bcast(buf, count, type, root, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -64,9 +60,7 @@ GUARD_API int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_C
 	}
 	return timed(C_Bcast, bytes, [&] { return PMPI_Bcast(buf, count, type, root, comm); });
 }
-GUARD_API int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -76,9 +70,7 @@ GUARD_API int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t
 	}
 	return timed(C_Reduce, bytes, [&] { return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm); });
 }
-GUARD_API int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Allreduce(sbuf, rbuf, count, type, op, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -88,9 +80,7 @@ GUARD_API int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatyp
 	}
 	return timed(C_Allreduce, bytes, [&] { return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm); });
 }
-GUARD_API int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -100,10 +90,8 @@ GUARD_API int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, vo
 	}
 	return timed(C_Allgather, bytes, [&] { return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
 }
-GUARD_API int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[], MPI_Datatype rtype,
-                             MPI_Comm comm) {
-	GUARD_OFF(PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[], MPI_Datatype rtype,
+                             MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -114,9 +102,7 @@ GUARD_API int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, v
 	}
 	return timed(C_Allgatherv, bytes, [&] { return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm); });
 }
-GUARD_API int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -127,10 +113,8 @@ GUARD_API int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, voi
 	}
 	return timed(C_Alltoall, bytes, [&] { return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
 }
-GUARD_API int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf, const int rcounts[],
-                            const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf, const int rcounts[],
+                            const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -141,9 +125,7 @@ GUARD_API int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdi
 	}
 	return timed(C_Alltoallv, bytes, [&] { return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm); });
 }
-GUARD_API int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -154,10 +136,8 @@ GUARD_API int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void*
 	}
 	return timed(C_Gather, bytes, [&] { return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
 }
-GUARD_API int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[], MPI_Datatype rtype,
-                          int root, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[], MPI_Datatype rtype,
+                          int root, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -169,9 +149,7 @@ GUARD_API int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void
 	}
 	return timed(C_Gatherv, bytes, [&] { return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm); });
 }
-GUARD_API int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -183,10 +161,8 @@ GUARD_API int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void
 	}
 	return timed(C_Scatter, bytes, [&] { return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
 }
-GUARD_API int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-                           int root, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                           int root, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -198,9 +174,7 @@ GUARD_API int MPI_Scatterv(const void* sbuf, const int scounts[], const int disp
 	}
 	return timed(C_Scatterv, bytes, [&] { return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm); });
 }
-GUARD_API int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -211,9 +185,7 @@ GUARD_API int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts
 	}
 	return timed(C_Reduce_scatter, bytes, [&] { return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm); });
 }
-GUARD_API int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm, void* ra) {
 	uint64_t bytes = 0;
 	{
 		Lock l;
@@ -222,47 +194,4 @@ GUARD_API int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount,
 		buffer(C_Reduce_scatter_block, rbuf, bytes, ra);
 	}
 	return timed(C_Reduce_scatter_block, bytes, [&] { return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm); });
-}
-
-// ---- carry buffers, not modelled: passed through and listed under "unsupported" ----
-#define GUARD_UNSUPPORTED(name, call)     \
-	if (st().active) {                    \
-		Lock l;                           \
-		addUnsupported(name);             \
-	}                                     \
-	return call
-
-GUARD_API int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-	GUARD_UNSUPPORTED("MPI_Sendrecv_replace", PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status));
-}
-GUARD_API int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-	GUARD_UNSUPPORTED("MPI_Scan", PMPI_Scan(sbuf, rbuf, count, type, op, comm));
-}
-GUARD_API int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-	GUARD_UNSUPPORTED("MPI_Exscan", PMPI_Exscan(sbuf, rbuf, count, type, op, comm));
-}
-GUARD_API int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* req) {
-	GUARD_UNSUPPORTED("MPI_Ibcast", PMPI_Ibcast(buf, count, type, root, comm, req));
-}
-GUARD_API int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
-	GUARD_UNSUPPORTED("MPI_Iallreduce", PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req));
-}
-GUARD_API int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-	GUARD_UNSUPPORTED("MPI_Ialltoall", PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
-}
-GUARD_API int MPI_Neighbor_allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
-	GUARD_UNSUPPORTED("MPI_Neighbor_allgather", PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-GUARD_API int MPI_Neighbor_alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
-	GUARD_UNSUPPORTED("MPI_Neighbor_alltoall", PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-GUARD_API int MPI_Put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win) {
-	GUARD_UNSUPPORTED("MPI_Put", PMPI_Put(obuf, ocount, otype, target, tdisp, tcount, ttype, win));
-}
-GUARD_API int MPI_Get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win) {
-	GUARD_UNSUPPORTED("MPI_Get", PMPI_Get(obuf, ocount, otype, target, tdisp, tcount, ttype, win));
-}
-GUARD_API int MPI_Accumulate(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op op,
-                             MPI_Win win) {
-	GUARD_UNSUPPORTED("MPI_Accumulate", PMPI_Accumulate(obuf, ocount, otype, target, tdisp, tcount, ttype, op, win));
 }

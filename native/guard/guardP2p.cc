@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "guardStage.hh"
+#include "guardHandlers.gen.hh"
 #include "guardState.hh"
 
 namespace gpumpi::guard {
@@ -268,30 +269,21 @@ void untracked(MPI_Request* req) {
 
 using namespace gpumpi::guard;
 
-#define GUARD_OFF(call) \
-	if (!st().active) return call
-
 // ---- blocking ----
-GUARD_API int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Send(buf, count, type, dest, tag, comm));
-	return blockingSend(C_Send, buf, count, type, dest, tag, comm, __builtin_return_address(0), PMPI_Send);
+int gpumpi::guard::on_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, void* ra) {
+	return blockingSend(C_Send, buf, count, type, dest, tag, comm, ra, PMPI_Send);
 }
-GUARD_API int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Ssend(buf, count, type, dest, tag, comm));
-	return blockingSend(C_Ssend, buf, count, type, dest, tag, comm, __builtin_return_address(0), PMPI_Ssend);
+int gpumpi::guard::on_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, void* ra) {
+	return blockingSend(C_Ssend, buf, count, type, dest, tag, comm, ra, PMPI_Ssend);
 }
-GUARD_API int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Bsend(buf, count, type, dest, tag, comm));
-	return blockingSend(C_Bsend, buf, count, type, dest, tag, comm, __builtin_return_address(0), PMPI_Bsend);
+int gpumpi::guard::on_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, void* ra) {
+	return blockingSend(C_Bsend, buf, count, type, dest, tag, comm, ra, PMPI_Bsend);
 }
-GUARD_API int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-	GUARD_OFF(PMPI_Rsend(buf, count, type, dest, tag, comm));
-	return blockingSend(C_Rsend, buf, count, type, dest, tag, comm, __builtin_return_address(0), PMPI_Rsend);
+int gpumpi::guard::on_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, void* ra) {
+	return blockingSend(C_Rsend, buf, count, type, dest, tag, comm, ra, PMPI_Rsend);
 }
 
-GUARD_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-	GUARD_OFF(PMPI_Recv(buf, count, type, source, tag, comm, status));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	Obs o;
 	void* bounce = nullptr;
@@ -325,10 +317,8 @@ GUARD_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int 
 	return rc;
 }
 
-GUARD_API int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount, MPI_Datatype rtype,
-                           int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-	GUARD_OFF(PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount, MPI_Datatype rtype,
+                           int source, int rtag, MPI_Comm comm, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	Obs so, ro;
 	void *sb = nullptr, *rb = nullptr;
@@ -373,25 +363,20 @@ GUARD_API int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int
 }
 
 // ---- non-blocking ----
-GUARD_API int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Isend(buf, count, type, dest, tag, comm, req));
-	return postNb(C_Isend, true, buf, count, type, dest, tag, comm, req, __builtin_return_address(0), PMPI_Isend);
+int gpumpi::guard::on_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return postNb(C_Isend, true, buf, count, type, dest, tag, comm, req, ra, PMPI_Isend);
 }
-GUARD_API int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Issend(buf, count, type, dest, tag, comm, req));
-	return postNb(C_Issend, true, buf, count, type, dest, tag, comm, req, __builtin_return_address(0), PMPI_Issend);
+int gpumpi::guard::on_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return postNb(C_Issend, true, buf, count, type, dest, tag, comm, req, ra, PMPI_Issend);
 }
-GUARD_API int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Ibsend(buf, count, type, dest, tag, comm, req));
-	return postNb(C_Ibsend, true, buf, count, type, dest, tag, comm, req, __builtin_return_address(0), PMPI_Ibsend);
+int gpumpi::guard::on_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return postNb(C_Ibsend, true, buf, count, type, dest, tag, comm, req, ra, PMPI_Ibsend);
 }
-GUARD_API int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Irsend(buf, count, type, dest, tag, comm, req));
-	return postNb(C_Irsend, true, buf, count, type, dest, tag, comm, req, __builtin_return_address(0), PMPI_Irsend);
+int gpumpi::guard::on_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return postNb(C_Irsend, true, buf, count, type, dest, tag, comm, req, ra, PMPI_Irsend);
 }
-GUARD_API int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Irecv(buf, count, type, source, tag, comm, req));
-	return postNb(C_Irecv, false, buf, count, type, source, tag, comm, req, __builtin_return_address(0), nullptr);
+int gpumpi::guard::on_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return postNb(C_Irecv, false, buf, count, type, source, tag, comm, req, ra, nullptr);
 }
 
 // ---- persistent: Send_init / Recv_init count one call each (0 bytes); every Start counts the message ----
@@ -452,17 +437,13 @@ void started(MPI_Request req, void* ra, uint64_t* bytes) {
 }
 }  // namespace
 
-GUARD_API int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Send_init(buf, count, type, dest, tag, comm, req));
-	return initPersistent(C_Send_init, true, buf, count, type, dest, tag, comm, req, __builtin_return_address(0));
+int gpumpi::guard::on_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return initPersistent(C_Send_init, true, buf, count, type, dest, tag, comm, req, ra);
 }
-GUARD_API int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
-	GUARD_OFF(PMPI_Recv_init(buf, count, type, source, tag, comm, req));
-	return initPersistent(C_Recv_init, false, buf, count, type, source, tag, comm, req, __builtin_return_address(0));
+int gpumpi::guard::on_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req, void* ra) {
+	return initPersistent(C_Recv_init, false, buf, count, type, source, tag, comm, req, ra);
 }
-GUARD_API int MPI_Start(MPI_Request* req) {
-	GUARD_OFF(PMPI_Start(req));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Start(MPI_Request* req, void* ra) {
 	uint64_t t = nowNs(), bytes = 0;
 	{
 		Lock l;
@@ -473,9 +454,7 @@ GUARD_API int MPI_Start(MPI_Request* req) {
 	addCall(C_Start, bytes, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Startall(int n, MPI_Request* reqs) {
-	GUARD_OFF(PMPI_Startall(n, reqs));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Startall(int n, MPI_Request* reqs, void* ra) {
 	uint64_t t = nowNs(), bytes = 0;
 	{
 		Lock l;
@@ -486,8 +465,7 @@ GUARD_API int MPI_Startall(int n, MPI_Request* reqs) {
 	addCall(C_Startall, bytes, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Request_free(MPI_Request* req) {
-	GUARD_OFF(PMPI_Request_free(req));
+int gpumpi::guard::on_Request_free(MPI_Request* req, void* ra) {
 	uint64_t t = nowNs();
 	{
 		Lock l;
@@ -505,24 +483,21 @@ GUARD_API int MPI_Request_free(MPI_Request* req) {
 }
 
 // ---- probe family ----
-GUARD_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-	GUARD_OFF(PMPI_Probe(source, tag, comm, status));
+int gpumpi::guard::on_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	int rc = stageOn() ? guardProbe(source, tag, comm, status) : PMPI_Probe(source, tag, comm, status);
 	Lock l;
 	addCall(C_Probe, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-	GUARD_OFF(PMPI_Iprobe(source, tag, comm, flag, status));
+int gpumpi::guard::on_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	int rc = stageOn() ? guardIprobe(source, tag, comm, flag, status) : PMPI_Iprobe(source, tag, comm, flag, status);
 	Lock l;
 	addCall(C_Iprobe, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* status) {
-	GUARD_OFF(PMPI_Mprobe(source, tag, comm, msg, status));
+int gpumpi::guard::on_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	if (stageOn()) stageProgress();  // earlier posted receives take their messages first
 	int rc = PMPI_Mprobe(source, tag, comm, msg, status);
@@ -531,8 +506,7 @@ GUARD_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, M
 	addCall(C_Mprobe, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* status) {
-	GUARD_OFF(PMPI_Improbe(source, tag, comm, flag, msg, status));
+int gpumpi::guard::on_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	if (stageOn()) stageProgress();
 	int rc = PMPI_Improbe(source, tag, comm, flag, msg, status);
@@ -541,9 +515,7 @@ GUARD_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Mes
 	addCall(C_Improbe, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Status* status) {
-	GUARD_OFF(PMPI_Mrecv(buf, count, type, msg, status));
-	void* ra = __builtin_return_address(0);
+int gpumpi::guard::on_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs(), bytes = 0;
 	MPI_Comm comm = MPI_COMM_NULL;
 	Cls cls = kNumCls;
@@ -565,8 +537,7 @@ GUARD_API int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* ms
 	addCall(C_Mrecv, bytes, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Request* req) {
-	GUARD_OFF(PMPI_Imrecv(buf, count, type, msg, req));
+int gpumpi::guard::on_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* msg, MPI_Request* req, void* ra) {
 	uint64_t t = nowNs(), bytes = 0;
 	Pending p;
 	{
@@ -589,8 +560,7 @@ GUARD_API int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* m
 }
 
 // ---- Wait / Test ----
-GUARD_API int MPI_Wait(MPI_Request* req, MPI_Status* status) {
-	GUARD_OFF(PMPI_Wait(req, status));
+int gpumpi::guard::on_Wait(MPI_Request* req, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(1, req, status, true);
@@ -600,8 +570,7 @@ GUARD_API int MPI_Wait(MPI_Request* req, MPI_Status* status) {
 	addCall(C_Wait, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
-	GUARD_OFF(PMPI_Test(req, flag, status));
+int gpumpi::guard::on_Test(MPI_Request* req, int* flag, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(1, req, status, true);
@@ -625,8 +594,7 @@ void doneSome(Tracker& tr, int rc, int outcount, const int* idx, const MPI_Statu
 	for (int k = 0; k < outcount; ++k) tr.done(idx[k], &s[k]);
 }
 }  // namespace
-GUARD_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
-	GUARD_OFF(PMPI_Waitall(n, reqs, statuses));
+int gpumpi::guard::on_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[], void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
@@ -636,8 +604,7 @@ GUARD_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
 	addCall(C_Waitall, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-	GUARD_OFF(PMPI_Testall(n, reqs, flag, statuses));
+int gpumpi::guard::on_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[], void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
@@ -648,8 +615,7 @@ GUARD_API int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statu
 	addCall(C_Testall, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
-	GUARD_OFF(PMPI_Waitany(n, reqs, index, status));
+int gpumpi::guard::on_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, status, true);
@@ -659,8 +625,7 @@ GUARD_API int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* sta
 	addCall(C_Waitany, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
-	GUARD_OFF(PMPI_Testany(n, reqs, index, flag, status));
+int gpumpi::guard::on_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* status, void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, status, true);
@@ -671,8 +636,7 @@ GUARD_API int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_
 	addCall(C_Testany, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-	GUARD_OFF(PMPI_Waitsome(n, reqs, outcount, indices, statuses));
+int gpumpi::guard::on_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[], void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
@@ -682,8 +646,7 @@ GUARD_API int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices
 	addCall(C_Waitsome, 0, nowNs() - t);
 	return rc;
 }
-GUARD_API int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-	GUARD_OFF(PMPI_Testsome(n, reqs, outcount, indices, statuses));
+int gpumpi::guard::on_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[], void* ra) {
 	uint64_t t = nowNs();
 	Tracker tr;
 	MPI_Status* s = tr.prep(n, reqs, statuses, false);
