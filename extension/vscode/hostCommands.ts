@@ -52,7 +52,7 @@ async function askHost(current?: HostSetting): Promise<HostInput | undefined> {
 	const launcher = await vscode.window.showQuickPick([
 		{ label: 'mpirun', description: vscode.l10n.t('mpirun on that host (Open MPI or MPICH, detected there)'), picked: current?.launcher !== 'srun' },
 		{ label: 'srun', description: vscode.l10n.t('Slurm: srun inside an allocation, or with allocation options'), picked: current?.launcher === 'srun' },
-	], { title: vscode.l10n.t('How are ranks launched on that host?') });
+	], { title: vscode.l10n.t('How are ranks launched on that host?'), ignoreFocusOut: true });
 	if (!launcher) { return undefined; }
 	const out: HostInput = { name: name.trim(), sshHost: sshHost.trim(), setup: setup.trim(), launcher: launcher.label === 'srun' ? 'srun' : 'mpirun' };
 	if (out.launcher === 'srun') {
@@ -200,6 +200,6 @@ export function offerUnreachable(hostKey: string, finding: Finding | undefined, 
 async function pickConfiguredHost(): Promise<string | undefined> {
 	const { hosts } = readHosts();
 	if (hosts.length === 0) { throw new Error(vscode.l10n.t('No hosts in the gpumpiDoctor.hosts setting.')); }
-	const picked = await vscode.window.showQuickPick(hosts.map(h => ({ label: h.name, description: h.sshHost })), { placeHolder: vscode.l10n.t('Which host?') });
+	const picked = await vscode.window.showQuickPick(hosts.map(h => ({ label: h.name, description: h.sshHost })), { placeHolder: vscode.l10n.t('Which host?'), ignoreFocusOut: true });
 	return picked?.label;
 }

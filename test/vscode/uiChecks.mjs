@@ -64,6 +64,32 @@ async function runPaletteCommand(page, label) {
 	await page.waitForTimeout(300);
 }
 
+/**
+ * What the workbench is doing, as text, for a failed check's message (CI keeps no screenshots): the focused element,
+ * the quick input (shown or not, its title, value and rows), notification toasts, the active editor tab and the
+ * webview frames. A flaky UI step is a product bug until such a trace shows otherwise.
+ */
+export async function windowState(page) {
+	try {
+		return await page.evaluate(() => {
+			const text = (el) => (el?.getAttribute?.('aria-label') || el?.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 120);
+			const shown = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+			const a = document.activeElement;
+			const qi = document.querySelector('.quick-input-widget');
+			const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => `${shown(r) ? '' : '(hidden) '}${text(r)}`);
+			const toasts = [...document.querySelectorAll('.notification-toast')].filter(shown).map(text);
+			const tab = document.querySelector('.tab.active');
+			return JSON.stringify({
+				focus: a ? `${a.tagName.toLowerCase()}${a.className ? `.${String(a.className).split(/\s+/).slice(0, 3).join('.')}` : ''} "${text(a)}"` : null,
+				quickInput: qi ? { shown: shown(qi), display: getComputedStyle(qi).display, title: text(qi.querySelector('.quick-input-title')), value: qi.querySelector('input.input')?.value ?? null, rows } : null,
+				toasts,
+				activeTab: text(tab),
+				webviews: [...document.querySelectorAll('iframe.webview')].map((f) => `${f.classList.contains('ready') ? 'ready' : 'loading'}${shown(f) ? '' : ' hidden'}`),
+			});
+		});
+	} catch (e) { return `(no window state: ${e instanceof Error ? e.message.split('\n')[0] : String(e)})`; }
+}
+
 /** Run the UI checks on a page already navigated to a code-server window with the extension under development. */
 export async function runUiChecks(page, { screenshot, debugDir }) {
 	const facts = systemFacts();
@@ -78,8 +104,10 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 			tests.push({ suite: 'ui', title, ok: true });
 			console.log(`  ✔ [ui] ${title}`);
 		} catch (e) {
-			tests.push({ suite: 'ui', title, ok: false, error: e instanceof Error ? e.message : String(e) });
+			const state = await windowState(page);
+			tests.push({ suite: 'ui', title, ok: false, error: `${e instanceof Error ? e.message : String(e)}\nwindow at failure: ${state}` });
 			console.log(`  ✘ [ui] ${title}`);
+			console.log(`    window at failure: ${state}`);
 			return false;
 		}
 		return true;
@@ -246,11 +274,18 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		await row.waitFor({ state: 'visible', timeout: 20_000 });
 		if (await pane.locator('.welcome-view-content').isVisible()) { throw new Error('the welcome content is still shown beside the rows'); }
 		const described = ((await row.textContent()) ?? '').replace(/\s+/g, ' ');
-		if (!/inspected .*problem/.test(described)) { throw new Error(`the row says "${described}", not "inspected …, n problem(s)"`); }
+		if (!/inspected .*: \d+ errors?, \d+ warnings?, \d+ info/.test(described)) { throw new Error(`the row says "${described}", not "inspected …: n errors, n warnings, n info"`); }
 		await row.click();
 		await waitFor(async () => ((await frame().locator('#summary').textContent({ timeout: 1000 })) ?? '').includes('Open MPI') || 'no summary',
 			{ timeoutMs: 20_000, what: 'the panel to show this machine\'s report after the click' });
 		await frame().locator('#headline').waitFor({ state: 'visible', timeout: 10_000 });
+		// One count for one inspection: the row's numbers are the panel's (issue 32: panel, tree, Problems and status bar agreed on nothing).
+		const row3 = /(\d+) errors?, (\d+) warnings?, (\d+) info/.exec(described)?.slice(1).map(Number);
+		const panel3 = await Promise.all(['error', 'warning', 'info'].map(async (sev) => Number(/(\d+)\s*$/.exec((await frame().locator(`.counts .count-${sev}`).first().textContent({ timeout: 5000 })) ?? '')?.[1] ?? NaN)));
+		if (JSON.stringify(row3) !== JSON.stringify(panel3)) { throw new Error(`the Hosts row counts ${JSON.stringify(row3)} (error, warning, info), the panel ${JSON.stringify(panel3)}`); }
+		const bar = page.locator('.statusbar-item', { hasText: 'GPU-MPI' }).first();
+		const barText = ((await bar.getAttribute('aria-label', { timeout: 5000 })) ?? '').replace(/\s+/g, ' ');
+		if (!barText.includes(`${row3[0]} error`) || !barText.includes(`${row3[1]} warning`) || !barText.includes(`${row3[2]} info`)) { throw new Error(`the status bar says "${barText}", not the row's counts ${JSON.stringify(row3)}`); }
 	});
 
 	await check(`screenshot of the window saved to ${path.relative(process.cwd(), screenshot)}`, async () => {
