@@ -54,10 +54,13 @@ export interface LineEdit {
 	preferred: boolean;
 }
 
-/** One Problems-panel entry: a finding at a file line. */
+/**
+ * One Problems-panel entry: a finding at a file line (`path` set: a file of this machine), or at its own line of the
+ * host's findings document (`path` null: the finding has no file line here, e.g. tool output or an SSH host's file).
+ */
 export interface DiagnosticSpec {
-	path: string;
-	/** 1-based. */
+	path: string | null;
+	/** 1-based: of the file, or of the findings document (reportDocument). */
 	line: number;
 	severity: Severity;
 	message: string;
@@ -69,6 +72,23 @@ export interface DiagnosticSpec {
 	/** The fix command the finding suggests (copied by a code action). */
 	fixCommand?: string;
 	edits: LineEdit[];
+}
+
+/**
+ * The plain-text findings document of one host's inspection (the Problems entries of findings with no file line sit
+ * on its lines): a heading, the headline, the counts, then one line per finding, in report order.
+ */
+export function reportDocument(report: Pick<Report, 'findings' | 'host' | 'createdAt'> & { headline?: { text: string } }, counts: string): { text: string; lineOf: (findingIndex: number) => number } {
+	const one = (s: unknown): string => String(s ?? '').replace(/[\r\n]+/g, ' ');
+	const head = [
+		`GPU-MPI Doctor: inspection of ${one(report.host?.label)} (${one(report.createdAt)})`,
+		one(report.headline?.text ?? ''),
+		`Findings: ${counts}`,
+		'',
+	];
+	const findings = Array.isArray(report.findings) ? report.findings : [];
+	const lines = findings.map(f => `[${one(f?.severity)}] ${one(f?.title)} (${one(f?.id)}): ${one(f?.message)}${f?.fix?.text ? ` Fix: ${one(f.fix.text)}` : ''}`);
+	return { text: [...head, ...lines, ''].join('\n'), lineOf: (i: number) => head.length + i + 1 };
 }
 
 const SETTING = /^\s*([A-Za-z0-9_]+)\s*=\s*(.*?)\s*$/;
@@ -85,12 +105,29 @@ export function fixValueFor(name: string, command: string | undefined): string |
 	return null;
 }
 
+/** Every MCA parameter a fix command sets (`--mca name value`, `OMPI_MCA_name=value`), once each. */
+export function mcaParamsOf(command: string | undefined): string[] {
+	if (typeof command !== 'string') { return []; }
+	const out = new Set<string>();
+	const tokens = command.split(/\s+/);
+	for (let i = 0; i < tokens.length; i++) {
+		if ((tokens[i] === '--mca' || tokens[i] === '-mca') && tokens[i + 1] && !tokens[i + 1].startsWith('-')) { out.add(tokens[i + 1]); }
+		const m = /^OMPI_MCA_([A-Za-z0-9_]+)=/.exec(tokens[i]);
+		if (m) { out.add(m[1]); }
+	}
+	return [...out];
+}
+
 /** The quick fixes for one finding's evidence line in an MCA parameter file: set it to the fix's value, or comment it out. */
 function mcaEdits(f: Finding, path: string, line: number, text: string): LineEdit[] {
 	const m = SETTING.exec(text);
 	if (!m || text.trimStart().startsWith('#')) { return []; }
 	const [, name, value] = m;
 	const out: LineEdit[] = [];
+	// A fix that needs other parameters too (e.g. pml ucx with pml_ucx_tls any where its defaults refuse every
+	// transport) is not this line's edit: setting or removing the line alone would not work. Copy the fix instead.
+	const others = mcaParamsOf(f.fix?.command).filter(n => n !== name);
+	if (others.length > 0) { return []; }
 	const wanted = fixValueFor(name, f.fix?.command);
 	if (wanted !== null && wanted !== value) {
 		out.push({ title: `Set "${name} = ${wanted}" in ${path}`, path, line, expected: text, replacement: `${name} = ${wanted}`, preferred: true });
@@ -100,29 +137,30 @@ function mcaEdits(f: Finding, path: string, line: number, text: string): LineEdi
 }
 
 /**
- * The Problems-panel entries of a report: every finding evidence line that is a line of a file on this machine,
- * once per (file, line, finding). Reports of other hosts or bundles give none (their files are not here).
+ * The Problems-panel entries of a report: one per finding. A finding with an evidence line in a file on this machine
+ * sits on that line (the first such line; the MCA file edits come from it); any other finding sits on its line of the
+ * host's findings document (`path` null, reportDocument). So Problems counts what the panel, the Hosts row and the
+ * status bar count.
  */
-export function diagnosticsOf(report: Pick<Report, 'findings' | 'raw' | 'host'>): DiagnosticSpec[] {
+export function diagnosticsOf(report: Pick<Report, 'findings' | 'raw' | 'host'>, documentLine: (findingIndex: number) => number = i => i + 1): DiagnosticSpec[] {
 	const out: DiagnosticSpec[] = [];
-	const seen = new Set<string>();
 	const findings = Array.isArray(report.findings) ? report.findings : [];
 	findings.forEach((f, findingIndex) => {
-		for (const ev of Array.isArray(f?.evidence) ? f.evidence : []) {
+		if (!f || typeof f !== 'object') { return; }
+		const sourceUrl = (Array.isArray(f.sources) ? f.sources : []).map(s => s?.url).find(u => typeof u === 'string' && /^https:\/\//.test(u));
+		const common = {
+			severity: f.severity, findingId: f.id, findingIndex,
+			message: `${f.title}: ${f.message}${f.fix?.text ? ` Fix: ${f.fix.text}` : ''}`,
+			...(sourceUrl ? { sourceUrl } : {}),
+			...(typeof f.fix?.command === 'string' && f.fix.command.length > 0 ? { fixCommand: f.fix.command } : {}),
+		};
+		for (const ev of Array.isArray(f.evidence) ? f.evidence : []) {
 			const t = evidenceTarget(ev, report.raw, report.host?.kind ?? '');
 			if (t?.kind !== 'file') { continue; }
-			const key = `${t.path}\0${t.line}\0${f.id}`;
-			if (seen.has(key)) { continue; }
-			seen.add(key);
-			const sourceUrl = (Array.isArray(f.sources) ? f.sources : []).map(s => s?.url).find(u => typeof u === 'string' && /^https:\/\//.test(u));
-			out.push({
-				path: t.path, line: t.line, severity: f.severity, findingId: f.id, findingIndex,
-				message: `${f.title}: ${f.message}${f.fix?.text ? ` Fix: ${f.fix.text}` : ''}`,
-				...(sourceUrl ? { sourceUrl } : {}),
-				...(typeof f.fix?.command === 'string' && f.fix.command.length > 0 ? { fixCommand: f.fix.command } : {}),
-				edits: ev.source.startsWith(MCA_PARAMS_PREFIX) ? mcaEdits(f, t.path, t.line, ev.line) : [],
-			});
+			out.push({ ...common, path: t.path, line: t.line, edits: ev.source.startsWith(MCA_PARAMS_PREFIX) ? mcaEdits(f, t.path, t.line, ev.line) : [] });
+			return;
 		}
+		out.push({ ...common, path: null, line: documentLine(findingIndex), edits: [] });
 	});
 	return out;
 }

@@ -147,3 +147,21 @@ function mpiAwareness(report: HeadlineInput, r0: EngineInspect['ranks'][number] 
 function lowerFirst(s: string): string {
 	return s.length > 1 && /^[A-Z][a-z]/.test(s) ? s[0].toLowerCase() + s.slice(1) : s;
 }
+
+/** How many findings of each severity a report has: the one count the panel, Hosts tree, status bar, Problems and CLI show. */
+export interface FindingCounts { error: number; warning: number; info: number }
+
+export function findingCounts(findings: readonly Pick<Finding, 'severity'>[] | undefined): FindingCounts {
+	const c: FindingCounts = { error: 0, warning: 0, info: 0 };
+	const list: readonly Pick<Finding, 'severity'>[] = Array.isArray(findings) ? findings : [];
+	for (const f of list) {
+		const sev: unknown = f?.severity;
+		if (sev === 'error' || sev === 'warning' || sev === 'info') { c[sev]++; }
+	}
+	return c;
+}
+
+/** "0 errors, 3 warnings, 4 info" (the same words everywhere). */
+export function findingCountsText(c: FindingCounts): string {
+	return `${c.error} error${c.error === 1 ? '' : 's'}, ${c.warning} warning${c.warning === 1 ? '' : 's'}, ${c.info} info`;
+}

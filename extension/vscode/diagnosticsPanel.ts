@@ -1,6 +1,9 @@
 /**
- * The diagnostics panel: shows the last report (WebviewPanelHost: strict CSP, `ready` handshake, every message
- * validated by PANEL_PROTOCOL), follows the inspection service, and answers copy / rerun.
+ * The report panels (WebviewPanelHost: strict CSP, `ready` handshake, every message validated by PANEL_PROTOCOL):
+ * - the diagnostics panel ("GPU-MPI Doctor") shows the host inspection the service holds and follows it;
+ * - the guard panel ("GPU-MPI Guard") shows the last guarded run's result, in its own tab: a result about a program
+ *   never replaces a host's inspection (nor its status bar item, Problems entries or Hosts row).
+ * Both answer copy / openEvidence / rerun for the report they show.
  */
 import * as vscode from 'vscode';
 import { evidenceTarget } from '../shared/findingLocations';
@@ -8,41 +11,63 @@ import { escapeHtml } from '../shared/htmlEscape';
 import { toolbarAndContent } from '../shared/webviewHtml';
 import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../shared/protocol';
 import type { RenderStrings } from '../shared/render';
+import type { Report } from '../shared/report';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
 import type { InspectionChange, InspectionService } from './inspectionService';
 import { WebviewPanelHost } from './webviewPanelHost';
 
-/** The panel's view type (also what a future serializer registers). */
+/** The panels' view types (also what a future serializer registers). */
 export const DIAGNOSTICS_VIEW_TYPE = 'gpumpiDoctor.diagnostics';
+export const GUARD_VIEW_TYPE = 'gpumpiDoctor.guardResult';
 
-/** The single diagnostics panel of this window. */
+/** Which report a panel shows: the service's inspection, or a guarded run's result it was handed. */
+type PanelRole = { kind: 'inspection' } | { kind: 'guard'; report: Report; rerun: () => void };
+
+/** One report panel of this window (one per role). */
 export class DiagnosticsPanel extends Disposable {
 	private static _current: DiagnosticsPanel | undefined;
+	private static _guard: DiagnosticsPanel | undefined;
 	private readonly _host: WebviewPanelHost<ToWebviewMessage, PanelRequests>;
 	/** A finding to reveal once the webview is ready (asked for before it loaded). */
 	private _pendingReveal: number | undefined;
 
-	/** Show the panel (creating it when needed). */
+	/** Show the inspection panel (creating it when needed). */
 	static show(extensionUri: vscode.Uri, service: InspectionService, log: Logger): DiagnosticsPanel {
 		if (DiagnosticsPanel._current) {
 			DiagnosticsPanel._current._host.reveal();
 			return DiagnosticsPanel._current;
 		}
-		DiagnosticsPanel._current = new DiagnosticsPanel(extensionUri, service, log);
+		DiagnosticsPanel._current = new DiagnosticsPanel(extensionUri, service, log, { kind: 'inspection' });
 		return DiagnosticsPanel._current;
 	}
 
-	/** The open panel, if any (tests). */
-	static get current(): DiagnosticsPanel | undefined { return DiagnosticsPanel._current; }
+	/** Show a guarded run's result in the guard panel (its own tab; the inspection panel is left as it is). */
+	static showGuard(extensionUri: vscode.Uri, service: InspectionService, log: Logger, report: Report, rerun: () => void): DiagnosticsPanel {
+		const open = DiagnosticsPanel._guard;
+		if (open) {
+			open._role = { kind: 'guard', report, rerun };
+			open._host.reveal();
+			open._host.post({ type: 'showReport', report });
+			return open;
+		}
+		DiagnosticsPanel._guard = new DiagnosticsPanel(extensionUri, service, log, { kind: 'guard', report, rerun });
+		return DiagnosticsPanel._guard;
+	}
 
-	private constructor(extensionUri: vscode.Uri, private readonly _service: InspectionService, private readonly _log: Logger) {
+	/** The open inspection panel, if any (tests). */
+	static get current(): DiagnosticsPanel | undefined { return DiagnosticsPanel._current; }
+	/** The open guard panel, if any (tests). */
+	static get guard(): DiagnosticsPanel | undefined { return DiagnosticsPanel._guard; }
+
+	private constructor(extensionUri: vscode.Uri, private readonly _service: InspectionService, private readonly _log: Logger, private _role: PanelRole) {
 		super();
+		const guard = _role.kind === 'guard';
 		this._host = this._register(new WebviewPanelHost<ToWebviewMessage, PanelRequests>(extensionUri, _log, {
-			viewType: DIAGNOSTICS_VIEW_TYPE,
-			title: vscode.l10n.t('GPU-MPI Doctor'),
+			viewType: guard ? GUARD_VIEW_TYPE : DIAGNOSTICS_VIEW_TYPE,
+			title: guard ? vscode.l10n.t('GPU-MPI Guard') : vscode.l10n.t('GPU-MPI Doctor'),
 			bundle: 'panel',
-			what: 'diagnostics webview',
+			what: guard ? 'guard result webview' : 'diagnostics webview',
 			protocol: PANEL_PROTOCOL,
 			extraResourceRoots: ['media'],
 			strings: panelStrings(),
@@ -51,11 +76,11 @@ export class DiagnosticsPanel extends Disposable {
 				ready: () => {
 					const reveal = this._pendingReveal;
 					this._pendingReveal = undefined;
-					return { type: 'readyResponse', report: this._service.lastReport ?? null, busy: this._service.busy, ...(reveal !== undefined ? { revealFindingIndex: reveal } : {}) };
+					return { type: 'readyResponse', report: this.report ?? null, busy: this._role.kind === 'inspection' && this._service.busy, ...(reveal !== undefined ? { revealFindingIndex: reveal } : {}) };
 				},
 				openEvidence: async msg => {
 					// Indices into the report this panel shows; the host resolves the file itself, never a path from the webview.
-					const report = this._service.lastReport;
+					const report = this.report;
 					const ev = report?.findings[msg.findingIndex]?.evidence[msg.evidenceIndex];
 					const target = ev && report ? evidenceTarget(ev, report.raw, report.host.kind) : null;
 					if (target?.kind !== 'file') {
@@ -75,12 +100,18 @@ export class DiagnosticsPanel extends Disposable {
 					await vscode.env.clipboard.writeText(msg.text);
 					this._log.debug(`copied ${msg.text.length} characters to the clipboard`);
 				},
-				rerun: () => { void vscode.commands.executeCommand('gpumpiDoctor.inspectHost'); },
+				rerun: () => {
+					if (this._role.kind === 'guard') { this._role.rerun(); return; }
+					void vscode.commands.executeCommand('gpumpiDoctor.inspectHost');
+				},
 			},
 		}));
 		this._register(this._host.onDidDispose(() => this.dispose()));
-		this._register(this._service.onDidChange(change => this._onServiceChange(change)));
+		if (!guard) { this._register(this._service.onDidChange(change => this._onServiceChange(change))); }
 	}
+
+	/** The report this panel shows (the inspection panel: the service's current one). */
+	get report(): Report | undefined { return this._role.kind === 'guard' ? this._role.report : this._service.lastReport; }
 
 	/** Whether the webview has sent `ready` since it was (re)loaded. */
 	get isReady(): boolean { return this._host.isReady; }
@@ -92,6 +123,7 @@ export class DiagnosticsPanel extends Disposable {
 
 	override dispose(): void {
 		if (DiagnosticsPanel._current === this) { DiagnosticsPanel._current = undefined; }
+		if (DiagnosticsPanel._guard === this) { DiagnosticsPanel._guard = undefined; }
 		super.dispose();
 	}
 
@@ -99,7 +131,7 @@ export class DiagnosticsPanel extends Disposable {
 		// Never posted before `ready` (WebviewPanelHost.post); the ready reply carries the state.
 		if (change.kind === 'report') {
 			this._host.post({ type: 'showReport', report: change.report });
-		} else {
+		} else if (change.kind === 'busy') {
 			this._host.post({ type: 'busy', busy: change.busy, message: change.message });
 		}
 	}

@@ -39,8 +39,14 @@ export interface GpumpiDoctorApi {
 	reproPanelState(): ReproPanelState | null;
 	/** The transport-map panel's state (ready, which map reached the webview), or null when it is closed. */
 	transportMapState(): TransportMapPanelState | null;
-	/** How many diagnostics the last report put in the Problems panel. */
+	/** How many diagnostics every host's last inspection put in the Problems panel. */
 	problemCount(): number;
+	/** How many diagnostics one host's last inspection put in Problems (default this machine). */
+	problemCountFor(key?: string): number;
+	/** The URI of a host's findings document (the Problems entries with no file line), as a string. */
+	findingsDocument(key?: string): string | undefined;
+	/** The guard panel's report (its own tab), or null when it is closed. */
+	guardPanelReport(): Report | null;
 	/** What the verdict status bar item shows, or undefined while it is hidden. */
 	statusBar(): VerdictItemState | undefined;
 	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
@@ -93,11 +99,15 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	const problems = new FindingDiagnostics(logger.child('problems'));
 	const statusBar = new VerdictStatusBar();
 	context.subscriptions.push(problems, statusBar, service.onDidChange(change => {
+		if (change.kind === 'forget') { problems.forget(change.key); return; }
 		if (change.kind !== 'report') { return; }
-		problems.update(change.report);
-		statusBar.update(change.report);
+		problems.update(change.key, change.report);
+		statusBar.update(change.report, change.key);
 	}));
-	const showFinding = (id?: unknown, index?: unknown): void => {
+	/** A Problems entry's "Show in GPU-MPI panel": that host's inspection in the panel, scrolled to the finding. */
+	const showFinding = (id?: unknown, index?: unknown, key?: unknown): void => {
+		const own = typeof key === 'string' ? service.reportFor(key) : undefined;
+		if (own && typeof key === 'string' && own !== service.lastReport) { service.showReport(own, key); }
 		const report = service.lastReport;
 		if (!report) { throw new Error(vscode.l10n.t('No report yet. Run "GPU-MPI: Inspect Host".')); }
 		// The index is checked against the id: a stale diagnostic from an older report reveals the finding by id.
@@ -105,13 +115,13 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		if (at < 0) { at = 0; }
 		showPanel().revealFinding(at);
 	};
-	/** A click on a host row: that host's last report becomes the panel's (and the Problems panel's and status bar's). */
+	/** A click on a host row: that host's last inspection becomes the panel's and the status bar's (Problems holds every host's). */
 	const showHostReport = (arg?: unknown): Report | undefined => {
 		const key = hostKeyOf(arg);
 		const report = key === undefined ? undefined : service.reportFor(key);
-		if (!report) { throw new Error(vscode.l10n.t('{0} has not been inspected in this window yet. Run "GPU-MPI: Inspect Host".', key ?? '?')); }
+		if (!report || key === undefined) { throw new Error(vscode.l10n.t('{0} has not been inspected in this window yet. Run "GPU-MPI: Inspect Host".', key ?? '?')); }
 		showPanel();
-		service.showReport(report);
+		service.showReport(report, key);
 		return report;
 	};
 	const hostsTree = new HostsTreeProvider(service);
@@ -129,7 +139,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		}
 		const report = await core().reportFromBundle(dir);
 		showPanel();
-		service.showReport(report);
+		service.showReport(report, `bundle:${dir}`);
 		return report;
 	};
 
@@ -150,11 +160,11 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 			void vscode.window.showInformationMessage(vscode.l10n.t('Copied: {0}', text));
 		}, log, showLog),
 		registerCommand('gpumpiDoctor.runGuard', (arg?: unknown) => runGuardCommand(context, logger.child('guard'), arg, {
-			report: r => { showPanel(); service.showReport(r); },
+			report: (r, rerun) => { DiagnosticsPanel.showGuard(context.extensionUri, service, logger.child('guard-panel'), r, rerun); },
 			map: r => { if (r.map) { TransportMapPanel.show(context.extensionUri, logger.child('map')).setMap(r.map, vscode.l10n.t('gpumpi-guard: the program\'s traffic')); } },
 		}), log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
-		{ dispose: () => DiagnosticsPanel.current?.dispose() },
+		{ dispose: () => { DiagnosticsPanel.current?.dispose(); DiagnosticsPanel.guard?.dispose(); } },
 		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
 		registerReproCommands(context, logger.child('repro'), () => service.lastReport, showLog),
 	);
@@ -168,6 +178,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		lastReport: () => service.lastReport,
 		inspect,
 		panelReady: () => DiagnosticsPanel.current?.isReady ?? false,
+		guardPanelReport: () => DiagnosticsPanel.guard?.report ?? null,
 		lastCommandError: () => lastCommandError()?.message,
 		hostsView: () => hostsTree.getChildren().map(n => {
 			const item = hostsTree.getTreeItem(n);
@@ -178,6 +189,8 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		reproPanelState: () => ReproPanel.current?.state ?? null,
 		transportMapState: () => TransportMapPanel.current?.state ?? null,
 		problemCount: () => problems.count,
+		problemCountFor: (key?: string) => problems.countFor(key ?? LOCAL_HOST_KEY),
+		findingsDocument: (key?: string) => problems.documentFor(key ?? LOCAL_HOST_KEY)?.toString(),
 		statusBar: () => statusBar.state,
 		activationTimings: () => ({ ...timings }),
 		...(context.extensionMode === vscode.ExtensionMode.Test ? { scriptInputs: (answers: ScriptedAnswer[]) => MultiStepInput.script(answers) } : {}),

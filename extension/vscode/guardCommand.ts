@@ -3,8 +3,8 @@
  * then one multi-step input: program (file picker on this machine, or a path typed for a remote host), arguments
  * (split like a shell, nothing expanded), ranks, mode. The program runs under gpumpi-guard through the same core as
  * `gpumpi-doctor guard --np N -- program args` (core/guard/guardRunner.ts), in a cancellable progress notification
- * whose cancel ends the whole job; its output goes to the log channel. The findings go to the diagnostics panel, the
- * program's traffic to the map panel. An options object `{ program, args?, np?, mode?, stage?, host? }` skips the questions.
+ * whose cancel ends the whole job; its output goes to the log channel. The findings go to the guard panel (its own
+ * tab: never the host's inspection, status bar or Problems), the program's traffic to the map panel. An options object `{ program, args?, np?, mode?, stage?, host? }` skips the questions.
  * stage: GPUMPI_GUARD_STAGE=1 on every rank (`gpumpi-doctor guard --stage`).
  */
 import { activeRuns } from '../core/activeRuns';
@@ -105,7 +105,7 @@ async function pickChoices(last: GuardChoices | undefined, local: boolean): Prom
 
 /** The command body. Resolves to the result shown, or undefined when cancelled. */
 export async function runGuardCommand(context: vscode.ExtensionContext, log: Logger, argument: unknown,
-	show: { report: (r: Report) => void; map: (r: GuardResult) => void }): Promise<GuardResult | undefined> {
+	show: { report: (r: Report, rerun: () => void) => void; map: (r: GuardResult) => void }): Promise<GuardResult | undefined> {
 	if (!vscode.workspace.isTrusted) { throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.')); }
 	const { hostKey: argHost, rest } = hostOfArgument(argument);
 	const asks = rest === undefined || rest === null || rest instanceof vscode.Uri;
@@ -154,7 +154,10 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 			const version = String(context.extension.packageJSON?.version ?? '0');
 			const result = core().guardResult({ version, where: target.label, mode: c.mode, flavor: target.flavor, guardLib, command, outcome, merge });
 			log.info(result.verdict);
-			show.report(core().guardInspectionReport(result, { id: hostKey, label: target.label, kind: hostKey === LOCAL_HOST_KEY ? 'local' : 'ssh' }, { stdout, stderr }));
+			// Its own tab: a result about this program never replaces the host's inspection (docs/vscode.md, one truth per host).
+			const again = { program: c.program, args: c.args, np: c.np, mode: c.mode, stage: c.stage, ...(hostKey === LOCAL_HOST_KEY ? {} : { host: hostKey }) };
+			show.report(core().guardInspectionReport(result, { id: hostKey, label: target.label, kind: hostKey === LOCAL_HOST_KEY ? 'local' : 'ssh' }, { stdout, stderr }),
+				() => { void vscode.commands.executeCommand('gpumpiDoctor.runGuard', again); });
 			if (result.map) { show.map(result); }
 			return result;
 		} finally {

@@ -5,6 +5,7 @@
  * marked: icon, "unreachable: <reason>" and the reason in the tooltip. Invalid settings entries are problem rows.
  */
 import * as vscode from 'vscode';
+import { findingCounts, findingCountsText } from '../shared/headline';
 import type { Report } from '../shared/report';
 import type { HostSetting } from '../core/hosts/hostSettings';
 import { LOCAL_HOST_KEY, type InspectionService } from './inspectionService';
@@ -110,8 +111,7 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 		const report = this._service.reportFor(key);
 		if (!report) { return vscode.l10n.t('not inspected'); }
 		const at = new Date(report.createdAt);
-		const findings = report.findings.filter(f => f.severity === 'error' || f.severity === 'warning').length;
-		return vscode.l10n.t('inspected {0}, {1} problem(s)', at.toLocaleTimeString(), findings);
+		return vscode.l10n.t('inspected {0}: {1}', at.toLocaleTimeString(), findingCountsText(findingCounts(report.findings)));
 	}
 
 	dispose(): void { for (const s of this._subs) { s.dispose(); } }
@@ -148,7 +148,7 @@ export async function pickHost(title = vscode.l10n.t('GPU-MPI: Inspect Host')): 
 		items.push({ label: vscode.l10n.t('Invalid gpumpiDoctor.hosts entries (not run)'), kind: vscode.QuickPickItemKind.Separator });
 		items.push(...problems.map((p): Item => ({ label: `$(warning) ${p}` })));
 	}
-	const picked = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t('Which host?') });
+	const picked = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t('Which host?'), ignoreFocusOut: true });
 	if (!picked) { return undefined; }
 	if (!picked.key) { throw new Error(vscode.l10n.t('That hosts entry is invalid and is not run: {0}', picked.label.replace(/^\$\(warning\) /, ''))); }
 	return picked.key;

@@ -22,11 +22,12 @@ export const LOCAL_HOST_KEY = '$local';
 export type HostReach = { ok: true; at: number } | { ok: false; at: number; label: string; error: string };
 
 /** What changed, for listeners such as the diagnostics panel. */
-export type InspectionChange = { kind: 'report'; report: Report } | { kind: 'busy'; busy: boolean; message: string };
+export type InspectionChange = { kind: 'report'; report: Report; key: string } | { kind: 'busy'; busy: boolean; message: string } | { kind: 'forget'; key: string };
 
 /** The inspection state of this window. */
 export class InspectionService extends Disposable {
 	private _lastReport: Report | undefined;
+	private _lastKey: string | undefined;
 	private readonly _byHost = new Map<string, Report>();
 	private readonly _reach = new Map<string, HostReach>();
 	private _running: { key: string; promise: Promise<Report> } | undefined;
@@ -37,7 +38,10 @@ export class InspectionService extends Disposable {
 
 	constructor(private readonly _log: Logger) { super(); }
 
+	/** The inspection shown now (the panel, status bar): the last one run, or the host row clicked last. */
 	get lastReport(): Report | undefined { return this._lastReport; }
+	/** The host key of lastReport (LOCAL_HOST_KEY, a hosts name, or `bundle:<dir>`). */
+	get lastKey(): string | undefined { return this._lastKey; }
 	get busy(): boolean { return this._running !== undefined; }
 	/** The host key (LOCAL_HOST_KEY or a hosts name) being inspected now, if any. */
 	get runningHost(): string | undefined { return this._running?.key; }
@@ -57,13 +61,20 @@ export class InspectionService extends Disposable {
 	forget(key: string): void {
 		this._reach.delete(key);
 		this._byHost.delete(key);
+		this._onDidChange.fire({ kind: 'forget', key });
 		this._setBusy(this.busy, this._busyMessage);
 	}
 
-	/** Show a report made elsewhere (an offline bundle) as this window's current report. */
-	showReport(report: Report): void {
+	/**
+	 * Show an inspection as this window's current one: a host's last inspection again (a Hosts row click), or one made
+	 * elsewhere (an offline bundle, key `bundle:<dir>`). Only inspections come here: a guarded run's or a reproducer's
+	 * result has its own panel and never becomes a host's truth.
+	 */
+	showReport(report: Report, key: string): void {
 		this._lastReport = report;
-		this._onDidChange.fire({ kind: 'report', report });
+		this._lastKey = key;
+		if (key.startsWith('bundle:')) { this._byHost.set(key, report); }
+		this._onDidChange.fire({ kind: 'report', report, key });
 	}
 
 	/**
@@ -152,7 +163,8 @@ export class InspectionService extends Disposable {
 					this._log.warn(`ssh said: ${unreached.stderr.trim() || '(nothing)'} [${unreached.command.join(' ')}]`);
 				}
 				this._lastReport = report;
-				this._onDidChange.fire({ kind: 'report', report });
+				this._lastKey = hostKey;
+				this._onDidChange.fire({ kind: 'report', report, key: hostKey });
 				this._log.info(`report ready: ${report.findings.length} finding(s) in ${report.elapsedMs} ms`);
 				return report;
 			} catch (e) {

@@ -1,11 +1,14 @@
 /**
- * The status bar item with the last verdict (shared/headline.ts) of the host inspected last: an icon and the verdict
- * in a word, the headline and host in the tooltip, a click opens the GPU-MPI panel. Hidden until a report exists.
+ * The status bar item: the verdict (shared/headline.ts) of the inspection the GPU-MPI panel shows, naming its host
+ * when it is not this machine; the headline and the finding counts (the same as the panel's, the Hosts row's and
+ * Problems') in the tooltip; a click opens the panel. It follows host inspections only: a guarded run or a reproducer
+ * never sets it. Hidden until an inspection exists.
  */
 import * as vscode from 'vscode';
-import { reportHeadline, type HeadlineVerdict } from '../shared/headline';
+import { findingCounts, findingCountsText, reportHeadline, type HeadlineVerdict } from '../shared/headline';
 import type { Report } from '../shared/report';
 import { Disposable } from './dispose';
+import { LOCAL_HOST_KEY } from './inspectionService';
 
 /** The command the item runs (opens the diagnostics panel with the last report). */
 export const SHOW_PANEL_COMMAND = 'gpumpiDoctor.showPanel';
@@ -20,17 +23,23 @@ const LOOK: Record<HeadlineVerdict, { icon: string; word: string; background?: s
 /** What the item shows for a report (pure apart from the l10n call; tests read it through the API). */
 export interface VerdictItemState { text: string; tooltip: string; verdict: HeadlineVerdict; host: string }
 
-export function verdictItemState(report: Report): VerdictItemState {
+/** The finding id of an unreachable host (core/unreachable.ts UNREACHABLE_ID; not imported: core loads lazily). */
+const UNREACHABLE_ID = 'host-unreachable';
+
+/** `local`: the report is this machine's (the host is not named in the text then). */
+export function verdictItemState(report: Report, local: boolean): VerdictItemState {
 	const h = report.headline && typeof report.headline.text === 'string' ? report.headline : reportHeadline(report);
+	const unreachable = report.findings.some(f => f.id === UNREACHABLE_ID);
 	const look = LOOK[h.verdict] ?? LOOK['not-checked'];
-	const host = report.summary?.hostname || report.host.label;
+	const word = unreachable ? vscode.l10n.t('cannot reach') : vscode.l10n.t(look.word);
+	const host = report.host.kind === 'local' ? report.summary?.hostname || report.host.label : report.host.label || report.summary?.hostname;
 	const when = new Date(report.createdAt);
 	const at = Number.isNaN(when.getTime()) ? report.createdAt : when.toLocaleString();
 	return {
 		verdict: h.verdict,
 		host,
-		text: `${look.icon} ${vscode.l10n.t('GPU-MPI: {0}', vscode.l10n.t(look.word))}`,
-		tooltip: `${host} (${at}): ${h.text}\n${vscode.l10n.t('Click to open the GPU-MPI panel.')}`,
+		text: `${unreachable ? '$(debug-disconnect)' : look.icon} ${local ? vscode.l10n.t('GPU-MPI: {0}', word) : vscode.l10n.t('GPU-MPI {0}: {1}', host, word)}`,
+		tooltip: `${host} (${at}): ${h.text}\n${findingCountsText(findingCounts(report.findings))}\n${vscode.l10n.t('Click to open the GPU-MPI panel.')}`,
 	};
 }
 
@@ -47,8 +56,9 @@ export class VerdictStatusBar extends Disposable {
 	/** What the item shows now; undefined while hidden (tests). */
 	get state(): VerdictItemState | undefined { return this._state; }
 
-	update(report: Report): void {
-		const state = verdictItemState(report);
+	/** Show the inspection of host `key` (LOCAL_HOST_KEY is this machine). */
+	update(report: Report, key: string): void {
+		const state = verdictItemState(report, key === LOCAL_HOST_KEY);
 		this._state = state;
 		this._item.text = state.text;
 		this._item.tooltip = state.tooltip;

@@ -1,11 +1,12 @@
 /**
  * Problems-panel mapping on the real Debian 12 capture: its /etc/openmpi/openmpi-mca-params.conf has "pml = ^ucx"
- * at line 69 (Debian's packaging), so the pml rule's finding lands on that line with a "set pml = ucx" quick fix
- * (from the rule's own fix command) and a "comment out" one; evidence from tool output maps to that raw output's line.
+ * at line 69 (Debian's packaging), so the pml rule's finding lands on that line; its "set pml = ucx" / "comment out"
+ * edits only where pml ucx can be selected (not on that machine: its pml_ucx_tls defaults refuse UCX's transports);
+ * every other finding sits on the host's findings document; evidence from tool output maps to that raw output's line.
  */
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../extension/core/analyze';
-import { diagnosticsOf, evidenceFile, evidenceTarget, fixValueFor } from '../../extension/shared/findingLocations';
+import { diagnosticsOf, evidenceFile, evidenceTarget, fixValueFor, mcaParamsOf, reportDocument } from '../../extension/shared/findingLocations';
 import type { RawOutput, Report } from '../../extension/shared/report';
 import { debianRaw } from './rules/fixtureRaw';
 
@@ -15,26 +16,51 @@ function reportOf(raw: RawOutput[], kind: 'local' | 'ssh' | 'bundle'): Pick<Repo
 }
 
 describe('finding locations (Problems panel, quick fixes, evidence links)', () => {
-	it('the pml = ^ucx line of the Debian MCA parameter file becomes a diagnostic with two quick fixes', () => {
-		const specs = diagnosticsOf(reportOf(debianRaw(), 'local'));
+	it('the pml = ^ucx line of the Debian MCA parameter file is a diagnostic; where pml ucx refuses every transport, no line edit (the fix needs more)', () => {
+		const report = reportOf(debianRaw(), 'local');
+		const specs = diagnosticsOf(report);
 		const pml = specs.find(s => s.findingId === 'ompi-pml-ucx-disabled-by-param-file');
 		assert.ok(pml, `no pml diagnostic among ${specs.map(s => s.findingId).join(', ')}`);
 		assert.equal(pml.path, '/etc/openmpi/openmpi-mca-params.conf');
 		assert.equal(pml.line, 69);
 		assert.match(pml.message, /pml ucx is disabled/);
 		assert.ok(pml.sourceUrl?.startsWith('https://'));
-		assert.deepEqual(pml.edits.map(e => e.replacement.split('   #')[0]), ['pml = ucx', '# pml = ^ucx']);
-		assert.equal(pml.edits[0].expected, 'pml = ^ucx');
-		assert.deepEqual(pml.edits.map(e => e.preferred), [true, false]);
-		// Every diagnostic is a line of a file, once per (file, line, finding).
-		const keys = specs.map(s => `${s.path}:${s.line}:${s.findingId}`);
-		assert.equal(new Set(keys).size, keys.length);
-		assert.ok(specs.every(s => s.path.startsWith('/') && s.line >= 1));
+		// The same inspection says pml ucx refuses UCX's transports here (ompi-pml-ucx-transport-defaults): "pml = ucx"
+		// alone would make every run fail, so the finding's fix carries pml_ucx_tls / pml_ucx_devices and the line gets no edit.
+		assert.ok(report.findings.some(f => f.id === 'ompi-pml-ucx-transport-defaults'));
+		assert.deepEqual(mcaParamsOf(pml.fixCommand).sort(), ['pml', 'pml_ucx_devices', 'pml_ucx_tls']);
+		assert.deepEqual(pml.edits, []);
+		// One entry per finding, in report order: file lines where there is one, the findings document's line otherwise.
+		assert.deepEqual(specs.map(s => s.findingIndex), report.findings.map((_, i) => i));
+		assert.ok(specs.every(s => (s.path === null ? s.line === s.findingIndex + 1 : s.path.startsWith('/') && s.line >= 1)));
 	});
 
-	it('an SSH host or a bundle gives no diagnostics: those files are not on this machine', () => {
-		assert.deepEqual(diagnosticsOf(reportOf(debianRaw(), 'ssh')), []);
-		assert.deepEqual(diagnosticsOf(reportOf(debianRaw(), 'bundle')), []);
+	it('where pml ucx can be selected (the same capture with pml_ucx_tls = any, edited here), the line gets "set pml = ucx" and "comment out"', () => {
+		const raw = debianRaw().map(r => r.id === 'ompi_info' ? { ...r, stdout: r.stdout.replace(/^(mca:pml:ucx:param:pml_ucx_tls:value:).*$/m, '$1any').replace(/^(mca:pml:ucx:param:pml_ucx_devices:value:).*$/m, '$1any') } : r);
+		const report = reportOf(raw, 'local');
+		assert.ok(!report.findings.some(f => f.id === 'ompi-pml-ucx-transport-defaults'), 'the edit took');
+		const pml = diagnosticsOf(report).find(s => s.findingId === 'ompi-pml-ucx-disabled-by-param-file');
+		assert.deepEqual(pml?.edits.map(e => e.replacement.split('   #')[0]), ['pml = ucx', '# pml = ^ucx']);
+		assert.equal(pml?.edits[0].expected, 'pml = ^ucx');
+		assert.deepEqual(pml?.edits.map(e => e.preferred), [true, false]);
+	});
+
+	it('the findings document has one line per finding after its heading, headline and counts', () => {
+		const report = { ...reportOf(debianRaw(), 'ssh'), createdAt: '2026-12-06T00:00:00Z', headline: { text: 'line\nbreak' } };
+		const doc = reportDocument(report, '0 errors, 3 warnings, 4 info');
+		const lines = doc.text.split('\n');
+		assert.equal(lines[1], 'line break', 'one line, whatever the text');
+		assert.equal(lines[2], 'Findings: 0 errors, 3 warnings, 4 info');
+		report.findings.forEach((f, i) => assert.ok(lines[doc.lineOf(i) - 1].includes(`(${f.id})`), `line ${doc.lineOf(i)}: ${lines[doc.lineOf(i) - 1]}`));
+	});
+
+	it('an SSH host or a bundle gives no file lines (those files are not on this machine): every finding is on the findings document', () => {
+		for (const kind of ['ssh', 'bundle'] as const) {
+			const r = reportOf(debianRaw(), kind);
+			const specs = diagnosticsOf(r, i => 10 + i);
+			assert.equal(specs.length, r.findings.length);
+			assert.ok(specs.every(s => s.path === null && s.line === 10 + s.findingIndex && s.edits.length === 0));
+		}
 		// ... but the same evidence still points into the raw output the file was read into.
 		const ev = { source: 'mca_params:/etc/openmpi/openmpi-mca-params.conf', line: 'pml = ^ucx', lineNo: 69 };
 		assert.deepEqual(evidenceTarget(ev, debianRaw(), 'ssh'), { kind: 'raw', rawId: ev.source, stream: 'stdout', line: 69 });
@@ -70,7 +96,7 @@ describe('finding locations (Problems panel, quick fixes, evidence links)', () =
 		const f = report.findings.find(x => x.id === 'ompi-pml-ucx-disabled-by-param-file')!;
 		const withComment = { ...report, findings: [{ ...f, evidence: [{ source: 'mca_params:/etc/a.conf', line: '# pml = ^ucx', lineNo: 3 }, { source: 'mca_params:/etc/a.conf', line: 'garbage', lineNo: 4 }] }] };
 		const specs = diagnosticsOf(withComment);
-		assert.equal(specs.length, 2);
-		assert.deepEqual(specs.map(s => s.edits.length), [0, 0]);
+		assert.equal(specs.length, 1, 'one entry per finding');
+		assert.deepEqual(specs.map(s => [s.line, s.edits.length]), [[3, 0]]);
 	});
 });

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { guardMain, parseGuardArgs, renderGuardText } from '../../extension/cli/guardCli';
 import { mergeGuardReports, printable, type GuardMergeInput, type GuardReportFile } from '../../extension/core/guard/guardMerge';
 import { parseGuardReport, siteText, validateStageDetail } from '../../extension/core/guard/guardReport';
-import { guardResult } from '../../extension/core/guard/guardResult';
+import { gpuBufferCalls, guardInspectionReport, guardResult } from '../../extension/core/guard/guardResult';
 import { forwardVariables, launcherKind, ranksAsked, splitArgLine } from '../../extension/core/guard/guardRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
 import { loadMapText } from '../../extension/core/map/mapFile';
@@ -402,5 +402,31 @@ describe('a Fortran program under Open MPI bypasses the guard, and the result sa
 		assert.ok(!ids(m).includes('guard-off-at-init'), 'a bypass is not a mixed launch');
 		assert.match(m.verdict, /not observed: the program's mpi calls bypassed the guard on 2 ranks/);
 		assert.doesNotMatch(m.verdict, /mixed launch/);
+	});
+});
+
+describe('the guard result\'s headline claims only what the run saw (real reports)', () => {
+	const result = (name: string, mode = 'report') => {
+		const files = name.includes('/') ? fs.readdirSync(path.resolve(process.cwd(), 'test-fixtures', name)).filter(f => f.endsWith('.json')).sort()
+			.map(f => ({ name: f, text: fs.readFileSync(path.resolve(process.cwd(), 'test-fixtures', name, f), 'utf8') })) : fixture(name);
+		const merge = mergeGuardReports(input(files, { mode }));
+		return guardResult({ version: 't', where: 'here', mode: 'report', flavor: 'openmpi', guardLib: '/g.so', command: ['a'],
+			outcome: { argv: ['a'], how: 'alone', result: { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 1 }, files, expectedRanks: null, reportDir: '/tmp/x', notes: [] }, merge });
+	};
+	const host = { id: '$local', label: 'this machine', kind: 'local' as const };
+	it('a host-buffer program (guard_demo, no CUDA loaded) is "not checked", never "works"', () => {
+		const r = result('openmpi-demo');
+		assert.equal(gpuBufferCalls(r), 0);
+		const h = guardInspectionReport(r, host, { stdout: '', stderr: '' }).headline;
+		assert.equal(h?.verdict, 'not-checked');
+		assert.match(h?.text ?? '', /No GPU buffer was passed to MPI in this run/);
+	});
+	it('GPU buffers with every danger fixed are "works" (H100, fix mode); an IPC import under cuda_ipc "fails"', () => {
+		const fixed = result('guard-foreign/h100-testbed/ipc-fix', 'fix');
+		assert.ok(gpuBufferCalls(fixed) > 0, 'the run sent GPU buffers');
+		assert.deepEqual(fixed.findings.filter(f => f.severity !== 'info').map(f => f.id), []);
+		assert.equal(guardInspectionReport(fixed, host, { stdout: '', stderr: '' }).headline?.verdict, 'works');
+		const ipc = result('openmpi-ipc-report');
+		assert.equal(guardInspectionReport(ipc, host, { stdout: '', stderr: '' }).headline?.verdict, 'fails');
 	});
 });

@@ -69,6 +69,12 @@ export function guardExitCode(r: Pick<GuardResult, 'exitCode'>): number {
 	return r.exitCode ?? 3;
 }
 
+/** MPI calls of the run whose buffer was GPU memory (device, managed, pool, VMM or IPC-imported), over every rank. */
+export function gpuBufferCalls(r: Pick<GuardResult, 'reports'>): number {
+	const gpu = (c: Record<string, number>): number => Object.entries(c).reduce((s, [k, n]) => s + (k === 'host' || k === 'pinned-host' ? 0 : n), 0);
+	return r.reports.reduce((s, rep) => s + rep.peers.reduce((t, p) => t + gpu(p.bufferClasses), 0) + rep.collectives.reduce((t, c) => t + gpu(c.bufferClasses), 0), 0);
+}
+
 /**
  * The result as an inspection-style Report, for the diagnostics panel (findings with evidence, fixes and sources;
  * the verdict as the headline; the command as its one raw output).
@@ -77,6 +83,11 @@ export function guardInspectionReport(r: GuardResult, host: { id: string; label:
 	const first = r.reports[0];
 	const dangerous = r.findings.some(f => f.severity === 'error');
 	const risky = r.findings.some(f => f.severity === 'warning');
+	const gpu = gpuBufferCalls(r);
+	// "works" only for what was seen: GPU buffers that went through MPI without a dangerous combination. A run that
+	// passed no GPU buffer to MPI says nothing about GPU buffers (a host-buffer hello-world is not a green light).
+	const verdict = dangerous ? 'fails' : risky ? 'at-risk' : r.reports.length > 0 && gpu > 0 ? 'works' : 'not-checked';
+	const text = verdict === 'not-checked' && r.reports.length > 0 ? `${r.verdict} No GPU buffer was passed to MPI in this run, so it says nothing about GPU buffers.` : r.verdict;
 	return {
 		schema: REPORT_SCHEMA,
 		tool: r.tool,
@@ -89,7 +100,7 @@ export function guardInspectionReport(r: GuardResult, host: { id: string; label:
 			cuda: { label: first?.cuda.available ? 'loaded by the program' : 'not loaded', driverVersion: '' },
 			gpus: [],
 		},
-		headline: { verdict: dangerous ? 'fails' : risky ? 'at-risk' : r.reports.length > 0 ? 'works' : 'not-checked', text: r.verdict, evidence: r.findings.slice(0, 3).map(f => ({ ref: `finding:${f.id}`, text: f.title })) },
+		headline: { verdict, text, evidence: r.findings.slice(0, 3).map(f => ({ ref: `finding:${f.id}`, text: f.title })) },
 		findings: r.findings,
 		facts: { guard: { totals: r.totals, traffic: r.traffic, ranks: r.ranks } },
 		raw: [{ id: 'guard-command', command: r.argv, exitCode: r.exitCode, stdout: output.stdout, stderr: output.stderr, durationMs: r.durationMs, error: r.error ?? undefined, timedOut: r.timedOut, notes: r.notes }],

@@ -5,6 +5,7 @@ import type { Evidence } from '../../shared/report';
 import type { Facts, McaSetting } from '../facts';
 import { transportNames } from '../parsers/ucxInfo';
 import { mcaSettingsFromEnv } from '../parsers/mcaParams';
+import { mcaParam } from '../parsers/ompiInfo';
 
 /** How many GPUs are visible, with the evidence that shows it (0 with evidence = checked and none seen). */
 export function visibleGpus(facts: Facts): { count: number; evidence: Evidence[] } {
@@ -70,4 +71,33 @@ export function compareVersions(a: number[], b: number[]): number {
 export function dirOf(p: string): string {
 	const i = p.lastIndexOf('/');
 	return i <= 0 ? '/' : p.slice(0, i);
+}
+
+/**
+ * Whether Open MPI's pml ucx refuses every transport UCX offers here with its pml_ucx_tls / pml_ucx_devices values
+ * (Open MPI >= 4.1: opal/mca/common/ucx/common_ucx.c checks UCX's transports against them): 'transports' when no
+ * transport is named (then `--mca pml ucx` alone fails), 'devices' when no device of a named one matches (pml ucx
+ * drops below ob1). Null when it accepts one, or when the facts do not say. Read by the rule that reports it
+ * (ompi-pml-ucx-transport-defaults) and by every rule whose fix selects pml ucx, so no fix contradicts it.
+ */
+export function pmlUcxRefusal(facts: Facts): {
+	refuses: 'transports' | 'devices';
+	tlsP: NonNullable<ReturnType<typeof mcaParam>>; devP: NonNullable<ReturnType<typeof mcaParam>>;
+	avail: NonNullable<Facts['ucx']>['transports']; tlMatch: NonNullable<Facts['ucx']>['transports'];
+} | null {
+	const o = facts.mpi.openmpi;
+	const tlsP = mcaParam(o, 'pml_ucx_tls');
+	const devP = mcaParam(o, 'pml_ucx_devices');
+	if (!tlsP || !devP || !facts.ucx?.devicesListed) { return null; }
+	const tlsList = tlsP.value.replace(/^\^/, '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+	const negate = tlsP.value.startsWith('^');
+	const anyTl = tlsP.value.trim() === 'any';
+	const anyDev = devP.value.trim() === 'any';
+	const avail = facts.ucx.transports;
+	const tlMatch = avail.filter((t) => anyTl || (negate ? !tlsList.includes(t.name) : tlsList.includes(t.name)));
+	const devRes = devP.value.split(',').map((p) => new RegExp(`^${p.trim().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`));
+	const devMatch = tlMatch.filter((t) => anyDev || devRes.some((re) => re.test(t.device)));
+	if (tlMatch.length === 0) { return { refuses: 'transports', tlsP, devP, avail, tlMatch }; }
+	if (devMatch.length === 0) { return { refuses: 'devices', tlsP, devP, avail, tlMatch }; }
+	return null;
 }

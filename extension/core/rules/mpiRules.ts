@@ -5,7 +5,7 @@
 import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
 import { componentsOf, mcaParam } from '../parsers/ompiInfo';
-import { dirOf, envSettings, isOpenMpi, ucxTransports, visibleGpus } from './helpers';
+import { dirOf, envSettings, isOpenMpi, pmlUcxRefusal, ucxTransports, visibleGpus } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
 
@@ -93,7 +93,7 @@ const notCudaAware: Rule = {
 
 const pmlUcxDisabledByFile: Rule = {
 	id: 'ompi-pml-ucx-disabled-by-param-file', severity: 'warning', title: 'pml ucx is disabled by a site MCA parameter file',
-	reads: ['mpi.paramFiles[].settings', 'mpi.openmpi.params.pml', 'mpi.openmpi.components'],
+	reads: ['mpi.paramFiles[].settings', 'mpi.openmpi.params.pml', 'mpi.openmpi.components', 'mpi.openmpi.params.pml_ucx_tls', 'mpi.openmpi.params.pml_ucx_devices', 'ucx.transports'],
 	appliesTo: { openmpi: ALL_VERSIONS },
 	verifiedAgainst: [
 		src(U.ompiMcaDocs, 'MCA parameter files and their precedence: command line and environment beat the files'),
@@ -115,10 +115,16 @@ const pmlUcxDisabledByFile: Rule = {
 				const gpu = visibleGpus(facts).count > 0;
 				const ucxCuda = ucxTransports(facts).some((t) => t.startsWith('cuda'));
 				const sev = gpu || ucxCuda ? 'warning' : 'info';
+				// Never a fix the same inspection contradicts: where pml ucx refuses every transport with its defaults
+				// (ompi-pml-ucx-transport-defaults), pml = ucx alone makes every run fail; the fix then carries the
+				// parameters that let it select (and the file's line alone is no fix: findingLocations offers no edit).
+				const refused = pmlUcxRefusal(facts)?.refuses === 'transports';
 				out.push(finding(this,
-					`${file.path} line ${s.evidence.lineNo ?? '?'} sets "pml = ${s.value}", so Open MPI never selects pml ucx${hasUcx ? ' although the ucx component is installed' : ''}; GPU traffic then goes through ob1 (smcuda / tcp) instead of UCX's cuda_copy / cuda_ipc paths.${overridden ? ` The environment overrides it here (OMPI_MCA_pml=${overridden.value}).` : ''}${sev === 'info' ? ' No GPU or CUDA-capable UCX is visible here, so this matters only once there is one.' : ''}`,
+					`${file.path} line ${s.evidence.lineNo ?? '?'} sets "pml = ${s.value}", so Open MPI never selects pml ucx${hasUcx ? ' although the ucx component is installed' : ''}; GPU traffic then goes through ob1 (smcuda / tcp) instead of UCX's cuda_copy / cuda_ipc paths.${overridden ? ` The environment overrides it here (OMPI_MCA_pml=${overridden.value}).` : ''}${refused ? ' Removing the line alone would not help here: pml ucx also refuses every transport UCX offers with its pml_ucx_tls / pml_ucx_devices defaults (see ompi-pml-ucx-transport-defaults), so the fix sets those too.' : ''}${sev === 'info' ? ' No GPU or CUDA-capable UCX is visible here, so this matters only once there is one.' : ''}`,
 					ev(s.evidence, p?.sourceEvidence, componentsOf(facts.mpi.openmpi, 'pml').find((c) => c.name === 'ucx')?.evidence),
-					{ text: 'Select UCX explicitly for a run (command line and environment beat parameter files), or delete the line from the file.', command: 'mpirun --mca pml ucx ...   # or: export OMPI_MCA_pml=ucx' }, sev));
+					refused
+						? { text: 'Select UCX explicitly for a run, with the transport parameters it needs here (command line and environment beat parameter files).', command: 'mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any ...   # or: export OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any' }
+						: { text: 'Select UCX explicitly for a run (command line and environment beat parameter files), or delete the line from the file.', command: 'mpirun --mca pml ucx ...   # or: export OMPI_MCA_pml=ucx' }, sev));
 			}
 		}
 		return out;

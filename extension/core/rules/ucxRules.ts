@@ -4,9 +4,9 @@
  */
 import type { Finding } from '../../shared/report';
 import type { Facts } from '../facts';
-import { componentsOf, mcaParam } from '../parsers/ompiInfo';
+import { componentsOf } from '../parsers/ompiInfo';
 import { versionParts } from '../parsers/text';
-import { compareVersions, CUDA_TRANSPORTS, envSettings, isIbTransport, isOpenMpi, ucxTransports, visibleGpus } from './helpers';
+import { compareVersions, CUDA_TRANSPORTS, envSettings, isIbTransport, isOpenMpi, pmlUcxRefusal, ucxTransports, visibleGpus } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
 
@@ -54,25 +54,16 @@ const pmlUcxTls: Rule = {
 	],
 	fixSummary: '--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any',
 	evaluate(facts) {
-		const o = facts.mpi.openmpi;
-		const tlsP = mcaParam(o, 'pml_ucx_tls');
-		const devP = mcaParam(o, 'pml_ucx_devices');
-		if (!tlsP || !devP || !facts.ucx?.devicesListed) { return []; }
-		const tlsList = tlsP.value.replace(/^\^/, '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-		const negate = tlsP.value.startsWith('^');
-		const anyTl = tlsP.value.trim() === 'any';
-		const anyDev = devP.value.trim() === 'any';
-		const avail = facts.ucx.transports;
-		const tlMatch = avail.filter((t) => anyTl || (negate ? !tlsList.includes(t.name) : tlsList.includes(t.name)));
-		const devRes = devP.value.split(',').map((p) => new RegExp(`^${p.trim().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`));
-		const devMatch = tlMatch.filter((t) => anyDev || devRes.some((re) => re.test(t.device)));
+		const r = pmlUcxRefusal(facts);
+		if (!r) { return []; }
+		const { tlsP, devP, avail, tlMatch } = r;
 		const evidence = ev(tlsP.evidence, devP.evidence, ...avail.slice(0, 6).map((t) => t.evidence));
 		const fix = { text: 'Let pml ucx accept every transport UCX offers (observed to work on Open MPI 4.1.4 / UCX 1.13.1).', command: 'mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any ...' };
 		const names = [...new Set(avail.map((t) => t.name))].join(', ');
-		if (tlMatch.length === 0) {
+		if (r.refuses === 'transports') {
 			return [finding(this, `pml_ucx_tls = ${tlsP.value} names none of the transports UCX offers here (${names}), so pml ucx disqualifies itself: every transport "did not match transport list", and --mca pml ucx alone fails with "No components were able to be opened in the pml framework".`, evidence, fix)];
 		}
-		if (devMatch.length === 0) {
+		if (r.refuses === 'devices') {
 			return [finding(this, `UCX offers ${[...new Set(tlMatch.map((t) => t.name))].join(', ')} from pml_ucx_tls, but no device matches pml_ucx_devices = ${devP.value}: Open MPI's UCX support check then lowers pml ucx below ob1, so by default ob1 is used and UCX (with its CUDA transports) only when forced.`, evidence, fix, 'info')];
 		}
 		return [];
