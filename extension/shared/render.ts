@@ -146,9 +146,12 @@ function renderEvidence(ev: readonly Evidence[], s: RenderStrings, interactive: 
 	if (!Array.isArray(ev) || ev.length === 0) { return ''; }
 	const items = ev.map((x, i) => {
 		const where = x.lineNo !== undefined ? `${x.source}:${x.lineNo}` : x.source;
-		// Interactive (the panel): the place is a link; media/panel/main.ts opens the file or scrolls the raw output to it.
+		// Interactive (the panel): the place is a link-styled button; media/panel/main.ts opens the file or scrolls the raw
+		// output to it. Not <a href="#">: VS Code's webview host answers a click on such a link with scrollTo(0, 0) after
+		// our handler had scrolled to the line (VS Code 1.100.3 out/vs/workbench/contrib/webview/browser/pre/index.html:
+		// "if (node.getAttribute('href') === '#') { event.view.scrollTo(0, 0);"), so the panel jumped to its top.
 		const place = interactive
-			? `<a href="#" class="evidence-source evidence-link" data-evidence-index="${i}" title="${e(s.openEvidence)}">${e(where)}</a>`
+			? `<button type="button" class="evidence-source evidence-link" data-evidence-index="${i}" title="${e(s.openEvidence)}">${e(where)}</button>`
 			: `<span class="evidence-source">${e(where)}</span>`;
 		return `<li class="evidence-line" data-source="${e(x.source)}">${place}<code class="evidence-text">${e(x.line)}</code></li>`;
 	}).join('');

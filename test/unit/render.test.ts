@@ -115,7 +115,8 @@ describe('renderReportHtml', () => {
 
 	it('shows evidence with source id and line number, and raw outputs in <details>', () => {
 		// Interactive (the panel): the place is a link to the line (media/panel/main.ts opens it); static: plain text.
-		assert.ok(html.includes(`data-evidence-index="0" title="${escapeHtml(DEFAULT_STRINGS.openEvidence)}">${escapeHtml(`ompi_info${EVIL}:12`)}</a>`), 'evidence link');
+		assert.ok(html.includes(`data-evidence-index="0" title="${escapeHtml(DEFAULT_STRINGS.openEvidence)}">${escapeHtml(`ompi_info${EVIL}:12`)}</button>`), 'evidence link');
+		assert.ok(!html.includes('href="#"'), 'no href="#" (VS Code scrolls the webview to its top on such a click)');
 		const still = renderReportHtml(hostileReport(), { interactive: false });
 		assert.ok(still.includes(`<span class="evidence-source">${escapeHtml(`ompi_info${EVIL}:12`)}</span>`));
 		assert.ok(!still.includes('evidence-link'));

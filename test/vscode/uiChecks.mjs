@@ -234,6 +234,28 @@ export async function runUiChecks(page, { screenshot, debugDir }) {
 		if (facts.openMpiVersion && !text.includes(facts.openMpiVersion)) { throw new Error(`#raw does not contain ${facts.openMpiVersion}`); }
 	});
 
+	await check('an evidence link to a raw output scrolls the panel to that line, highlighted and in view', async () => {
+		// ompi_info is tool output (no file): its evidence links open the raw block and scroll to the quoted line.
+		const link = frame().locator('.evidence-link', { hasText: /^ompi_info:\d+/ }).first();
+		await link.waitFor({ state: 'visible', timeout: 10_000 });
+		const want = Number(/^ompi_info:(\d+)/.exec((await link.textContent()) ?? '')?.[1]);
+		await link.scrollIntoViewIfNeeded();
+		await link.click();
+		const target = frame().locator('details.raw-output[data-raw-id="ompi_info"] .raw-line-target');
+		await target.waitFor({ state: 'attached', timeout: 5000 });
+		await page.waitForTimeout(400);
+		const got = await target.evaluate((el) => {
+			const r = el.getBoundingClientRect();
+			const pre = el.closest('pre');
+			return { line: Number(el.dataset.line), top: r.top, bottom: r.bottom, height: window.innerHeight, open: el.closest('details')?.open ?? false,
+				scrollY: window.scrollY, text: el.textContent, preTop: pre?.getBoundingClientRect().top ?? null };
+		});
+		if (got.line !== want) { throw new Error(`highlighted line ${got.line}, the link says ${want}`); }
+		if (!got.open || got.top < 0 || got.bottom > got.height) { throw new Error(`the line is not in view: ${JSON.stringify(got)}`); }
+		if (got.scrollY <= 0) { throw new Error(`the panel is at the top: ${JSON.stringify(got)}`); }
+		await frame().locator('#headline').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+	});
+
 	await check('garbage messages from the webview are ignored, and the host still answers a valid request', async () => {
 		// Posted through the function acquireVsCodeApi().postMessage calls (__vscode_post_message__ on the webview's
 		// host frame; VS Code deletes window.parent inside the content frame), so they reach the extension's
