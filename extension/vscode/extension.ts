@@ -47,6 +47,10 @@ export interface GpumpiDoctorApi {
 	findingsDocument(key?: string): string | undefined;
 	/** The guard panel's report (its own tab), or null when it is closed. */
 	guardPanelReport(): Report | null;
+	/** The reproducer panel's "Copy as bug report" Markdown, or null when it shows nothing. */
+	reproBugReport(): string | null;
+	/** The last inspection of one host (default this machine). */
+	hostReport(key?: string): Report | undefined;
 	/** What the verdict status bar item shows, or undefined while it is hidden. */
 	statusBar(): VerdictItemState | undefined;
 	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
@@ -166,7 +170,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => { DiagnosticsPanel.current?.dispose(); DiagnosticsPanel.guard?.dispose(); } },
 		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
-		registerReproCommands(context, logger.child('repro'), () => service.lastReport, showLog),
+		registerReproCommands(context, logger.child('repro'), key => service.reportFor(key), showLog),
 	);
 	const timings: ActivationTimings = {
 		moduleLoadMs: typeof loadStart === 'number' ? activateStart - loadStart : NaN,
@@ -179,6 +183,8 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		inspect,
 		panelReady: () => DiagnosticsPanel.current?.isReady ?? false,
 		guardPanelReport: () => DiagnosticsPanel.guard?.report ?? null,
+		reproBugReport: () => { try { return ReproPanel.current?.bugReport() ?? null; } catch { return null; } },
+		hostReport: (key?: string) => service.reportFor(key ?? LOCAL_HOST_KEY),
 		lastCommandError: () => lastCommandError()?.message,
 		hostsView: () => hostsTree.getChildren().map(n => {
 			const item = hostsTree.getTreeItem(n);

@@ -32,7 +32,7 @@ const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
 const lastByHost = new Map<string, { ipc: ReproPanelData['ipc']; fallback: ReproPanelData['fallback']; ipcSource: string; fallbackSource: string }>();
 
 /** Register the three commands. */
-export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: () => Report | undefined, showLog: () => void): vscode.Disposable {
+export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: (hostKey: string) => Report | undefined, showLog: () => void): vscode.Disposable {
 	const panel = (): ReproPanel => ReproPanel.show(context.extensionUri, log.child('panel'), inspectReport);
 	const wrap = (id: CommandId, fn: (arg: unknown) => Promise<unknown>): vscode.Disposable => registerCommand(id, (arg?: unknown) => fn(arg), log, showLog);
 	return vscode.Disposable.from(
@@ -291,7 +291,7 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			lastByHost.set(hostKey, kept);
 			const other = which === 'ipc' ? (kept.fallback.length > 0 ? kept.fallbackSource : '') : (kept.ipc ? kept.ipcSource : '');
 			const shown: ReproPanelData = { ipc: kept.ipc, fallback: kept.fallback, source: other ? `${data.source}; beside it: ${other}` : data.source };
-			p.setResults(shown);
+			p.setResults(shown, {}, hostKey);
 			const again = vscode.l10n.t('Run Again');
 			const command: CommandId = which === 'ipc' ? 'gpumpiDoctor.reproIpc' : 'gpumpiDoctor.reproFallback';
 			const rerunArg = { ...choices!, host: hostKey };

@@ -35,6 +35,8 @@ export interface ReproPanelState {
 export class ReproPanel extends Disposable {
 	private static _current: ReproPanel | undefined;
 	private _data: ReproPanelData | null = null;
+	/** The host the shown results ran on (null: opened from a file); the bug report takes that host's inspection only. */
+	private _hostKey: string | null = null;
 	private _outputs: Record<string, string> = {};
 	private _delivered: ReproPanelData | null = null;
 	private _busy = false;
@@ -42,7 +44,7 @@ export class ReproPanel extends Disposable {
 	private _lastOpenedLog: string | null = null;
 
 	/** Show the panel (creating it when needed). */
-	static show(extensionUri: vscode.Uri, log: Logger, inspectReport: () => Report | undefined): ReproPanel {
+	static show(extensionUri: vscode.Uri, log: Logger, inspectReport: (hostKey: string) => Report | undefined): ReproPanel {
 		if (ReproPanel._current) {
 			ReproPanel._current._host.reveal();
 			return ReproPanel._current;
@@ -54,7 +56,7 @@ export class ReproPanel extends Disposable {
 	/** The open panel, if any. */
 	static get current(): ReproPanel | undefined { return ReproPanel._current; }
 
-	private constructor(extensionUri: vscode.Uri, private readonly _log: Logger, private readonly _inspectReport: () => Report | undefined) {
+	private constructor(extensionUri: vscode.Uri, private readonly _log: Logger, private readonly _inspectReport: (hostKey: string) => Report | undefined) {
 		super();
 		this._host = this._register(new WebviewPanelHost<ToReproWebviewMessage, ReproRequests>(extensionUri, _log, {
 			viewType: REPRO_VIEW_TYPE,
@@ -105,7 +107,8 @@ export class ReproPanel extends Disposable {
 	}
 
 	/** Show new results (raw outputs, when known, feed the bug report's backtrace). */
-	setResults(data: ReproPanelData, outputs: Record<string, string> = {}): void {
+	setResults(data: ReproPanelData, outputs: Record<string, string> = {}, hostKey: string | null = null): void {
+		this._hostKey = hostKey;
 		this._data = data;
 		this._outputs = outputs;
 		if (this._host.post({ type: 'showRepro', data })) { this._delivered = data; }
@@ -129,7 +132,9 @@ export class ReproPanel extends Disposable {
 	/** The Markdown bug report of the shown results. */
 	bugReport(): string {
 		if (!this._data) { throw new Error(vscode.l10n.t('No reproducer results to report yet.')); }
-		return core().bugReportMarkdown({ ipc: this._data.ipc, fallback: this._data.fallback, inspect: this._inspectReport() ?? null, outputs: this._outputs, source: this._data.source });
+		// One host per report: the inspection of the host the results ran on, never another host's (a saved result: none).
+		const inspect = this._hostKey === null ? null : this._inspectReport(this._hostKey) ?? null;
+		return core().bugReportMarkdown({ ipc: this._data.ipc, fallback: this._data.fallback, inspect, outputs: this._outputs, source: this._data.source });
 	}
 
 	override dispose(): void {

@@ -20,7 +20,11 @@ const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
 interface PanelState { ready: boolean; delivered: string | null; ipcVariants: number; fallbackConfigs: number; busy: boolean; ucxSettings?: string[] }
 type Answer = { pick: string[] } | { value: string } | 'back' | 'cancel';
 interface Shown { title: string; items?: Array<{ label: string; description?: string; detail?: string; picked: boolean }>; typed?: Array<{ value: string; validation: string }> }
-interface DoctorApi { reproPanelState?(): PanelState | null; scriptInputs?(answers: Answer[]): Shown[] }
+interface DoctorApi {
+	reproPanelState?(): PanelState | null; scriptInputs?(answers: Answer[]): Shown[];
+	reproBugReport(): string | null; hostReport(key?: string): { host: { label: string }; headline?: { text: string } } | undefined;
+	lastReport(): { host: { label: string; kind: string }; headline?: { text: string } } | undefined;
+}
 
 async function api(): Promise<{ doctor: DoctorApi; root: string }> {
 	const ext = vscode.extensions.getExtension<DoctorApi>(EXTENSION_ID);
@@ -83,6 +87,16 @@ describe('reproducer commands', function () {
 		const s = await waitFor(doctor, x => x.ready && /^ipc run on this host/.test(x.delivered ?? ''));
 		assert.match(s?.delivered ?? '', /^ipc run on this host .* with mpirun\.openmpi \(openmpi\)$/);
 		assert.equal(s?.busy, false);
+		// "Copy as bug report" holds one host: this machine's inspection (an earlier suite inspected it), never the one
+		// the diagnostics panel shows now (the bundle suite left another host's there).
+		const md = doctor.reproBugReport() ?? '';
+		const local = doctor.hostReport();
+		const shown = doctor.lastReport();
+		assert.ok(local?.headline?.text, 'this machine was inspected earlier in the suite');
+		assert.ok(md.includes(`- Host inspection: ${local.headline.text}`), md.split('\n').filter(l => l.includes('Host inspection')).join(' | '));
+		if (shown && shown.host.kind !== 'local' && shown.headline?.text && shown.headline.text !== local.headline.text) {
+			assert.ok(!md.includes(shown.headline.text), `the bug report carries ${shown.host.label}'s inspection`);
+		}
 	});
 
 	it('Run Fallback Reproducer: baseline and one preset side by side, each mode verified on host memory', async function () {
