@@ -26,7 +26,11 @@ export interface CopyRequest { type: 'copy'; text: string }
 export interface RerunRequest { type: 'rerun' }
 /** Open a finding's evidence line in an editor: finding `findingIndex` of the shown report, its evidence `evidenceIndex` (the host resolves the file itself). */
 export interface OpenEvidenceRequest { type: 'openEvidence'; findingIndex: number; evidenceIndex: number }
-export type FromWebviewMessage = ReadyRequest | CopyRequest | RerunRequest | OpenEvidenceRequest;
+/** Save the shown report (JSON or HTML, through the save dialog). */
+export interface SaveRequest { type: 'save' }
+/** Compare the shown report with another inspection (picked in a QuickPick). */
+export interface CompareRequest { type: 'compare' }
+export type FromWebviewMessage = ReadyRequest | CopyRequest | RerunRequest | OpenEvidenceRequest | SaveRequest | CompareRequest;
 
 /** Each request of the diagnostics webview and the host's reply. */
 export type PanelRequests = {
@@ -34,10 +38,12 @@ export type PanelRequests = {
 	copy: { request: CopyRequest; reply: void };
 	rerun: { request: RerunRequest; reply: void };
 	openEvidence: { request: OpenEvidenceRequest; reply: void };
+	save: { request: SaveRequest; reply: void };
+	compare: { request: CompareRequest; reply: void };
 };
 // #endregion
 
-const MESSAGE_TYPES_FROM_WEBVIEW = new Set<FromWebviewMessage['type']>(['ready', 'copy', 'rerun', 'openEvidence']);
+const MESSAGE_TYPES_FROM_WEBVIEW = new Set<FromWebviewMessage['type']>(['ready', 'copy', 'rerun', 'openEvidence', 'save', 'compare']);
 
 function isIndex(n: unknown): n is number {
 	return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n < 1_000_000;

@@ -71,7 +71,9 @@ export class DiagnosticsPanel extends Disposable {
 			protocol: PANEL_PROTOCOL,
 			extraResourceRoots: ['media'],
 			strings: panelStrings(),
-			bodyHtml: toolbarAndContent(`<button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button>`, vscode.l10n.t('Loading…')),
+			bodyHtml: toolbarAndContent(`<button type="button" id="rerun">${escapeHtml(vscode.l10n.t('Re-run'))}</button>`
+				+ ` <button type="button" id="save">${escapeHtml(vscode.l10n.t('Save…'))}</button>`
+				+ (guard ? '' : ` <button type="button" id="compare">${escapeHtml(vscode.l10n.t('Compare…'))}</button>`), vscode.l10n.t('Loading…')),
 			handlers: {
 				ready: () => {
 					const reveal = this._pendingReveal;
@@ -99,6 +101,14 @@ export class DiagnosticsPanel extends Disposable {
 				copy: async msg => {
 					await vscode.env.clipboard.writeText(msg.text);
 					this._log.debug(`copied ${msg.text.length} characters to the clipboard`);
+				},
+				save: async () => {
+					const report = this.report;
+					if (report) { await vscode.commands.executeCommand('gpumpiDoctor.saveInspection', { report }); }
+				},
+				compare: async () => {
+					const report = this.report;
+					if (report && this._role.kind === 'inspection') { await vscode.commands.executeCommand('gpumpiDoctor.compareInspections', { report }); }
 				},
 				rerun: () => {
 					if (this._role.kind === 'guard') { this._role.rerun(); return; }

@@ -22,6 +22,7 @@ import { createMarkerRecorder, sweepRunMarkers } from '../core/runMarkers';
 import { COPY_FIX_COMMAND, FindingDiagnostics, SHOW_FINDING_COMMAND } from './findingDiagnostics';
 import { SHOW_PANEL_COMMAND, VerdictStatusBar, type VerdictItemState } from './verdictStatusBar';
 import { MultiStepInput, type ScriptedAnswer, type ShownInput } from './multiStepInput';
+import { InspectionKeep, inspectionRefOf, readReportFile } from './inspectionKeep';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -128,7 +129,40 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		service.showReport(report, key);
 		return report;
 	};
-	const hostsTree = new HostsTreeProvider(service);
+	// Inspections kept (history per host, save / open / compare): inspectionKeep.ts.
+	const keep = new InspectionKeep(service, path.join(context.globalStorageUri.fsPath, 'inspections'), logger.child('keep'), context.extensionUri);
+	context.subscriptions.push(keep);
+	/** The inspection an argument names (a host row, a history row, {host, index}, a file), else the one the panel shows. */
+	const reportOfArg = async (arg: unknown): Promise<Report> => {
+		if (typeof arg === 'object' && arg !== null && 'report' in arg && typeof (arg as { report: unknown }).report === 'object') { return (arg as { report: Report }).report; }
+		const ref = inspectionRefOf(arg);
+		if (ref) { return keep.resolve(ref); }
+		if (!service.lastReport) { throw new Error(vscode.l10n.t('No inspection yet. Run "GPU-MPI: Inspect Host".')); }
+		return service.lastReport;
+	};
+	const saveInspection = async (arg?: unknown, file?: unknown): Promise<string | undefined> =>
+		keep.save(await reportOfArg(arg), typeof file === 'string' && file.startsWith('/') ? file : undefined);
+	const openInspection = async (arg?: unknown): Promise<Report | undefined> => {
+		let file = inspectionRefOf(arg);
+		if (!file || !('file' in file)) {
+			const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { JSON: ['json'] }, title: vscode.l10n.t('Open a saved inspection') });
+			if (!picked?.[0]) { return undefined; }
+			file = { file: picked[0].fsPath };
+		}
+		const report = await readReportFile(file.file);
+		showPanel();
+		service.showReport(report, `file:${file.file}`);
+		return report;
+	};
+	/** Two inspections in the diff editor: the arguments, else the one shown (or a host row's) and one picked. */
+	const compareInspections = async (a?: unknown, b?: unknown): Promise<string[] | undefined> => {
+		const first = a === undefined ? service.lastReport ?? (await keep.pick(vscode.l10n.t('Compare: the first inspection')))?.report : await reportOfArg(a);
+		if (!first) { return undefined; }
+		const second = b !== undefined ? await reportOfArg(b) : (await keep.pick(vscode.l10n.t('Compare {0} ({1}) with…', first.host.label, new Date(first.createdAt).toLocaleString()), first))?.report;
+		if (!second) { return undefined; }
+		return (await keep.compare(first, second)).map(u => u.toString());
+	};
+	const hostsTree = new HostsTreeProvider(service, keep);
 	context.subscriptions.push(hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree));
 	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
 	const analyzeBundle = async (target?: vscode.Uri | string): Promise<Report | undefined> => {
@@ -167,6 +201,9 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 			report: (r, rerun) => { DiagnosticsPanel.showGuard(context.extensionUri, service, logger.child('guard-panel'), r, rerun); },
 			map: r => { if (r.map) { TransportMapPanel.show(context.extensionUri, logger.child('map')).setMap(r.map, vscode.l10n.t('gpumpi-guard: the program\'s traffic')); } },
 		}), log, showLog),
+		registerCommand('gpumpiDoctor.saveInspection', saveInspection, log, showLog),
+		registerCommand('gpumpiDoctor.openInspection', openInspection, log, showLog),
+		registerCommand('gpumpiDoctor.compareInspections', compareInspections, log, showLog),
 		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
 		{ dispose: () => { DiagnosticsPanel.current?.dispose(); DiagnosticsPanel.guard?.dispose(); } },
 		registerTransportMap(context.extensionUri, logger.child('map'), showLog),

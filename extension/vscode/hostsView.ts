@@ -9,12 +9,15 @@ import { findingCounts, findingCountsText } from '../shared/headline';
 import type { Report } from '../shared/report';
 import type { HostSetting } from '../core/hosts/hostSettings';
 import { LOCAL_HOST_KEY, type InspectionService } from './inspectionService';
+import type { InspectionKeep } from './inspectionKeep';
 import { readHosts } from './settings';
 
-/** One row of the tree: a host, a summary line under it, or an invalid settings entry. */
+/** One row of the tree: a host, a summary line under it, its history (group and entries), or an invalid settings entry. */
 export type HostTreeNode =
 	| { kind: 'host'; key: string; label: string; setting?: HostSetting }
 	| { kind: 'detail'; key: string; label: string; value: string }
+	| { kind: 'historyGroup'; key: string; count: number }
+	| { kind: 'history'; key: string; index: number; report: Report }
 	| { kind: 'problem'; message: string };
 
 /** The view id in package.json `contributes.views`. */
@@ -28,10 +31,11 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 	readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
 	private readonly _subs: vscode.Disposable[] = [];
 
-	constructor(private readonly _service: InspectionService) {
+	constructor(private readonly _service: InspectionService, private readonly _keep?: InspectionKeep) {
 		this._subs.push(
 			this._onDidChangeTreeData,
 			_service.onDidChange(() => this.refresh()),
+			...(_keep ? [_keep.onDidChangeHistory(() => this.refresh())] : []),
 			vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('gpumpiDoctor.hosts')) { this.refresh(); } }),
 		);
 		void vscode.commands.executeCommand('setContext', 'gpumpiDoctor.hasHosts', readHosts().hosts.length > 0);
@@ -59,9 +63,16 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 				...problems.map((message): HostTreeNode => ({ kind: 'problem', message })),
 			];
 		}
+		if (node.kind === 'historyGroup') {
+			return (this._keep?.historyNow(node.key) ?? []).map((k, index): HostTreeNode => ({ kind: 'history', key: node.key, index, report: k.report }));
+		}
 		if (node.kind !== 'host') { return []; }
 		const report = this._service.reportFor(node.key);
-		return report ? summaryNodes(node.key, report) : [];
+		const history = this._keep?.historyNow(node.key) ?? [];
+		return [
+			...(report ? summaryNodes(node.key, report) : []),
+			...(history.length > 1 ? [{ kind: 'historyGroup', key: node.key, count: history.length } as HostTreeNode] : []),
+		];
 	}
 
 	getTreeItem(node: HostTreeNode): vscode.TreeItem {
@@ -71,6 +82,25 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostTreeNode>,
 			item.tooltip = node.message;
 			item.iconPath = new vscode.ThemeIcon('warning');
 			item.contextValue = 'gpumpiHostProblem';
+			return item;
+		}
+		if (node.kind === 'historyGroup') {
+			const item = new vscode.TreeItem(vscode.l10n.t('History ({0})', String(node.count)), vscode.TreeItemCollapsibleState.Collapsed);
+			item.id = `history:${node.key}`;
+			item.tooltip = vscode.l10n.t('The last inspections of this host; a click compares one with the latest.');
+			item.iconPath = new vscode.ThemeIcon('history');
+			return item;
+		}
+		if (node.kind === 'history') {
+			const at = new Date(node.report.createdAt);
+			const item = new vscode.TreeItem(Number.isNaN(at.getTime()) ? node.report.createdAt : at.toLocaleString(), vscode.TreeItemCollapsibleState.None);
+			item.id = `history:${node.key}:${node.report.createdAt}`;
+			item.description = `${node.index === 0 ? `${vscode.l10n.t('latest')} · ` : ''}${findingCountsText(findingCounts(node.report.findings))}`;
+			item.tooltip = node.report.headline?.text ?? '';
+			item.contextValue = 'gpumpiHistory';
+			if (node.index > 0) {
+				item.command = { command: 'gpumpiDoctor.compareInspections', title: vscode.l10n.t('Compare with the latest'), arguments: [{ host: node.key, index: node.index }, { host: node.key, index: 0 }] };
+			}
 			return item;
 		}
 		if (node.kind === 'detail') {

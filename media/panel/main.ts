@@ -1,6 +1,6 @@
 /**
  * Diagnostics panel webview client. Asks the host for its state with `ready`, renders the report with the shared
- * renderer, follows showReport/busy events, and turns clicks into `copy` / `rerun` requests.
+ * renderer, follows showReport/busy events, and turns clicks into `copy` / `rerun` / `save` / `compare` requests.
  * No inline scripts or styles: the CSP allows only this nonce'd bundle and the panel stylesheet.
  */
 import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../../extension/shared/protocol';
@@ -148,6 +148,12 @@ document.addEventListener('click', ev => {
 	}
 	if (target?.closest('#rerun')) {
 		void rpc.request({ type: 'rerun' }).catch(() => undefined);
+	}
+	if (target?.closest('#save')) {
+		void rpc.request({ type: 'save' }).catch(() => undefined);
+	}
+	if (target?.closest('#compare')) {
+		void rpc.request({ type: 'compare' }).catch(() => undefined);
 	}
 });
 

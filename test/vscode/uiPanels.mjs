@@ -3,8 +3,10 @@
 // simple dialog code-server uses: a path typed into the quick input), the reproducer panel shows the IPC and fallback
 // results of one host side by side and the fallback's ranked options with "Copy code" / "Open example"; the map
 // panel's "Export SVG" / "Export PNG" buttons go through the save dialog and write files that show the whole map.
+// The inspection panel's "Save…" (JSON through the save dialog) and, after a second inspection, the Hosts row's
+// History and "Compare…" (VS Code's diff editor on the two inspections).
 // Screenshots (looked at, see the report): repro-side-by-side.png, repro-fallback-ranking.png, transport-map-export.png
-// (the exported SVG rendered by Chromium) next to the inspect screenshot.
+// (the exported SVG rendered by Chromium), compare-inspections.png next to the inspect screenshot.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +39,14 @@ async function fileDialog(page, file) {
 	await page.keyboard.press('Enter');
 	await page.waitForTimeout(700);
 	if (await input.isVisible() && (await input.inputValue()) === file) { await page.keyboard.press('Enter'); }
+}
+
+/** A palette command whose second step is a pick (e.g. "View: Open View" → a view name). */
+async function runPaletteCommandQuietly(page, label, pick) {
+	await palette(page, label).catch(() => {});
+	const row = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
+	if (await row.waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false)) { await row.click(); }
+	else { await page.keyboard.press('Escape'); }
 }
 
 async function until(fn, timeoutMs, what) {
@@ -116,6 +126,49 @@ export async function runPanelChecks(page, { check, shotDir, debugDir }) {
 			}
 		});
 	}
+	await check('the panel\'s "Save…" writes the inspection through the save dialog (JSON that reads back)', async () => {
+		const out = path.join(debugDir, 'inspection-saved.json');
+		fs.rmSync(out, { force: true });
+		await palette(page, 'GPU-MPI: Show Panel');
+		await webview(page).locator('button#save').click({ timeout: 15_000 });
+		await fileDialog(page, out);
+		await until(() => fs.existsSync(out) && fs.statSync(out).size > 1000 || `${out} not written`, 20_000, 'the saved inspection');
+		const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
+		if (doc.schema !== 'gpumpi-doctor.report/1' || !Array.isArray(doc.findings)) { throw new Error(`saved ${doc.schema}`); }
+	});
+
+	await check('a second inspection: the Hosts row has a History; "Compare…" shows the two side by side in the diff editor', async () => {
+		await palette(page, 'GPU-MPI: Inspect Host');
+		await page.waitForTimeout(500);
+		const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'GPU-MPI Hosts' }) });
+		await runPaletteCommandQuietly(page, 'View: Open View', 'GPU-MPI Hosts');
+		const hostRow = pane.locator('.monaco-list-row', { hasText: 'This machine' }).first();
+		await hostRow.waitFor({ state: 'visible', timeout: 20_000 });
+		if ((await hostRow.getAttribute('aria-expanded')) === 'false') { await hostRow.locator('.monaco-tl-twistie').click(); }
+		// The pane is short: move to its last row (the History) so the list renders it.
+		await pane.locator('.monaco-list-row', { hasText: 'MPI' }).first().click();
+		await page.keyboard.press('End');
+		const history = pane.locator('.monaco-list-row', { hasText: /History \(\d+\)/ }).first();
+		await history.waitFor({ state: 'visible', timeout: 30_000 }).catch(async (e) => {
+			await page.screenshot({ path: path.join(debugDir, 'history-failure.png') }).catch(() => {});
+			throw e;
+		});
+		await webview(page).locator('button#compare').click({ timeout: 15_000 });
+		// The pick lists the kept inspections (the shown one left out): take the first one.
+		const row = page.locator('.quick-input-list .monaco-list-row', { hasText: /errors?, \d+ warnings?/ }).first();
+		await row.waitFor({ state: 'visible', timeout: 10_000 });
+		await row.click();
+		const diff = page.locator('.monaco-diff-editor').first();
+		await diff.waitFor({ state: 'visible', timeout: 15_000 });
+		const tab = ((await page.locator('.tab.active').first().textContent()) ?? '').replace(/\s+/g, ' ');
+		if (!tab.includes('↔')) { throw new Error(`the active tab is "${tab}", not the comparison`); }
+		await palette(page, 'Notifications: Clear All Notifications').catch(() => {});
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(600);
+		await page.screenshot({ path: path.join(shotDir, 'compare-inspections.png') });
+		await palette(page, 'View: Close Editor').catch(() => {});
+	});
+
 	// The diagnostics panel in front again for what runs after (runVsix.mjs reads its raw outputs).
 	await palette(page, 'GPU-MPI: Show Panel').catch(() => {});
 	await page.waitForTimeout(500);

@@ -15,7 +15,7 @@ import Mocha from 'mocha';
 import { takeMetrics } from './metrics';
 
 /** Test modules, in order, as bundled next to this file (dist/test/vscode/suite/*.test.js). */
-const TEST_MODULES = ['extension.test.js', 'inspectApi.test.js', 'problems.test.js', 'bundle.test.js', 'repro.test.js', 'hosts.test.js', 'map.test.js', 'remoteHosts.test.js', 'guard.test.js'];
+const TEST_MODULES = ['extension.test.js', 'inspectApi.test.js', 'problems.test.js', 'bundle.test.js', 'repro.test.js', 'hosts.test.js', 'map.test.js', 'remoteHosts.test.js', 'guard.test.js', 'keep.test.js'];
 
 /** What the outer runner reads back. */
 export interface InHostResult {
