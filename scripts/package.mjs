@@ -79,8 +79,10 @@ async function packCli() {
 async function packVsix() {
 	const vsce = path.join(ROOT, 'node_modules', '@vscode', 'vsce', 'vsce');
 	fs.rmSync(VSIX, { force: true });
+	// The README for users (docs/vsix/README.md: what it does, screenshots, commands, settings), not the developers'
+	// one; its relative links stay relative (VS Code resolves them inside the installed extension, where they ship).
 	await run(process.execPath, [vsce, 'package', '--target', 'linux-x64', '--no-dependencies', '--skip-license',
-		'--allow-missing-repository', '--out', VSIX]);
+		'--allow-missing-repository', '--readme-path', 'docs/vsix/README.md', '--no-rewrite-relative-links', '--out', VSIX]);
 	if (!fs.existsSync(VSIX)) { throw new Error(`vsce finished but ${VSIX} is missing`); }
 	return VSIX;
 }

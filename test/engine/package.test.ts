@@ -28,6 +28,12 @@ function needed(file: string): string[] {
 	return [...sh('readelf', ['-d', file]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map(m => m[1]);
 }
 
+/** The files of the repository the users' README (docs/vsix/README.md) shows or names (`docs/…`), in the order it does. */
+export function vsixReadmeFiles(): string[] {
+	const text = fs.readFileSync(path.join(repo, 'docs', 'vsix', 'README.md'), 'utf8');
+	return [...new Set([...text.matchAll(/(?:\]\(|`)(docs\/[A-Za-z0-9_./-]+\.(?:png|md))/g)].map(m => m[1]))];
+}
+
 describe('npm run package: the .vsix and the CLI tarball', function () {
 	this.timeout(1_200_000);
 	let tmp = '';
@@ -66,11 +72,16 @@ describe('npm run package: the .vsix and the CLI tarball', function () {
 		// the walkthrough's images (package.json contributes.walkthroughs[].steps[].media.image) ship with it
 		const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { contributes?: { walkthroughs?: { steps?: { media?: { image?: string } }[] }[] } };
 		for (const w of manifest.contributes?.walkthroughs ?? []) { for (const st of w.steps ?? []) { if (st.media?.image) { want.add(st.media.image); } } }
+		// the icon, and every file the users' README (docs/vsix/README.md) names
+		const icon = (manifest as { icon?: string }).icon;
+		if (icon) { want.add(icon); }
+		for (const f of vsixReadmeFiles()) { want.add(f); }
 		for (const page of ['panel', 'map', 'repro']) { assert.ok(want.has(`dist/${page}.js`) && want.has(`dist/${page}.css`), `dist/${page}.* not built`); }
 		const missing = [...want].filter(f => !files.has(f)).sort();
 		const extra = [...files].filter(f => !want.has(f)).sort();
 		assert.deepEqual({ missing, extra }, { missing: [], extra: [] });
 		assert.ok(listed.includes('extension.vsixmanifest'));
+		assert.equal(sh('unzip', ['-p', vsix, 'extension/readme.md']), fs.readFileSync(path.join(repo, 'docs', 'vsix', 'README.md'), 'utf8'), 'the users\' README, unchanged');
 		assert.match(sh('unzip', ['-p', vsix, 'extension.vsixmanifest']), /TargetPlatform="linux-x64"/);
 	});
 
