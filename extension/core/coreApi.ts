@@ -17,4 +17,4 @@ export { setSessionRecorder } from './proc';
 export { bugReportMarkdown } from './repro/bugReport';
 export { runFallbackRepro } from './repro/fallbackRunner';
 export { runIpcVariants } from './repro/ipcRunner';
-export { loadReproText } from './repro/reproFile';
+export { loadReproText, reproResultsDocument } from './repro/reproFile';

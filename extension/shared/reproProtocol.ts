@@ -37,7 +37,9 @@ export interface ReproCopyRequest { type: 'copy'; text: string }
 export interface OpenTrialLogRequest { type: 'openTrialLog'; config: string; variant: string; trial: number }
 /** Ask the host to open the shipped libgpumpi example (native/examples/staged_exchange.c) in an editor. */
 export interface OpenExampleRequest { type: 'openExample' }
-export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest | OpenTrialLogRequest | OpenExampleRequest;
+/** Save the shown results (one JSON file "Open Reproducer Result…" reads back), through the save dialog. */
+export interface SaveResultsRequest { type: 'saveResults' }
+export type FromReproWebviewMessage = ReproReadyRequest | CopyBugReportRequest | ReproCopyRequest | OpenTrialLogRequest | OpenExampleRequest | SaveResultsRequest;
 
 /** Each request of the reproducer webview and the host's reply. */
 export type ReproRequests = {
@@ -46,6 +48,7 @@ export type ReproRequests = {
 	copy: { request: ReproCopyRequest; reply: void };
 	openTrialLog: { request: OpenTrialLogRequest; reply: void };
 	openExample: { request: OpenExampleRequest; reply: void };
+	saveResults: { request: SaveResultsRequest; reply: void };
 };
 // #endregion
 
@@ -69,7 +72,7 @@ export const DEFAULT_REPRO_STRINGS: ReproStrings = {
 	copyFailed: 'Copy failed',
 };
 
-const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy', 'openTrialLog', 'openExample']);
+const FROM_TYPES = new Set<FromReproWebviewMessage['type']>(['ready', 'copyBugReport', 'copy', 'openTrialLog', 'openExample', 'saveResults']);
 
 /** Validate something that claims to be a message from the reproducer webview; null for anything unexpected. */
 export function asFromReproWebviewEnvelope(raw: unknown): Envelope<FromReproWebviewMessage> | null {

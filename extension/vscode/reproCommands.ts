@@ -39,8 +39,27 @@ export function registerReproCommands(context: vscode.ExtensionContext, log: Log
 		wrap('gpumpiDoctor.reproIpc', arg => runRepro(context, log, panel, 'ipc', arg)),
 		wrap('gpumpiDoctor.reproFallback', arg => runRepro(context, log, panel, 'fallback', arg)),
 		wrap('gpumpiDoctor.openReproResult', arg => openResult(log, panel, arg)),
+		wrap('gpumpiDoctor.saveReproResult', arg => saveResult(log, arg)),
 		{ dispose: () => ReproPanel.current?.dispose() },
 	);
+}
+
+/** "Save…" of the reproducer panel: the shown results as one JSON file (an absolute path argument skips the dialog). */
+async function saveResult(log: Logger, arg: unknown): Promise<string | undefined> {
+	const p = ReproPanel.current;
+	if (!p) { throw new Error(vscode.l10n.t('No reproducer results to save yet.')); }
+	const text = p.resultsJson();
+	let file = typeof arg === 'string' && arg.startsWith('/') ? arg : undefined;
+	if (!file) {
+		const base = vscode.workspace.workspaceFolders?.[0]?.uri;
+		const name = `gpumpi-repro-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}.json`;
+		const picked = await vscode.window.showSaveDialog({ ...(base ? { defaultUri: vscode.Uri.joinPath(base, name) } : {}), title: vscode.l10n.t('Save the reproducer results'), filters: { JSON: ['json'] } });
+		file = picked?.fsPath;
+		if (!file) { return undefined; }
+	}
+	await vscode.workspace.fs.writeFile(vscode.Uri.file(file), Buffer.from(text, 'utf8'));
+	log.info(`saved the reproducer results to ${file}`);
+	return file;
 }
 
 async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): Promise<ReproPanelData | undefined> {

@@ -65,7 +65,8 @@ export class ReproPanel extends Disposable {
 			what: 'reproducer webview',
 			protocol: REPRO_PROTOCOL,
 			strings: reproStrings(),
-			bodyHtml: toolbarAndContent(`<button type="button" id="copy-bug-report" disabled>${escapeHtml(vscode.l10n.t('Copy as bug report'))}</button>`, vscode.l10n.t('Loading…')),
+			bodyHtml: toolbarAndContent(`<button type="button" id="copy-bug-report" disabled>${escapeHtml(vscode.l10n.t('Copy as bug report'))}</button>`
+				+ ` <button type="button" id="save-results" disabled>${escapeHtml(vscode.l10n.t('Save…'))}</button>`, vscode.l10n.t('Loading…')),
 			handlers: {
 				ready: () => {
 					if (this._data) { this._delivered = this._data; }
@@ -78,6 +79,7 @@ export class ReproPanel extends Disposable {
 					return { type: 'copyBugReportResponse', chars: md.length };
 				},
 				copy: async msg => { await vscode.env.clipboard.writeText(msg.text); },
+				saveResults: async () => { await vscode.commands.executeCommand('gpumpiDoctor.saveReproResult'); },
 				openExample: async () => {
 					// Shipped in the .vsix (.vscodeignore: !native/examples/**); opened read-only as the user's copy source.
 					const uri = vscode.Uri.joinPath(extensionUri, 'native', 'examples', 'staged_exchange.c');
@@ -127,6 +129,12 @@ export class ReproPanel extends Disposable {
 		const sigs = run.signatures.map(h => `  ${h.id}: ${h.line}`);
 		return [`# ${variant} under ${config}: trial ${trial} — ${run.outcome}`, `# ${run.detail}`, `# command: ${run.command.join(' ')}`,
 			`# exit status ${run.exitCode ?? 'none'}, ${(run.durationMs / 1000).toFixed(1)} s`, ...(sigs.length ? ['# failure signatures:', ...sigs.map(l => `#${l}`)] : []), '', run.log || '(no output)'].join('\n') + '\n';
+	}
+
+	/** The shown results as one file "Open Reproducer Result…" reads back (core/repro/reproFile.ts REPRO_RESULTS_SCHEMA). */
+	resultsJson(): string {
+		if (!this._data) { throw new Error(vscode.l10n.t('No reproducer results to save yet.')); }
+		return `${JSON.stringify(core().reproResultsDocument(this._data), null, 2)}\n`;
 	}
 
 	/** The Markdown bug report of the shown results. */

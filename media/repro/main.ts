@@ -18,6 +18,7 @@ const strings = readStrings(DEFAULT_REPRO_STRINGS, document.body.dataset.strings
 const content = document.getElementById('content');
 const busyEl = document.getElementById('busy');
 const copyButton = document.getElementById('copy-bug-report') as HTMLButtonElement | null;
+const saveButton = document.getElementById('save-results') as HTMLButtonElement | null;
 
 const rpc = new WebviewClient<ToReproWebviewMessage, ReproRequests>(env => vscode.postMessage(env), REPRO_PROTOCOL, msg => {
 	if (msg.type === 'showRepro') { show(msg.data); } else { setBusy(msg.busy, msg.message); }
@@ -35,12 +36,14 @@ function show(data: ReproPanelData | null): void {
 		p.textContent = strings.noResults;
 		content.appendChild(p);
 		if (copyButton) { copyButton.disabled = true; }
+		if (saveButton) { saveButton.disabled = true; }
 		return;
 	}
 	// renderReproHtml escapes every value; the CSP forbids inline script regardless.
 	content.innerHTML = renderReproHtml(data);
 	document.body.dataset.state = 'results';
 	if (copyButton) { copyButton.disabled = false; }
+	if (saveButton) { saveButton.disabled = false; }
 }
 
 function setBusy(busy: boolean, message: string): void {
@@ -50,6 +53,10 @@ function setBusy(busy: boolean, message: string): void {
 
 document.addEventListener('click', ev => {
 	const target = ev.target instanceof Element ? ev.target : null;
+	if (target?.closest('#save-results')) {
+		void rpc.request({ type: 'saveResults' }).catch(() => undefined);
+		return;
+	}
 	if (target?.closest('#copy-bug-report') && copyButton) {
 		const label = copyButton.textContent ?? '';
 		rpc.request({ type: 'copyBugReport' }).then(

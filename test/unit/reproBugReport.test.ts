@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { backtraceHead, bugReportMarkdown, reproduceArgs } from '../../extension/core/repro/bugReport';
 import { posixQuote as shellQuote } from '../../extension/shared/shellQuote';
-import { loadReproText } from '../../extension/core/repro/reproFile';
+import { loadReproText, reproResultsDocument } from '../../extension/core/repro/reproFile';
 import { reproMain } from '../../extension/cli/reproCli';
 import { captureIo } from './cli/captureIo';
 import type { Report } from '../../extension/shared/report';
@@ -117,5 +117,20 @@ describe('repro bug report (Markdown) on the real H200 result', () => {
 		assert.match(bugReportMarkdown({ fallback: again.fallback }), /\| 1 GiB \| 35\.86 \| 3\.92 \| 4\.31 \| 775\.1 \|/);
 		assert.throws(() => loadReproText('{"schema":"other"}'), /expected a JSON array/);
 		assert.throws(() => loadReproText('not json'), /not JSON/);
+	});
+});
+
+describe('the reproducer panel\'s "Save…" reads back (real H200 result)', () => {
+	it('both reproducers of one host in one file: "Open Reproducer Result…" gets the same reports', () => {
+		const loaded = loadReproText(fs.readFileSync(FIXTURE, 'utf8'));
+		const saved = JSON.stringify(reproResultsDocument({ ipc: loaded.ipc, fallback: loaded.fallback, source: 'ipc run on this host' }));
+		const again = loadReproText(saved);
+		assert.equal(again.kind, 'report');
+		assert.deepEqual(again.ipc, loaded.ipc);
+		assert.deepEqual(again.fallback, loaded.fallback);
+		const onlyFallback = loadReproText(JSON.stringify(reproResultsDocument({ ipc: null, fallback: loaded.fallback, source: '' })));
+		assert.equal(onlyFallback.ipc, null);
+		assert.throws(() => loadReproText(JSON.stringify({ schema: 'gpumpi.repro.results/1', ipc: { schema: 'x' }, fallback: [] })), /ipc is neither null nor/);
+		assert.throws(() => loadReproText(JSON.stringify({ schema: 'gpumpi.repro.results/1', ipc: null, fallback: [{}] })), /fallback is not an array of/);
 	});
 });

@@ -1,7 +1,8 @@
 /**
  * Reads a saved reproducer result from its text: a device result of scripts/gpu/repro.sh (repro.json: an array of
  * run entries, with raw outputs) or a report saved with `gpumpi-doctor repro … --json` (an ipc-report object, a
- * fallback-report object or an array of them). Pure (text in, reports out); throws Error with a clear message.
+ * fallback-report object or an array of them), or the reproducer panel's "Save…" (REPRO_RESULTS_SCHEMA: both of one
+ * host). Pure (text in, reports out); throws Error with a clear message.
  */
 import {
 	REPRO_FALLBACK_REPORT_SCHEMA, REPRO_FALLBACK_REPORT_SCHEMA_V1, REPRO_IPC_REPORT_SCHEMA, REPRO_IPC_REPORT_SCHEMA_V1,
@@ -13,6 +14,14 @@ import { matchSignatures } from './failureSignatures';
 import { summarizeAll } from './ipcRunner';
 import { ipcVerdict } from './ipcVerdict';
 import { reportsFromDeviceJson } from './reproRender';
+
+/** Schema of the results the reproducer panel saves ("Save…"): both reproducers' reports of one host, read back here. */
+export const REPRO_RESULTS_SCHEMA = 'gpumpi.repro.results/1';
+
+/** The document "Save…" writes: what the panel shows (its source line says where and when it ran). */
+export function reproResultsDocument(data: { ipc: ReproIpcReport | null; fallback: ReproFallbackReport[]; source: string }): { schema: typeof REPRO_RESULTS_SCHEMA; source: string; ipc: ReproIpcReport | null; fallback: ReproFallbackReport[] } {
+	return { schema: REPRO_RESULTS_SCHEMA, source: data.source, ipc: data.ipc, fallback: data.fallback };
+}
 
 /** Everything a saved result yields. */
 export interface LoadedRepro {
@@ -93,6 +102,13 @@ function isFallbackReport(v: unknown): v is ReproFallbackReport {
 export function loadReproText(text: string): LoadedRepro {
 	let data: unknown;
 	try { data = JSON.parse(text); } catch (e) { throw new Error(`not JSON: ${e instanceof Error ? e.message : String(e)}`); }
+	if (isObj(data) && data.schema === REPRO_RESULTS_SCHEMA) {
+		const ipc = data.ipc === null ? null : isIpcReport(data.ipc) ? data.ipc : undefined;
+		const fallback = Array.isArray(data.fallback) && data.fallback.every(x => isFallbackReport(x)) ? data.fallback as ReproFallbackReport[] : undefined;
+		if (ipc === undefined) { throw new Error(`${REPRO_RESULTS_SCHEMA}: ipc is neither null nor a ${REPRO_IPC_REPORT_SCHEMA}`); }
+		if (fallback === undefined) { throw new Error(`${REPRO_RESULTS_SCHEMA}: fallback is not an array of ${REPRO_FALLBACK_REPORT_SCHEMA}`); }
+		return { ipc, fallback, outputs: {}, kind: 'report' };
+	}
 	if (isIpcReport(data)) { return { ipc: data, fallback: [], outputs: {}, kind: 'report' }; }
 	if (isIpcReportV1(data)) { return { ipc: upgradeIpcReportV1(data), fallback: [], outputs: {}, kind: 'report' }; }
 	if (isFallbackReport(data)) { return { ipc: null, fallback: [data], outputs: {}, kind: 'report' }; }

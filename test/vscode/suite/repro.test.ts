@@ -8,6 +8,8 @@
  * the results that reach the panel carry one outcome per setting.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
@@ -97,6 +99,15 @@ describe('reproducer commands', function () {
 		if (shown && shown.host.kind !== 'local' && shown.headline?.text && shown.headline.text !== local.headline.text) {
 			assert.ok(!md.includes(shown.headline.text), `the bug report carries ${shown.host.label}'s inspection`);
 		}
+		// "Save…" keeps the results; "Open Reproducer Result…" shows them again.
+		const file = path.join(os.tmpdir(), `gpumpi-repro-saved-${process.pid}.json`);
+		try {
+			assert.equal(await vscode.commands.executeCommand('gpumpiDoctor.saveReproResult', file), file);
+			const back = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.openReproResult', file);
+			assert.equal(back?.ipc?.variants.length, data.ipc.variants.length);
+			assert.deepEqual(back?.ipc?.variants.map(v => v.counts), data.ipc.variants.map(v => v.counts));
+		} finally { fs.rmSync(file, { force: true }); }
+		assert.equal(doctor.lastReport(), shown, 'a reproducer never changes the inspection shown');
 	});
 
 	it('Run Fallback Reproducer: baseline and one preset side by side, each mode verified on host memory', async function () {
