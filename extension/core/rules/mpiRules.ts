@@ -99,7 +99,7 @@ const pmlUcxDisabledByFile: Rule = {
 		src(U.ompiMcaDocs, 'MCA parameter files and their precedence: command line and environment beat the files'),
 		src(U.obsDebian, 'Debian\'s /etc/openmpi/openmpi-mca-params.conf has pml = ^ucx'),
 	],
-	fixSummary: 'Override on the command line (--mca pml ucx) or environment (OMPI_MCA_pml=ucx), or remove the line from the file.',
+	fixSummary: 'Override on the command line (--mca pml ucx) or environment (OMPI_MCA_pml=ucx), or remove the line from the file; where pml ucx\'s pml_ucx_tls / pml_ucx_devices defaults refuse every transport UCX has (ompi-pml-ucx-transport-defaults), add --mca pml_ucx_tls any --mca pml_ucx_devices any (the line alone is then no fix, and no quick fix edits it).',
 	evaluate(facts) {
 		if (!isOpenMpi(facts)) { return []; }
 		const hasUcx = componentsOf(facts.mpi.openmpi, 'pml').some((c) => c.name === 'ucx');

@@ -30,7 +30,9 @@ interface CacheSwitch { name: string; off: string; how: string; evidence: Eviden
 export function cacheSwitch(facts: Facts): CacheSwitch {
 	const listed = (name: string) => facts.mpichCvars?.cvars.find((c) => c.name === name);
 	const size = listed(CACHE_SIZE);
-	if (size) { return { name: CACHE_SIZE, off: '0', how: 'this MPICH lists it (mpivars)', evidence: size.evidence }; }
+	// MPICH 4.3-5.0 has CACHE_SIZE too, as an enum (unlimited / limited / disabled) for the cache of mapped buffers:
+	// "0" there makes MPI_Init fail. Only the int of PR #7862 (5.1 on) switches the cache off with 0.
+	if (size && !cacheSizeIsEnum(facts)) { return { name: CACHE_SIZE, off: '0', how: 'this MPICH lists it as an int (mpivars)', evidence: size.evidence }; }
 	const handle = listed(HANDLE_CACHE);
 	if (handle) {
 		const isEnum = /specialized|generic/i.test(handle.description) || handle.type === 'MPI_CHAR';
@@ -44,6 +46,21 @@ export function cacheSwitch(facts: Facts): CacheSwitch {
 	return { name: HANDLE_CACHE, off: '0', how: `MPICH version unknown: 0 on MPICH 4.0/4.1, disabled from 4.2, ${CACHE_SIZE}=0 after PR #7862`, evidence: null };
 }
 
+/** Enum values of MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE in MPICH 4.3.0-5.0.x (src/mpid/ch4/shm/ipc/gpu/gpu_post.c@v5.0.1). */
+const CACHE_SIZE_ENUM = /^(unlimited|limited|disabled)$/i;
+
+/** Whether this MPICH's CACHE_SIZE is the 4.3-5.0 enum: from its mpivars line (value or description), else its version. */
+export function cacheSizeIsEnum(facts: Facts): boolean {
+	const c = facts.mpichCvars?.cvars.find((x) => x.name === CACHE_SIZE);
+	if (c) {
+		if (CACHE_SIZE_ENUM.test(c.value.trim()) || /unlimited/i.test(c.description) || c.type === 'MPI_CHAR') { return true; }
+		if (/^\d+$/.test(c.value.trim())) { return false; }
+	}
+	const v = facts.mpi.mpich?.version ?? (facts.mpi.implementation?.value === 'mpich' ? facts.mpi.version : null);
+	const vp = versionParts(v?.value ?? '');
+	return vp.length >= 2 && compareVersions(vp, [4, 3]) >= 0 && compareVersions(vp, [5, 1]) < 0;
+}
+
 /** The cache's CVARs as the program gets them: mpivars' value (what MPICH parsed) first, else the environment. */
 function cacheSettings(facts: Facts): { name: string; value: string; evidence: Evidence; off: boolean }[] {
 	const out: { name: string; value: string; evidence: Evidence; off: boolean }[] = [];
@@ -51,7 +68,7 @@ function cacheSettings(facts: Facts): { name: string; value: string; evidence: E
 		const c = facts.mpichCvars?.cvars.find((x) => x.name === name);
 		const e = c ? { value: c.value, evidence: c.evidence } : envSettings(facts, name)[0];
 		if (!e) { continue; }
-		const off = name === CACHE_SIZE ? e.value.trim() === '0' : /^(0|disabled)$/i.test(e.value.trim());
+		const off = name === CACHE_SIZE ? e.value.trim() === '0' && !cacheSizeIsEnum(facts) : /^(0|disabled)$/i.test(e.value.trim());
 		out.push({ name, value: e.value, evidence: e.evidence, off });
 	}
 	return out;
@@ -68,16 +85,22 @@ const staleCache: Rule = {
 		src(U.mpichGpuPost402, 'MPICH 4.0.2: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE is an int, default 1, "To manually disable ipc handle cache, user can set this variable to 0"'),
 		src(U.mpichPr6526, 'MPICH 2023: the specialized (ze) IPC cache; MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE becomes an enum: specialized (default), generic, disabled'),
 		src(U.mpichPr7862, 'MPICH 2026: one sender-side cache; MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 effectively disables caching'),
+		src(U.mpichGpuPost501, 'MPICH 4.3.0-5.0.1: MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE is "type : enum", "unlimited / limited / disabled" (the cache of mapped buffers), and MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE an enum "generic / specialized / disabled"'),
 		src(U.mpichPr7980, 'a CVAR listing of MPICH 5.1.0a1: MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=16, MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE n/a'),
 	],
-	fixSummary: 'Link libmpich before libcudart (e.g. mpicc … -lmpich -lcudart, or put the CUDA libraries after the MPI ones) and never cudart_static; or switch the cache off with the CVAR this MPICH has: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 (4.0, 4.1; "disabled" aborts MPI_Init there), =disabled (4.2 on), MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 (after PR #7862).',
+	fixSummary: 'Link libmpich before libcudart (e.g. mpicc … -lmpich -lcudart, or put the CUDA libraries after the MPI ones) and never cudart_static; or switch the cache off with the CVAR this MPICH has: MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 (4.0, 4.1; "disabled" aborts MPI_Init there), =disabled (4.2 to 5.0; there MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE is an enum and 0 makes MPI_Init fail), MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 (5.1 on, PR #7862).',
 	evaluate(facts) {
 		const sw = cacheSwitch(facts);
 		// "disabled" where the CVAR is an int: MPICH refuses it (mpivars says so), or the version says it would.
 		const intForm = sw.name === HANDLE_CACHE && sw.off === '0';
 		const refused = facts.mpichCvars?.unparsable ?? null;
-		const settings = cacheSettings(facts).map((s) => (intForm && s.name === HANDLE_CACHE && /^disabled$/i.test(s.value.trim()) ? { ...s, off: false } : s));
-		const wrongForm = refused ? null : settings.find((s) => intForm && s.name === HANDLE_CACHE && /^disabled$/i.test(s.value.trim()));
+		const sizeEnum = cacheSizeIsEnum(facts);
+		// A value of the wrong type for this release: "disabled" where HANDLE_CACHE is an int (4.0, 4.1), anything but
+		// unlimited / limited / disabled where CACHE_SIZE is an enum (4.3-5.0): MPI_Init aborts.
+		const wrongType = (s: { name: string; value: string }): boolean => (intForm && s.name === HANDLE_CACHE && /^disabled$/i.test(s.value.trim()))
+			|| (sizeEnum && s.name === CACHE_SIZE && !CACHE_SIZE_ENUM.test(s.value.trim()));
+		const settings = cacheSettings(facts).map((s) => (wrongType(s) ? { ...s, off: false } : s));
+		const wrongForm = refused ? null : settings.find(wrongType);
 		const bad = refused ?? (wrongForm ? { name: wrongForm.name, evidence: wrongForm.evidence } : null);
 		const off = settings.find((s) => s.off);
 		const out: Finding[] = [];
@@ -90,7 +113,9 @@ const staleCache: Rule = {
 				: `${program} has cudaFree linked in statically (cudart_static), which MPICH cannot intercept`;
 			const now = settings.length > 0 ? ` The cache's CVARs as this program gets them: ${settings.map((s) => `${s.name}=${s.value}`).join(', ')}.` : '';
 			const state = refused ? ` ${refused.name} is set to a value this MPICH cannot parse: MPI_Init aborts ("Unable to parse environment variable"); it takes ${sw.name === refused.name ? sw.off : 'an int'} here.`
-				: wrongForm ? ` ${wrongForm.name}=${wrongForm.value} is set, but ${sw.how.replace(/ \(.*$/, '')}: MPI_Init aborts with "Unable to parse environment variable" (seen with Debian's MPICH 4.0.2); it takes 0.`
+				: wrongForm ? (wrongForm.name === CACHE_SIZE
+					? ` ${wrongForm.name}=${wrongForm.value} is set, but in this MPICH it is an enum (unlimited, limited, disabled): MPI_Init fails on any other value; the handle cache is switched off with ${sw.name}=${sw.off}.`
+					: ` ${wrongForm.name}=${wrongForm.value} is set, but ${sw.how.replace(/ \(.*$/, '')}: MPI_Init aborts with "Unable to parse environment variable" (seen with Debian's MPICH 4.0.2); it takes 0.`)
 				: off ? ` ${off.name}=${off.value} turns the cache off: the risk is gone, at the cost of reopening IPC handles per message.` : '';
 			out.push(finding(this,
 				`${why}. MPICH then keeps CUDA IPC handles of freed device buffers in its cache; a new buffer at a reused address can be sent with a stale handle: wrong data after some dozens of messages (pmodels/mpich#7304).${now}${state} Note: Debian's mpicc.mpich puts -lmpich last, so "mpicc app.c -lcudart" gives this order.`,

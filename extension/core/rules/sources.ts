@@ -74,6 +74,7 @@ export const URLS = {
 	mpichPr6526: `${GH}/pmodels/mpich/pull/6526`,
 	mpichPr7980: `${GH}/pmodels/mpich/pull/7980`,
 	mpichGpuPost402: `${GH}/pmodels/mpich/blob/v4.0.2/src/mpid/ch4/shm/ipc/gpu/gpu_post.c`,
+	mpichGpuPost501: `${GH}/pmodels/mpich/blob/v5.0.1/src/mpid/ch4/shm/ipc/gpu/gpu_post.c`,
 	mpichGpuQuery: 'https://manpages.ubuntu.com/manpages/kinetic/man3/MPIX_GPU_query_support.3.html',
 	nerscCrayMpich: 'https://docs.nersc.gov/development/programming-models/mpi/cray-mpich/',
 	mvapichGdrGuide: 'https://mvapich.cse.ohio-state.edu/userguide/gdr/',

@@ -114,6 +114,23 @@ describe('mpich-gpu-ipc-cache-hooks with MPICH\'s own CVAR listing (mpivars)', (
 		assert.match(at('4.2.0').fix?.command ?? '', /HANDLE_CACHE=disabled /);
 		assert.match(at('5.1.0').fix?.command ?? '', /MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0 /);
 		const listed = rawText('mpivars', '\tMPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=16\tSCOPE_ALL_EQ\tNo-object\tMPI_INT\tVERBOSITY_USER_BASIC\tsynthetic line\n');
-		assert.match(at('4.2.0', [listed]).fix?.command ?? '', /CACHE_SIZE=0 /);
+		assert.match(at('5.1.0', [listed]).fix?.command ?? '', /CACHE_SIZE=0 /);
+	});
+	it('MPICH 4.3-5.0: CACHE_SIZE is an enum there (gpu_post.c@v5.0.1), so the fix is HANDLE_CACHE=disabled, never CACHE_SIZE=0; a 0 set is an error (MPI_Init fails)', () => {
+		const at = (version: string, extra: RawOutput[] = []) => find([rawText('mpichversion', `MPICH Version:    \t${version}\nMPICH Device:    \tch4:ucx\n`), ...extra, ...program('app-cudart-first')])[0];
+		for (const v of ['4.3.0', '5.0.1']) {
+			assert.match(at(v).fix?.command ?? '', /HANDLE_CACHE=disabled /, v);
+			assert.doesNotMatch(at(v).fix?.command ?? '', /CACHE_SIZE=0/, v);
+		}
+		// a listed enum CACHE_SIZE (synthetic mpivars line with the 5.0 default) does not make it the switch
+		const listedEnum = rawText('mpivars', '\tMPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=limited\tSCOPE_ALL_EQ\tNo-object\tMPI_INT\tVERBOSITY_USER_BASIC\tsynthetic line\n');
+		assert.match(at('5.0.1', [listedEnum]).fix?.command ?? '', /HANDLE_CACHE=disabled /);
+		const zero = at('5.0.1', [rawText('env', 'MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0\n')]);
+		assert.equal(zero.severity, 'error');
+		assert.match(zero.message, /CACHE_SIZE=0 is set, but in this MPICH it is an enum \(unlimited, limited, disabled\): MPI_Init fails/);
+		assert.ok(zero.sources?.some((s) => s.url.endsWith('/pmodels/mpich/blob/v5.0.1/src/mpid/ch4/shm/ipc/gpu/gpu_post.c')));
+		// 5.1 on (PR #7862): the int, and 0 turns it off
+		const off51 = at('5.1.0', [rawText('env', 'MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE=0\n')]);
+		assert.equal(off51.severity, 'info');
 	});
 });
