@@ -148,8 +148,11 @@ const ucxRndv: Rule = {
 		src(U.ucxPr11062, 'UCX_RNDV_FRAG_WORKER_MAX_MEM (proposed, not released)'),
 		src(U.ucxIssue10104, 'UCX_RNDV_FRAG_MEM_TYPES'),
 		src(U.obsH200, 'ucx_info -c of UCX 1.13.1: UCX_RNDV_FRAG_SIZE, UCX_RNDV_FRAG_ALLOC_COUNT'),
+		src(U.ucxContext1131, 'UCX 1.13.1 (through 1.15.0): {"PROTO_ENABLE", "n", "Experimental: enable new protocol selection logic"}'),
+		src(U.ucxContext1160, 'UCX 1.16.0 on: {"PROTO_ENABLE", "y", "Enable new protocol selection logic"}'),
+		src(U.devRndvForms, 'H200 testbed, UCX 1.13.1: UCX_PROTO_ENABLE=y moved the same 1 GiB messages several times slower than the default engine'),
 	],
-	fixSummary: 'Check each value against the defaults (ucx_info -c) and measure with UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y; remove settings copied from other systems.',
+	fixSummary: 'Check each value against the defaults (ucx_info -c) and remove settings copied from other systems. From UCX 1.16 UCX_PROTO_INFO=y shows the protocol each transfer selects; below 1.16 it needs UCX_PROTO_ENABLE=y, another protocol engine than the default (measured several times slower on 1.13.1): there, measure with and without each setting instead.',
 	evaluate(facts) {
 		const seen = new Map<string, { value: string; origin: string; evidence: Evidence }>();
 		const names = new Set<string>([...facts.env.map((e) => e.name), ...(facts.engine?.ranks ?? []).flatMap((r) => r.env.map((e) => e.name))]);
@@ -159,8 +162,17 @@ const ucxRndv: Rule = {
 		}
 		if (seen.size === 0) { return []; }
 		const parts = [...seen.entries()].map(([n, s]) => `${n}=${s.value} (${s.origin}): ${RNDV_EXPLAIN[n] ?? 'a rendezvous tuning knob; compare with ucx_info -c'}${facts.ucx?.config[n] ? `; ucx_info -c shows ${facts.ucx.config[n].value}` : ''}`);
+		// UCX_PROTO_INFO lists the new protocol engine's choices; that engine is the default only from 1.16
+		// (ucp_context.c: PROTO_ENABLE "n" through 1.15, "y" from 1.16). Below, enabling it to look would show (and run)
+		// another engine than the user's runs use: no such fix there.
+		const vp = versionParts(facts.ucx?.version?.value ?? '');
+		const known = vp.length >= 2;
+		const newEngine = known && compareVersions(vp, [1, 16]) >= 0;
+		const fix = newEngine
+			? { text: 'See which protocol UCX really selects with these settings (UCX 1.16 on: the default protocol engine lists its choices).', command: 'UCX_PROTO_INFO=y mpirun ...' }
+			: { text: `Compare each value with its default and measure the transfers with and without it.${known ? ` UCX ${facts.ucx?.version?.value} selects protocols with its older engine: UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y there, which switches to another engine (measured several times slower on 1.13.1), so it would not show what your runs do.` : ' (Below UCX 1.16, UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y, another engine than the default: not a way to see what your runs do.)'}`, command: 'ucx_info -c | grep -E "RNDV|PROTO"' };
 		return [finding(this, `${seen.size} UCX rendezvous setting(s) are set, and they decide how large GPU messages are moved: ${parts.join('. ')}.`,
-			[...seen.values()].slice(0, 6).map((s) => s.evidence), { text: 'See which protocol UCX really selects with these settings.', command: 'UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y mpirun ...' })];
+			[...seen.values()].slice(0, 6).map((s) => s.evidence), fix)];
 	},
 };
 

@@ -195,6 +195,17 @@ describe('tuning rules', () => {
 		assert.match(f[0].message, /^2 UCX rendezvous setting/);
 		assert.match(f[0].message, /UCX_RNDV_FRAG_ALLOC_COUNT=host:16,cuda:16 \(collector environment\): fragments allocated per pool chunk.*ucx_info -c shows host:128,cuda:128/);
 		assert.equal(find([...h200Raw(), rawFromFixture('h200-testbed', 'ucx_info_c')], 'ucx-rndv-settings').length, 0);
+		// UCX 1.13.1 (the H200 testbed): the default engine is the old one, so no UCX_PROTO_ENABLE=y as a way to look.
+		assert.doesNotMatch(f[0].fix?.command ?? '', /PROTO_ENABLE/);
+		assert.match(f[0].fix?.text ?? '', /UCX 1\.13\.1 selects protocols with its older engine: UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y there, which switches to another engine/);
+		assert.ok(f[0].sources?.some(s => s.url.endsWith('/openucx/ucx/blob/v1.13.1/src/ucp/core/ucp_context.c')));
+	});
+
+	it('ucx-rndv-settings on UCX 1.16 and later (the same capture with the version line edited here): UCX_PROTO_INFO=y alone', () => {
+		const raw = [...h200WithEnv('UCX_RNDV_SCHEME=put_zcopy\n'), rawFromFixture('h200-testbed', 'ucx_info_c')]
+			.map(r => r.id === 'ucx_info_v' ? { ...r, stdout: r.stdout.replace(/# Version 1\.13\.1/, '# Version 1.20.0') } : r);
+		const f = find(raw, 'ucx-rndv-settings');
+		assert.equal(f[0]?.fix?.command, 'UCX_PROTO_INFO=y mpirun ...');
 	});
 
 	it('ucx-cuda-copy-bw-model: H200 (Hopper, PCIe Gen5) with UCX 1.13.1\'s 10000 MBps model; quiet when set or without CUDA UCX', () => {
