@@ -104,6 +104,8 @@ export const URLS = {
 	devMps: 'docs/device-results.md#mps-latency',
 	devCudaInit: 'docs/device-results.md#cuda-first-touched-after-mpi_init',
 	devRndv: 'docs/device-results.md#ucx-rendezvous-settings-and-the-host-memory-of-the-staging-pipeline',
+	devIpcTrials: 'docs/device-results.md#ipc-pointer-reproducer-with-trials-issue-12s-check',
+	devH100Cli: 'docs/device-results.md#the-headless-cli-on-the-h100-second-call-0311-utc',
 	devRndvForms: 'docs/device-results.md#ucx-rendezvous-settings-in-their-accepted-forms-call-c-item-8',
 	ucxContext1131: `${GH}/openucx/ucx/blob/v1.13.1/src/ucp/core/ucp_context.c`,
 	ucxContext1160: `${GH}/openucx/ucx/blob/v1.16.0/src/ucp/core/ucp_context.c`,
