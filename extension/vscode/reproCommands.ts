@@ -188,13 +188,14 @@ async function pickChoices(which: 'ipc' | 'fallback', last: ReproChoices, tryUcx
 		const customs = st.presets.filter(p => !REPRO_PRESETS.some(x => x.id === p));
 		const items: Array<vscode.QuickPickItem & { id: string }> = [
 			{ id: BASE, label: vscode.l10n.t('Baseline (no preset)') },
-			{ id: LOOP, label: vscode.l10n.t('Single node: keep TCP on loopback'), detail: 'UCX_NET_DEVICES=lo' },
+			// A modifier of every configuration, not one of its own (it was read as a second configuration that never ran).
+			{ id: LOOP, label: vscode.l10n.t('Every configuration: keep TCP on loopback (single node)'), description: vscode.l10n.t('a modifier, not a configuration of its own'), detail: 'UCX_NET_DEVICES=lo' },
 			...REPRO_PRESETS.map(p => ({ id: p.id, label: p.label, detail: p.detail })),
 			...customs.map(c => ({ id: c, label: c, detail: vscode.l10n.t('custom') })),
 			{ id: CUSTOM, label: vscode.l10n.t('Custom NAME=VALUE…') },
 		];
 		const selected = items.filter(i => (i.id === BASE && st.baseline) || (i.id === LOOP && st.loopback) || st.presets.includes(i.id));
-		const chosen = await input.pick({ title: `${title}: ${vscode.l10n.t('configurations (each runs separately)')}`, items, selected, canPickMany: true });
+		const chosen = await input.pick({ title: `${title}: ${vscode.l10n.t('configurations (each runs separately) and the loopback modifier')}`, items, selected, canPickMany: true });
 		st.presets = chosen.filter(c => !c.id.startsWith('\u0000')).map(c => c.id);
 		st.loopback = chosen.some(x => x.id === LOOP);
 		st.baseline = chosen.some(x => x.id === BASE);

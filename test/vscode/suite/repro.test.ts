@@ -141,7 +141,7 @@ describe('reproducer commands', function () {
 		try {
 			const shown = doctor.scriptInputs!([
 				{ pick: ['mpirun.mpich'] }, { pick: ['host'] }, { value: '1M,4M' },
-				{ pick: ['Baseline (no preset)', 'Single node: keep TCP on loopback'] },
+				{ pick: ['Baseline (no preset)', 'Every configuration: keep TCP on loopback (single node)'] },
 				{ pick: ['UCX_RNDV_SCHEME=get_zcopy', 'Custom NAME=VALUE…'] },
 				{ value: 'UCX_X=$(rm -rf ~)' }, { value: 'LD_PRELOAD=/tmp/x.so' }, { value: 'UCX_RNDV_THRESH=inf' },
 			]);
@@ -150,6 +150,9 @@ describe('reproducer commands', function () {
 			recordMetric('reproFallbackTryUcxPickerMs', performance.now() - t0);
 			// What the picker showed: the UCX step with the four measured settings (what each changes, what the H200
 			// measured), the setting's entry pre-selected, then the custom box refusing the hostile values with a message.
+			// The loopback item says it is a modifier of every configuration, not a configuration that runs on its own.
+			const configs = shown.find(s => /configurations \(each runs separately\) and the loopback modifier/.test(s.title));
+			assert.match(configs?.items?.find(i => /loopback/.test(i.label))?.description ?? '', /a modifier, not a configuration of its own/);
 			const ucx = shown.find(s => /also try UCX staging settings/.test(s.title));
 			assert.ok(ucx?.items, shown.map(s => s.title).join(' | '));
 			assert.deepEqual(ucx.items.map(i => i.label), ['UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M', 'UCX_RNDV_FRAG_ALLOC_COUNT=host:8,cuda:8', 'UCX_RNDV_SCHEME=get_zcopy', 'UCX_RNDV_FRAG_MEM_TYPE=cuda', 'Custom NAME=VALUE…']);
