@@ -25,6 +25,7 @@ interface Shown { title: string; items?: Array<{ label: string; description?: st
 interface DoctorApi {
 	reproPanelState?(): PanelState | null; scriptInputs?(answers: Answer[]): Shown[];
 	reproBugReport(): string | null; hostReport(key?: string): { host: { label: string }; headline?: { text: string } } | undefined;
+	statusBar(): { text: string; tooltip: string } | undefined; problemCount(): number;
 	lastReport(): { host: { label: string; kind: string }; headline?: { text: string } } | undefined;
 }
 
@@ -73,6 +74,8 @@ describe('reproducer commands', function () {
 	it('Run IPC-Pointer Reproducer runs the real engine under mpirun.openmpi (host memory) and shows the result', async function () {
 		this.timeout(180_000);
 		const { doctor } = await api();
+		const barBefore = doctor.statusBar();
+		const problemsBefore = doctor.problemCount();
 		const t0 = performance.now();
 		const data = await vscode.commands.executeCommand<ReproPanelData | undefined>('gpumpiDoctor.reproIpc', {
 			mpirun: 'mpirun.openmpi', memory: 'host', size: '1M', variants: ['direct', 'bounce', 'host', 'send-from-import'], presets: [], loopback: true, baseline: true, trials: 2,
@@ -108,6 +111,8 @@ describe('reproducer commands', function () {
 			assert.deepEqual(back?.ipc?.variants.map(v => v.counts), data.ipc.variants.map(v => v.counts));
 		} finally { fs.rmSync(file, { force: true }); }
 		assert.equal(doctor.lastReport(), shown, 'a reproducer never changes the inspection shown');
+		assert.deepEqual(doctor.statusBar(), barBefore, 'nor the status bar');
+		assert.equal(doctor.problemCount(), problemsBefore, 'nor Problems');
 	});
 
 	it('Run Fallback Reproducer: baseline and one preset side by side, each mode verified on host memory', async function () {
