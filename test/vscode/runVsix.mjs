@@ -53,11 +53,15 @@ export async function runVsixSuite({ vsix = null } = {}) {
 		const title = 'the report\'s engine run is the installed copy\'s (not the repository\'s)';
 		try {
 			// The diagnostics panel's webview among the open ones (the UI checks also open the reproducer and map panels).
+			// The panel was just brought to the front again (uiPanels.mjs ends with "Show Panel"): a webview shown again
+			// reloads (retainContextWhenHidden is off), so look for its #raw for up to 30 s, not once.
 			const frames = page.locator('iframe.webview.ready');
 			let raw = '';
-			for (let i = 0; i < await frames.count() && !raw; i++) {
-				const inner = frames.nth(i).contentFrame().locator('#active-frame').contentFrame().locator('#raw');
-				if (await inner.count() > 0) { raw = await inner.textContent({ timeout: 10_000 }) ?? ''; }
+			for (const t0 = Date.now(); !raw && Date.now() - t0 < 30_000; await page.waitForTimeout(raw ? 0 : 500)) {
+				for (let i = 0; i < await frames.count() && !raw; i++) {
+					const inner = frames.nth(i).contentFrame().locator('#active-frame').contentFrame().locator('#raw');
+					if (await inner.count().catch(() => 0) > 0) { raw = await inner.textContent({ timeout: 10_000 }).catch(() => '') ?? ''; }
+				}
 			}
 			if (!raw) { throw new Error('no open webview has the report\'s raw outputs (#raw)'); }
 			const engineDir = fs.realpathSync(path.join(dir, 'native', 'build'));
