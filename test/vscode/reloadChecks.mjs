@@ -62,7 +62,11 @@ function hasHostArgv(pid) { return cmdline(pid).some((a) => a.includes('--type=e
  */
 function extensionHosts(serverPid) {
 	return pids().map((pid) => ({ pid, s: stat(pid) }))
-		.filter((x) => x.s && x.s.pgrp === serverPid && x.s.state !== 'Z' && hasHostArgv(x.pid) && !hasHostArgv(x.s.ppid))
+		// A host's parent is a process of the server's group that is no host itself. A child the host forked carries the
+		// host's command line until its exec; once the host is SIGKILLed such an orphan's parent is init, outside the
+		// group: without the parent check it passed for "VS Code restarted the host" (2026-12-06 15:22 clean-clone run:
+		// hostRestartedByVsCode true, no page reload, no host for 90 s).
+		.filter((x) => x.s && x.s.pgrp === serverPid && x.s.state !== 'Z' && hasHostArgv(x.pid) && !hasHostArgv(x.s.ppid) && stat(x.s.ppid)?.pgrp === serverPid)
 		.sort((a, b) => a.s.start - b.s.start).map((x) => ({ pid: x.pid, start: x.s.start }));
 }
 
