@@ -135,8 +135,9 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 		return target;
 	}
 
+	/** The panel's stylesheet as the webview loads it: dist/panel.css ships in the .vsix, media/panel/panel.css does not. */
 	private async _css(): Promise<string> {
-		try { return Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this._extensionUri, 'media', 'panel', 'panel.css'))).toString('utf8'); } catch { return ''; }
+		try { return Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this._extensionUri, 'dist', 'panel.css'))).toString('utf8'); } catch { return ''; }
 	}
 
 	/** Pick an inspection: every host's latest and history, or a saved file. */

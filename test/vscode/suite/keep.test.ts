@@ -38,6 +38,7 @@ describe('inspections kept: history, save, open, compare', function () {
 		const page = fs.readFileSync(html, 'utf8');
 		assert.match(page, /^<!DOCTYPE html>/i);
 		assert.ok(page.includes(report.summary.mpi.label), 'the HTML names the MPI');
+		assert.ok(page.includes('.raw-line-target'), 'the HTML carries the panel\'s stylesheet (dist/panel.css, the one the .vsix ships)');
 		const opened = await vscode.commands.executeCommand<Report>('gpumpiDoctor.openInspection', json);
 		assert.equal(opened?.createdAt, report.createdAt);
 		assert.equal(doctor.lastReport()?.createdAt, report.createdAt, 'the panel shows the opened file');
