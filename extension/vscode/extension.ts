@@ -111,8 +111,10 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	}));
 	/** A Problems entry's "Show in GPU-MPI panel": that host's inspection in the panel, scrolled to the finding. */
 	const showFinding = (id?: unknown, index?: unknown, key?: unknown): void => {
-		const own = typeof key === 'string' ? service.reportFor(key) : undefined;
-		if (own && typeof key === 'string' && own !== service.lastReport) { service.showReport(own, key); }
+		if (typeof key === 'string') {
+			const own = service.reportFor(key);
+			if (own && own !== service.lastReport) { service.showReport(own, key); }
+		}
 		const report = service.lastReport;
 		if (!report) { throw new Error(vscode.l10n.t('No report yet. Run "GPU-MPI: Inspect Host".')); }
 		// The index is checked against the id: a stale diagnostic from an older report reveals the finding by id.

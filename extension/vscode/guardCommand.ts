@@ -154,7 +154,7 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 			const version = String(context.extension.packageJSON?.version ?? '0');
 			const result = core().guardResult({ version, where: target.label, mode: c.mode, flavor: target.flavor, guardLib, command, outcome, merge });
 			log.info(result.verdict);
-			// Its own tab: a result about this program never replaces the host's inspection (docs/vscode.md, one truth per host).
+			// Its own tab: a result about this program never replaces the host's inspection (README, "In VS Code": one truth per host).
 			const again = { program: c.program, args: c.args, np: c.np, mode: c.mode, stage: c.stage, ...(hostKey === LOCAL_HOST_KEY ? {} : { host: hostKey }) };
 			show.report(core().guardInspectionReport(result, { id: hostKey, label: target.label, kind: hostKey === LOCAL_HOST_KEY ? 'local' : 'ssh' }, { stdout, stderr }),
 				() => { void vscode.commands.executeCommand('gpumpiDoctor.runGuard', again); });

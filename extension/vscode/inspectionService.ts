@@ -27,7 +27,6 @@ export type InspectionChange = { kind: 'report'; report: Report; key: string } |
 /** The inspection state of this window. */
 export class InspectionService extends Disposable {
 	private _lastReport: Report | undefined;
-	private _lastKey: string | undefined;
 	private readonly _byHost = new Map<string, Report>();
 	private readonly _reach = new Map<string, HostReach>();
 	private _running: { key: string; promise: Promise<Report> } | undefined;
@@ -40,8 +39,6 @@ export class InspectionService extends Disposable {
 
 	/** The inspection shown now (the panel, status bar): the last one run, or the host row clicked last. */
 	get lastReport(): Report | undefined { return this._lastReport; }
-	/** The host key of lastReport (LOCAL_HOST_KEY, a hosts name, or `bundle:<dir>`). */
-	get lastKey(): string | undefined { return this._lastKey; }
 	get busy(): boolean { return this._running !== undefined; }
 	/** The host key (LOCAL_HOST_KEY or a hosts name) being inspected now, if any. */
 	get runningHost(): string | undefined { return this._running?.key; }
@@ -72,7 +69,6 @@ export class InspectionService extends Disposable {
 	 */
 	showReport(report: Report, key: string): void {
 		this._lastReport = report;
-		this._lastKey = key;
 		if (key.startsWith('bundle:')) { this._byHost.set(key, report); }
 		this._onDidChange.fire({ kind: 'report', report, key });
 	}
@@ -163,7 +159,6 @@ export class InspectionService extends Disposable {
 					this._log.warn(`ssh said: ${unreached.stderr.trim() || '(nothing)'} [${unreached.command.join(' ')}]`);
 				}
 				this._lastReport = report;
-				this._lastKey = hostKey;
 				this._onDidChange.fire({ kind: 'report', report, key: hostKey });
 				this._log.info(`report ready: ${report.findings.length} finding(s) in ${report.elapsedMs} ms`);
 				return report;

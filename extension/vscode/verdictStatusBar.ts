@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { findingCounts, findingCountsText, reportHeadline, type HeadlineVerdict } from '../shared/headline';
 import type { Report } from '../shared/report';
+import { UNREACHABLE_ID } from '../core/unreachable';
 import { Disposable } from './dispose';
 import { LOCAL_HOST_KEY } from './inspectionService';
 
@@ -22,9 +23,6 @@ const LOOK: Record<HeadlineVerdict, { icon: string; word: string; background?: s
 
 /** What the item shows for a report (pure apart from the l10n call; tests read it through the API). */
 export interface VerdictItemState { text: string; tooltip: string; verdict: HeadlineVerdict; host: string }
-
-/** The finding id of an unreachable host (core/unreachable.ts UNREACHABLE_ID; not imported: core loads lazily). */
-const UNREACHABLE_ID = 'host-unreachable';
 
 /** `local`: the report is this machine's (the host is not named in the text then). */
 export function verdictItemState(report: Report, local: boolean): VerdictItemState {
