@@ -26,6 +26,12 @@ const CACHE_SIZE = 'MPIR_CVAR_CH4_IPC_GPU_CACHE_SIZE';
 /** The setting that turns this MPICH's cache off, and how that is known. */
 interface CacheSwitch { name: string; off: string; how: string; evidence: Evidence | null }
 
+/** MPICH's version fact and its numeric parts (none when the MPI is not MPICH or says no version). */
+function mpichVersion(facts: Facts): { v: Facts['mpi']['version'] | null; vp: number[] } {
+	const v = facts.mpi.mpich?.version ?? (facts.mpi.implementation?.value === 'mpich' ? facts.mpi.version : null);
+	return { v, vp: versionParts(v?.value ?? '') };
+}
+
 /** Which CVAR (and value) turns the cache off here: from mpivars' own listing first, else from the MPICH version. */
 export function cacheSwitch(facts: Facts): CacheSwitch {
 	const listed = (name: string) => facts.mpichCvars?.cvars.find((c) => c.name === name);
@@ -38,8 +44,7 @@ export function cacheSwitch(facts: Facts): CacheSwitch {
 		const isEnum = /specialized|generic/i.test(handle.description) || handle.type === 'MPI_CHAR';
 		return { name: HANDLE_CACHE, off: isEnum ? 'disabled' : '0', how: `this MPICH's mpivars lists it as ${isEnum ? 'an enum' : 'an int: 0 turns it off, "disabled" makes MPI_Init abort'}`, evidence: handle.evidence };
 	}
-	const v = facts.mpi.mpich?.version ?? (facts.mpi.implementation?.value === 'mpich' ? facts.mpi.version : null);
-	const vp = versionParts(v?.value ?? '');
+	const { v, vp } = mpichVersion(facts);
 	if (vp.length >= 2 && compareVersions(vp, [5, 1]) >= 0) { return { name: CACHE_SIZE, off: '0', how: `MPICH ${v?.value}: the cache size CVAR of PR #7862`, evidence: v?.evidence ?? null }; }
 	if (vp.length >= 2 && compareVersions(vp, [4, 2]) >= 0) { return { name: HANDLE_CACHE, off: 'disabled', how: `MPICH ${v?.value}: an enum since PR #6526 (newer releases: ${CACHE_SIZE}=0)`, evidence: v?.evidence ?? null }; }
 	if (vp.length >= 2) { return { name: HANDLE_CACHE, off: '0', how: `MPICH ${v?.value}: an int before PR #6526 ("disabled" makes MPI_Init abort)`, evidence: v?.evidence ?? null }; }
@@ -56,8 +61,7 @@ export function cacheSizeIsEnum(facts: Facts): boolean {
 		if (CACHE_SIZE_ENUM.test(c.value.trim()) || /unlimited/i.test(c.description) || c.type === 'MPI_CHAR') { return true; }
 		if (/^\d+$/.test(c.value.trim())) { return false; }
 	}
-	const v = facts.mpi.mpich?.version ?? (facts.mpi.implementation?.value === 'mpich' ? facts.mpi.version : null);
-	const vp = versionParts(v?.value ?? '');
+	const { vp } = mpichVersion(facts);
 	return vp.length >= 2 && compareVersions(vp, [4, 3]) >= 0 && compareVersions(vp, [5, 1]) < 0;
 }
 
