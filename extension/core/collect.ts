@@ -22,7 +22,8 @@ import { connectOutput } from './unreachable';
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
 
 /** What the addon probe gave: a result, or why the addon could not be used. */
-export type ProbeOutcome = { result: ProbeResult; afterResult?: string } | { error: string; tried: string[] };
+/** The addon probe's outcome; `note` says what happened beside a result (a crashed first process, a crash after printing). */
+export type ProbeOutcome = { result: ProbeResult; note?: string } | { error: string; tried: string[] };
 
 /** Where the engine is: an explicit path or a lookup by the mpirun's flavor (core/native.ts findEngine). */
 export type EngineLocator = (flavor: 'default' | 'openmpi' | 'mpich') => { path: string | null; tried: string[] };
@@ -208,7 +209,7 @@ async function runProbe(opts: CollectOptions): Promise<RawOutput> {
 		});
 		const outcome = await Promise.race([opts.probe(), timeout]);
 		const raw = 'result' in outcome
-			? internal('probe', ['addon.probe()'], JSON.stringify(outcome.result), undefined, outcome.afterResult ?? '')
+			? internal('probe', ['addon.probe()'], JSON.stringify(outcome.result), undefined, outcome.note ?? '')
 			: internal('probe', ['addon.probe()'], '', outcome.error, outcome.tried.join('\n'));
 		return { ...raw, durationMs: Math.round(performance.now() - started) };
 	} catch (e) {
