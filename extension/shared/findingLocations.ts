@@ -93,29 +93,35 @@ export function reportDocument(report: Pick<Report, 'findings' | 'host' | 'creat
 
 const SETTING = /^\s*([A-Za-z0-9_]+)\s*=\s*(.*?)\s*$/;
 
-/** The value a fix command gives MCA parameter `name` (`--mca name value`, `OMPI_MCA_name=value`), if it gives one. */
-export function fixValueFor(name: string, command: string | undefined): string | null {
-	if (typeof command !== 'string') { return null; }
+/** One MCA assignment in a command line: `--mca name value` / `-mca name value`, or `OMPI_MCA_name=value`. */
+interface McaAssignment { name: string; value: string | null }
+
+/** The MCA assignments of a fix command, in order; `value` is null where none follows the name (or it is empty). */
+function mcaAssignments(command: string | undefined): McaAssignment[] {
+	if (typeof command !== 'string') { return []; }
+	const out: McaAssignment[] = [];
 	const tokens = command.split(/\s+/);
 	for (let i = 0; i < tokens.length; i++) {
-		if ((tokens[i] === '--mca' || tokens[i] === '-mca') && tokens[i + 1] === name && tokens[i + 2] && !tokens[i + 2].startsWith('-')) { return tokens[i + 2]; }
-		const m = /^OMPI_MCA_([A-Za-z0-9_]+)=(\S+)$/.exec(tokens[i]);
-		if (m && m[1] === name) { return m[2]; }
+		const name = tokens[i + 1];
+		if ((tokens[i] === '--mca' || tokens[i] === '-mca') && name && !name.startsWith('-')) {
+			const value = tokens[i + 2];
+			out.push({ name, value: value && !value.startsWith('-') ? value : null });
+			continue;
+		}
+		const m = /^OMPI_MCA_([A-Za-z0-9_]+)=(\S*)$/.exec(tokens[i]);
+		if (m) { out.push({ name: m[1], value: m[2] || null }); }
 	}
-	return null;
+	return out;
+}
+
+/** The value a fix command gives MCA parameter `name` (`--mca name value`, `OMPI_MCA_name=value`), if it gives one. */
+export function fixValueFor(name: string, command: string | undefined): string | null {
+	return mcaAssignments(command).find(a => a.name === name && a.value !== null)?.value ?? null;
 }
 
 /** Every MCA parameter a fix command sets (`--mca name value`, `OMPI_MCA_name=value`), once each. */
 export function mcaParamsOf(command: string | undefined): string[] {
-	if (typeof command !== 'string') { return []; }
-	const out = new Set<string>();
-	const tokens = command.split(/\s+/);
-	for (let i = 0; i < tokens.length; i++) {
-		if ((tokens[i] === '--mca' || tokens[i] === '-mca') && tokens[i + 1] && !tokens[i + 1].startsWith('-')) { out.add(tokens[i + 1]); }
-		const m = /^OMPI_MCA_([A-Za-z0-9_]+)=/.exec(tokens[i]);
-		if (m) { out.add(m[1]); }
-	}
-	return [...out];
+	return [...new Set(mcaAssignments(command).map(a => a.name))];
 }
 
 /** The quick fixes for one finding's evidence line in an MCA parameter file: set it to the fix's value, or comment it out. */

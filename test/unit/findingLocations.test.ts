@@ -89,6 +89,14 @@ describe('finding locations (Problems panel, quick fixes, evidence links)', () =
 		assert.equal(fixValueFor('btl', 'mpirun --mca pml ucx'), null);
 		assert.equal(fixValueFor('pml', 'mpirun --mca pml --oops'), null);
 		assert.equal(fixValueFor('pml', undefined), null);
+		assert.equal(fixValueFor('pml', 'export OMPI_MCA_pml= ; mpirun -mca pml ob1'), 'ob1');
+	});
+
+	it('the parameters a fix sets: both forms, once each, a name without a value still counted', () => {
+		assert.deepEqual(mcaParamsOf('mpirun --mca pml ucx -mca btl ^vader   # or: export OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any'), ['pml', 'btl', 'pml_ucx_tls']);
+		assert.deepEqual(mcaParamsOf('mpirun --mca pml --oops OMPI_MCA_x='), ['pml', 'x']);
+		assert.deepEqual(mcaParamsOf('mpirun --mca --pml ucx'), []);
+		assert.deepEqual(mcaParamsOf(undefined), []);
 	});
 
 	it('a commented-out or malformed line gets no edit', () => {
