@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Write `text` to `file` whole or not at all (throws the file system's error, e.g. ENOSPC). */
-export function writeFileWhole(file: string, text: string): void {
+/** Write `text` (or bytes) to `file` whole or not at all (throws the file system's error, e.g. ENOSPC). */
+export function writeFileWhole(file: string, text: string | Uint8Array): void {
 	const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(3).toString('hex')}.tmp`);
 	try {
 		const fd = fs.openSync(tmp, 'wx', 0o644);

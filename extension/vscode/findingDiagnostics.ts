@@ -89,6 +89,8 @@ export class FindingDiagnostics extends Disposable implements vscode.CodeActionP
 
 	/** Replace host `key`'s diagnostics with those of its new inspection. */
 	update(key: string, report: Report): void {
+		// The same inspection shown again (a Hosts row clicked, the panel reopened): nothing to rebuild.
+		if (this._hosts.get(key)?.report === report) { return; }
 		this.forget(key);
 		const label = (report.host.kind === 'local' ? 'this machine' : report.host.label || key).replace(/[\\/\0]/g, '_');
 		const doc = vscode.Uri.from({ scheme: FINDINGS_SCHEME, path: `/${label} - GPU-MPI findings.txt`, query: `host=${encodeURIComponent(key)}` });
@@ -120,7 +122,11 @@ export class FindingDiagnostics extends Disposable implements vscode.CodeActionP
 		this._publish([...old.byUri.keys()]);
 	}
 
-	/** Set the collection's entries of these URIs from every host's diagnostics (two hosts never share a file: only this machine's reports have files). */
+	/**
+	 * Set the collection's entries of these URIs from every key's diagnostics: keys can share a file (this machine's
+	 * inspection and a saved or bundled one of this machine both put entries on its mca-params.conf line), so a
+	 * URI's entries are the union, and forgetting one key leaves the others'.
+	 */
 	private _publish(uris: string[]): void {
 		for (const u of uris) {
 			const all = [...this._hosts.values()].flatMap(h => h.byUri.get(u) ?? []);

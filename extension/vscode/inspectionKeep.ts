@@ -6,20 +6,23 @@
  * text, so what changed is what the diff shows.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { findingCounts, findingCountsText } from '../shared/headline';
 import { comparableText } from '../shared/reportCompare';
 import { MAX_REPORT_BYTES, parseReportText } from '../shared/reportFile';
+import { writeFileWhole } from '../core/fileWrite';
 import { renderStandaloneReport } from '../shared/render';
 import type { Report } from '../shared/report';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
 import { LOCAL_HOST_KEY, type InspectionService } from './inspectionService';
+import { askSavePath, writeResult } from './saveFile';
 
 /** Inspections kept per host. */
 export const HISTORY_MAX = 10;
+/** Compared texts kept for the diff editor (two per comparison). */
+const COMPARE_TEXTS_MAX = 2 * HISTORY_MAX;
 /** The scheme of the compared texts. */
 export const COMPARE_SCHEME = 'gpumpi-doctor-compare';
 
@@ -43,6 +46,7 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 	constructor(private readonly _service: InspectionService, private readonly _dir: string, private readonly _log: Logger, private readonly _extensionUri: vscode.Uri) {
 		super();
 		this._register(vscode.workspace.registerTextDocumentContentProvider(COMPARE_SCHEME, this));
+
 		this._register(_service.onDidChange(change => {
 			// Inspections only (runs and shown ones); a saved file or a bundle is not a host's history.
 			if (change.kind === 'report' && !change.key.includes(':')) { this._add(change.key, change.report); }
@@ -63,18 +67,27 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 		return [...(this._byHost.get(key) ?? [])];
 	}
 
-	private _add(key: string, report: Report): void {
-		const list = this._byHost.get(key) ?? [];
-		if (list.some(k => k.report.createdAt === report.createdAt)) { return; }
-		const kept: KeptInspection = { key, report, file: null };
-		list.unshift(kept);
+	/**
+	 * Put one inspection into a host's history: once per createdAt, newest first, at most HISTORY_MAX (the files of
+	 * those that drop out are removed). False when it was there already.
+	 */
+	private _insert(kept: KeptInspection): boolean {
+		const list = this._byHost.get(kept.key) ?? [];
+		if (list.some(k => k.report.createdAt === kept.report.createdAt)) { return false; }
+		list.push(kept);
 		list.sort((a, b) => b.report.createdAt.localeCompare(a.report.createdAt));
 		for (const old of list.splice(HISTORY_MAX)) { if (old.file) { fs.rm(old.file, { force: true }, () => undefined); } }
-		this._byHost.set(key, list);
+		this._byHost.set(kept.key, list);
+		return list.includes(kept);
+	}
+
+	private _add(key: string, report: Report): void {
+		const kept: KeptInspection = { key, report, file: null };
+		if (!this._insert(kept)) { return; }
 		try {
 			fs.mkdirSync(this._dir, { recursive: true });
 			const file = path.join(this._dir, `${encodeURIComponent(key)}--${report.createdAt.replace(/[^0-9A-Za-z]/g, '')}.json`);
-			fs.writeFileSync(file, JSON.stringify(report));
+			writeFileWhole(file, JSON.stringify(report));
 			kept.file = file;
 		} catch (e) { this._log.warn(`cannot keep the inspection of ${key}: ${e instanceof Error ? e.message : String(e)}`); }
 		this._onDidChangeHistory.fire(key);
@@ -87,18 +100,10 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 			for (const name of names.filter(n => n.endsWith('.json'))) {
 				const m = /^(.*)--[0-9A-Za-z]+\.json$/.exec(name);
 				if (!m) { continue; }
-				const key = decodeURIComponent(m[1]);
 				const file = path.join(this._dir, name);
 				try {
-					const st = await fs.promises.stat(file);
-					if (st.size > MAX_REPORT_BYTES) { continue; }
-					const parsed = parseReportText(await fs.promises.readFile(file, 'utf8'));
-					if (!parsed.ok) { this._log.warn(`kept inspection ${name} ignored: ${parsed.error}`); continue; }
-					const list = this._byHost.get(key) ?? [];
-					if (!list.some(k => k.report.createdAt === parsed.report.createdAt)) { list.push({ key, report: parsed.report, file }); }
-					list.sort((a, b) => b.report.createdAt.localeCompare(a.report.createdAt));
-					this._byHost.set(key, list);
-				} catch { /* a file removed meanwhile */ }
+					this._insert({ key: decodeURIComponent(m[1]), report: await readReportFile(file), file });
+				} catch (e) { this._log.warn(`kept inspection ${name} ignored: ${e instanceof Error ? e.message : String(e)}`); }
 			}
 			for (const key of this._byHost.keys()) { this._onDidChangeHistory.fire(key); }
 		})();
@@ -116,21 +121,14 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 
 	/** "Save Inspection…": the report as JSON (readable again) or HTML; `file` skips the dialog (its extension picks the format). */
 	async save(report: Report, file?: string): Promise<string | undefined> {
-		let target = file;
-		if (!target) {
-			const stamp = report.createdAt.replace(/[:.]/g, '-').slice(0, 19);
-			const name = `gpumpi-${(report.summary?.hostname || report.host.label || 'host').replace(/[^A-Za-z0-9_.-]/g, '_')}-${stamp}.json`;
-			const base = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(os.homedir());
-			const picked = await vscode.window.showSaveDialog({
-				defaultUri: vscode.Uri.joinPath(base, name), title: vscode.l10n.t('Save the inspection'),
-				filters: { [vscode.l10n.t('Inspection (JSON, opens again)')]: ['json'], [vscode.l10n.t('Report (HTML)')]: ['html'] },
-			});
-			target = picked?.fsPath;
-			if (!target) { return undefined; }
-		}
+		const target = file ?? await askSavePath({
+			name: `gpumpi-${(report.summary?.hostname || report.host.label || 'host').replace(/[^A-Za-z0-9_.-]/g, '_')}-${report.createdAt.replace(/[:.]/g, '-').slice(0, 19)}.json`,
+			title: vscode.l10n.t('Save the inspection'),
+			filters: { [vscode.l10n.t('Inspection (JSON, opens again)')]: ['json'], [vscode.l10n.t('Report (HTML)')]: ['html'] },
+		});
+		if (!target) { return undefined; }
 		const html = /\.html?$/i.test(target);
-		const text = html ? renderStandaloneReport(report, await this._css()) : `${JSON.stringify(report, null, 2)}\n`;
-		await vscode.workspace.fs.writeFile(vscode.Uri.file(target), Buffer.from(text, 'utf8'));
+		writeResult(target, html ? renderStandaloneReport(report, await this._css()) : `${JSON.stringify(report, null, 2)}\n`);
 		this._log.info(`saved the inspection of ${report.host.label} (${report.createdAt}) to ${target}`);
 		return target;
 	}
@@ -175,8 +173,12 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 		const [left, right] = a.createdAt <= b.createdAt ? [a, b] : [b, a];
 		const uriOf = (r: Report, side: string): vscode.Uri => {
 			const name = `${(r.summary?.hostname || r.host.label || 'host').replace(/[\\/]/g, '_')} ${r.createdAt}.txt`;
-			const uri = vscode.Uri.from({ scheme: COMPARE_SCHEME, path: `/${name}`, query: `side=${side}&t=${Date.now()}` });
+			const uri = vscode.Uri.from({ scheme: COMPARE_SCHEME, path: `/${name}`, query: `side=${side}&host=${encodeURIComponent(r.host.label)}` });
+			// A URI names one inspection and side, so comparing the same two again reuses it; the oldest texts go
+			// beyond COMPARE_TEXTS_MAX (a reopened old diff would then be empty, never wrong).
+			this._texts.delete(uri.toString());
 			this._texts.set(uri.toString(), comparableText(r));
+			for (const old of [...this._texts.keys()].slice(0, Math.max(0, this._texts.size - COMPARE_TEXTS_MAX))) { this._texts.delete(old); }
 			return uri;
 		};
 		const l = uriOf(left, 'left');

@@ -25,6 +25,7 @@ import { checkReachable, hostOfArgument, openLaunchTarget, type OpenTarget } fro
 import { MultiStepInput, type Step } from './multiStepInput';
 import { ReproPanel } from './reproPanel';
 import { readReproTrials, readReproTryUcx, readSettings } from './settings';
+import { askSavePath, writeResult } from './saveFile';
 
 const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
 
@@ -49,15 +50,12 @@ async function saveResult(log: Logger, arg: unknown): Promise<string | undefined
 	const p = ReproPanel.current;
 	if (!p) { throw new Error(vscode.l10n.t('No reproducer results to save yet.')); }
 	const text = p.resultsJson();
-	let file = typeof arg === 'string' && arg.startsWith('/') ? arg : undefined;
-	if (!file) {
-		const base = vscode.workspace.workspaceFolders?.[0]?.uri;
-		const name = `gpumpi-repro-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}.json`;
-		const picked = await vscode.window.showSaveDialog({ ...(base ? { defaultUri: vscode.Uri.joinPath(base, name) } : {}), title: vscode.l10n.t('Save the reproducer results'), filters: { JSON: ['json'] } });
-		file = picked?.fsPath;
-		if (!file) { return undefined; }
-	}
-	await vscode.workspace.fs.writeFile(vscode.Uri.file(file), Buffer.from(text, 'utf8'));
+	const file = typeof arg === 'string' && arg.startsWith('/') ? arg : await askSavePath({
+		name: `gpumpi-repro-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}.json`,
+		title: vscode.l10n.t('Save the reproducer results'), filters: { JSON: ['json'] },
+	});
+	if (!file) { return undefined; }
+	writeResult(file, text);
 	log.info(`saved the reproducer results to ${file}`);
 	return file;
 }

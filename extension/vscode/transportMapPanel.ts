@@ -5,7 +5,6 @@
  * written here after a save dialog.
  */
 import { activeRuns } from '../core/activeRuns';
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
 import { errorText, type Logger } from '../core/logger';
@@ -17,6 +16,7 @@ import { exportFileName } from '../shared/mapLayout';
 import { registerCommand, type CommandId } from './commands';
 import { Disposable } from './dispose';
 import { pickHost } from './hostsView';
+import { askSavePath, writeResult } from './saveFile';
 import { openLaunchTarget, hostOfArgument, type OpenTarget } from './launchHost';
 import { readSettings } from './settings';
 import { WebviewPanelHost } from './webviewPanelHost';
@@ -114,12 +114,11 @@ export class TransportMapPanel extends Disposable {
 
 	private async _export(format: MapExportFormat, data: string): Promise<boolean> {
 		const filters: Record<MapExportFormat, Record<string, string[]>> = { svg: { SVG: ['svg'] }, png: { PNG: ['png'] }, json: { JSON: ['json'] } };
-		const dir = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(os.homedir());
-		const defaultUri = vscode.Uri.joinPath(dir, exportFileName(this._map ?? { ranks: [] }, format));
-		const uri = await vscode.window.showSaveDialog({ defaultUri, filters: filters[format], saveLabel: vscode.l10n.t('Export'), title: vscode.l10n.t('Export transport map') });
-		if (!uri) { return false; }
+		const file = await askSavePath({ name: exportFileName(this._map ?? { ranks: [] }, format), filters: filters[format], saveLabel: vscode.l10n.t('Export'), title: vscode.l10n.t('Export transport map') });
+		if (!file) { return false; }
+		const uri = vscode.Uri.file(file);
 		const bytes = format === 'png' ? Buffer.from(data.slice(data.indexOf(',') + 1), 'base64') : Buffer.from(data, 'utf8');
-		await vscode.workspace.fs.writeFile(uri, bytes);
+		writeResult(file, bytes);
 		this._log.info(`exported the transport map as ${format} to ${uri.fsPath} (${bytes.length} bytes)`);
 		this._lastExport = uri.fsPath;
 		const open = vscode.l10n.t('Open');
