@@ -22,21 +22,23 @@ import { posixQuoteArgv } from '../shared/shellQuote';
 import { checkSizeListText, checkSizeText, CHUNK_SIZE_LIMITS, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../shared/sizeText';
 import type { LaunchTarget } from '../core/hosts/launchTarget';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
-import { UCX_STAGING_TRIES, ucxTryList } from '../core/repro/reproChoices';
+import { DEFAULT_CHOICES, UCX_STAGING_TRIES, ucxTryList } from '../core/repro/reproChoices';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 
 const USAGE = `Usage: gpumpi-doctor repro ipc|fallback [options]
   --json                 print the combined report as JSON instead of the summary
+  --verbose, -v          the summary (verdict first, then one row per variant / mode and size) followed by every
+                         trial, the transport lines and sample failures
   --markdown             print a Markdown bug report (versions, command lines, results, verdict, evidence,
                          how to reproduce) ready for the Open MPI / UCX mailing lists or an issue
   --np N                 ranks: ipc runs exactly 4, fallback exactly 2 (the engine's reproducers need these)
   --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
   --engine PATH          gpumpi engine (default: native/build/engine*/gpumpi)
   --memory device|host   buffers (default device; without a GPU the engine falls back to host and says why)
-  --size S               ipc message size, a multiple of 4 bytes from 4 to 1G (default 64M)
+  --size S               ipc message size, a multiple of 4 bytes from 4 to 1G (default ${DEFAULT_CHOICES.size}, as in VS Code)
   --variants a,b         ipc variants (default direct,bounce,host,send-from-import; also pool, vmm)
   --sizes S              fallback sizes, "1M..1G" (x4 steps) or "1M,64M", at most 64, multiples of 4 bytes
-                         (default 1M..1G)
+                         (default ${DEFAULT_CHOICES.sizes}, as in VS Code; 1M..1G adds 1 GiB)
   --modes a,b            fallback modes (default mpi,staged,host,lib-auto,lib-staged,lib-shm) --iters N (default 3)
   --chunk S --nbuf N     fallback staging pipeline (default 16M x 4; chunk 4K..1G, nbuf 1..64)
   --preset NAME=VALUE    environment for every rank (Open MPI -x, MPICH -genv), repeatable (e.g. UCX_TLS=^cuda_ipc)
@@ -66,6 +68,8 @@ export interface CliOptions extends LaunchCliOptions {
 	which: 'ipc' | 'fallback';
 	json: boolean;
 	markdown: boolean;
+	/** Text output: every trial, the transport lines and sample failures after the verdict and the table. */
+	verbose: boolean;
 	np: number | null;
 	size: string;
 	/** --size in bytes. */
@@ -107,6 +111,13 @@ function nameList(text: string, option: string, known: readonly string[]): strin
 	return items;
 }
 
+/** The bytes of a size text the defaults hold (checked, so a bad default fails at once, loudly). */
+function sizeBytesOf(text: string): number {
+	const n = checkSizeText(text, IPC_SIZE_LIMITS);
+	if (typeof n === 'string') { throw new Error(`default size ${text}: ${n}`); }
+	return n;
+}
+
 /**
  * `repro` argv (after "repro") → options, every value checked against what the engine accepts; UsageError otherwise
  * (an empty message: --help). Pure: nothing is run, read or launched.
@@ -116,8 +127,8 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 	if (which === '--help' || which === '-h') { throw new UsageError(''); }
 	if (which !== 'ipc' && which !== 'fallback') { throw new UsageError(`which reproducer? (ipc or fallback), got ${shown(which ?? '')}`); }
 	const o: CliOptions = {
-		which, json: false, markdown: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: '64M', sizeBytes: 64 << 20,
-		variants: [...IPC_VARIANTS], sizes: '1M..1G', modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
+		which, json: false, markdown: false, verbose: false, np: null, mpirun: 'mpirun', flavor: null, engine: null, memory: 'device', size: DEFAULT_CHOICES.size, sizeBytes: sizeBytesOf(DEFAULT_CHOICES.size),
+		variants: [...IPC_VARIANTS], sizes: DEFAULT_CHOICES.sizes, modes: [...FALLBACK_MODES], iters: 3, chunk: null, nbuf: null,
 		env: [], mca: [], extra: [], loopback: false, protoInfo: false, timeoutS: 120, inject: null, injectSeed: 1, trials: DEFAULT_TRIALS, fromJson: null, pmlUcx: false, also: [], tryUcx: [],
 	};
 	const value = (i: number, name: string): string => optionValue(argv, i, name);
@@ -129,6 +140,7 @@ export function parseReproArgs(argv: readonly string[]): CliOptions {
 		if (ONLY[a] && ONLY[a] !== which) { throw new UsageError(`${a} is a repro ${ONLY[a]} option, not one of repro ${which}`); }
 		switch (a) {
 			case '--json': o.json = true; break;
+			case '--verbose': case '-v': o.verbose = true; break;
 			case '--markdown': o.markdown = true; break;
 			case '--loopback': o.loopback = true; break;
 			case '--proto-info': o.protoInfo = true; break;
@@ -241,11 +253,11 @@ function fromJson(o: CliOptions, file: string, io: CliIo): number {
 	if (o.which === 'ipc') {
 		if (!rep.ipc) { io.stderr('gpumpi-doctor repro: the file has no ipc runs\n'); return EXIT.failed; }
 		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep.ipc, outputs: rep.outputs, source })
-			: o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc));
+			: o.json ? JSON.stringify(rep.ipc, null, 2) + '\n' : renderIpcReport(rep.ipc, o));
 	} else {
 		if (rep.fallback.length === 0) { io.stderr('gpumpi-doctor repro: the file has no fallback runs\n'); return EXIT.failed; }
 		io.stdout(o.markdown ? bugReportMarkdown({ fallback: rep.fallback, outputs: rep.outputs, source })
-			: o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(renderFallbackReport).join('\n'));
+			: o.json ? JSON.stringify(rep.fallback, null, 2) + '\n' : rep.fallback.map(r => renderFallbackReport(r, o)).join('\n'));
 	}
 	return EXIT.ok;
 }
@@ -276,13 +288,13 @@ async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>,
 			engineArgs: o.inject ? ['--inject', o.inject, ...(/^(crash|wrong)-fraction=/.test(o.inject) ? ['--inject-seed', String(o.injectSeed)] : [])] : [],
 			trials: o.trials, onProgress: progress, signal,
 		});
-		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep, source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep));
+		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep, source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep, o));
 	} else {
 		const rep = await runFallbackRepro({
 			engine, host, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
 			memory: o.memory, timeoutMs, trials: o.trials, protoInfo: o.protoInfo, ucxSettings: o.tryUcx, onProgress: progress, signal,
 		});
-		io.stdout(o.markdown ? bugReportMarkdown({ fallback: [rep], source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep));
+		io.stdout(o.markdown ? bugReportMarkdown({ fallback: [rep], source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep, o));
 	}
 	return EXIT.ok;
 }

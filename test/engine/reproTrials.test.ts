@@ -76,7 +76,7 @@ for (const { flavor, mpirun } of [{ flavor: 'openmpi' as const, mpirun: 'mpirun.
 			assert.equal(rep.verdict.directClass, 'unreliable');
 			assert.match(rep.verdict.answer, /^Unreliable: .*2 of 4 failed/);
 			assert.doesNotMatch(rep.verdict.answer, /^Yes/);
-			assert.match(renderIpcReport(rep), /direct\s+unreliable\s+\.CC\./);
+			assert.match(renderIpcReport(rep), /direct\s+unreliable\s+\+CC\+/);
 			const md = bugReportMarkdown({ ipc: rep });
 			assert.match(md, /\| default \| direct \| unreliable \| 2 of 4 \| 2 \|/);
 			assert.match(md, /Sample: trial 2/);

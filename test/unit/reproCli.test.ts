@@ -59,7 +59,15 @@ describe('gpumpi-doctor repro (CLI)', () => {
 			const ok = await capture(['ipc', '--from-json', path.join(dir, 'repro.json')]);
 			assert.equal(ok.code, 0, ok.err);
 			assert.match(ok.out, /crash-test\s+inconclusive\s+C\s+crashed 1/);
-			assert.match(ok.out, /crashed \(SIGSEGV\): deliberate test crash \(--inject\) — 1 of 1; sample: trial 1/);
+			// Verdict first, the failure named with its count; the sample's lines only with --verbose.
+			assert.ok(ok.out.indexOf('Verdict:') < ok.out.indexOf('crash-test'), ok.out);
+			assert.match(ok.out, /crash-test \(ob1\): crashed \(SIGSEGV\): deliberate test crash \(--inject\) — 1 of 1\n/);
+			assert.doesNotMatch(ok.out, /sample: trial/);
+			assert.match(ok.out, /--verbose/);
+			const verbose = await capture(['ipc', '--verbose', '--from-json', path.join(dir, 'repro.json')]);
+			assert.equal(verbose.code, 0, verbose.err);
+			assert.ok(verbose.out.startsWith(ok.out.slice(0, ok.out.indexOf('  crash-test (ob1): crashed'))), 'the verbose text begins with the summary');
+			assert.match(verbose.out, /crashed \(SIGSEGV\): deliberate test crash \(--inject\) — 1 of 1; sample: trial 1/);
 			const js = await capture(['ipc', '--json', '--from-json', path.join(dir, 'repro.json')]);
 			const rep = JSON.parse(js.out) as { schema: string; variants: Array<{ trials: number; counts: Record<string, number>; runs: Array<{ outcome: string }> }> };
 			assert.equal(rep.schema, 'gpumpi.repro.ipc-report/2');

@@ -61,7 +61,7 @@ describe('repro verdicts on the real H200 testbed result', () => {
 		assert.ok(v.evidence.some(l => /Caught signal 11/.test(l)), v.evidence.join('\n'));
 		assert.deepEqual(v.signatures.map(h => h.id), ['ucp-dt-pack-segv']);
 		assert.match(v.signatures[0].line, /libucp\.so\.0\(ucp_dt_pack\+0x4c\)/);
-		assert.match(renderIpcReport(rep.ipc!), /rank 3/);
+		assert.match(renderIpcReport(rep.ipc!, { verbose: true }), /rank 3/);
 	});
 
 	it('ipc, second run: over tcp,cuda_copy,self the send from an import hangs after send() EIO (its signature); cuda_ipc\'s refused re-export also shows in correct trials', () => {

@@ -31,19 +31,34 @@ export function countsText(v: IpcVariantSummary): string {
 	return Object.entries(v.counts).filter(([, n]) => n > 0).map(([o, n]) => `${names[o] ?? o.replace(/_/g, ' ')} ${n}`).join(' · ');
 }
 
-/** One mark per trial: "." correct, "C" crashed, "H" hung, "W" wrong data, "L" launch error, "E" other. */
+/** One mark per trial: "+" correct, "C" crashed, "H" hung, "W" wrong data, "L" launch error, "E" other. */
 export function trialMarks(runs: IpcVariantResult[]): string {
-	return runs.map(r => r.outcome === 'correct' ? '.' : r.outcome === 'crashed' ? 'C' : r.outcome === 'timed_out' ? 'H' : r.outcome === 'wrong_data' ? 'W' : r.outcome === 'launch_error' ? 'L' : 'E').join('');
+	// "+", not ".": a row of dots read as text cut off (issue 32).
+	return runs.map(r => r.outcome === 'correct' ? '+' : r.outcome === 'crashed' ? 'C' : r.outcome === 'timed_out' ? 'H' : r.outcome === 'wrong_data' ? 'W' : r.outcome === 'launch_error' ? 'L' : 'E').join('');
 }
 
-/** Text summary of an IPC report. */
-export function renderIpcReport(rep: ReproIpcReport): string {
+/** What the text summaries show: the verdict and the per-variant / per-size table; `verbose` adds every trial's detail. */
+export interface RenderOptions {
+	/** Every trial, the transport lines and the failure samples (the CLI's --verbose). */
+	verbose?: boolean;
+}
+
+const MORE = '(every trial, the transport lines and sample failures: --verbose; the whole result: --json)';
+
+/** Text summary of an IPC report: the verdict first, then one row per variant; details with `verbose`. */
+export function renderIpcReport(rep: ReproIpcReport, opts: RenderOptions = {}): string {
 	const out: string[] = ['GPU-MPI Doctor: IPC-imported pointer reproducer', mpiLine(rep.mpi)];
 	const runs = rep.variants.flatMap(v => v.runs);
 	const mem = runs.find(v => v.memory)?.memory;
 	if (mem === 'host') { out.push(`Memory: host (no GPU verdict: ${runs.find(v => v.gpuUnavailableReason)?.gpuUnavailableReason ?? 'no GPU'})`); }
 	else if (mem === 'device') { out.push('Memory: device (CUDA IPC between the ranks)'); }
 	out.push(`Trials: ${rep.trials} per variant and configuration, each its own launch${rep.partial ? ' — PARTIAL: cancelled before every trial ran' : ''}`);
+	out.push('', `Verdict: ${rep.verdict.answer}`);
+	for (const w of rep.verdict.why) { out.push(`  ${w}`); }
+	if (rep.verdict.bounceFix) {
+		out.push('', `The bounce with libgpumpi (complete program: ${rep.verdict.bounceFix.example}):`);
+		for (const l of rep.verdict.bounceFix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+	}
 	out.push('');
 	// The config column is as wide as its longest label ("ucx UCX_TLS=^cuda_ipc UCX_MEMTYPE_CACHE=n" is 41), so the
 	// columns after it stay aligned.
@@ -53,12 +68,13 @@ export function renderIpcReport(rep: ReproIpcReport): string {
 		out.push(`  ${pad(v.config, cw)} ${pad(v.variant, 18)} ${pad(v.class, 13)} ${pad(trialMarks(v.runs), 14)} ${countsText(v)}`);
 		out.push(`  ${pad('', cw)} ${pad('', 18)} ${v.sentence}`);
 	}
-	out.push('  (trials: . correct, C crashed, H hung, W wrong data, L launch error, E other)');
-	out.push('', `Verdict: ${rep.verdict.answer}`);
-	for (const w of rep.verdict.why) { out.push(`  ${w}`); }
-	if (rep.verdict.bounceFix) {
-		out.push('', `The bounce with libgpumpi (complete program: ${rep.verdict.bounceFix.example}):`);
-		for (const l of rep.verdict.bounceFix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+	out.push('  (trials: + correct, C crashed, H hung, W wrong data, L launch error, E other)');
+	if (!opts.verbose) {
+		for (const v of rep.variants) {
+			for (const m of v.failureModes) { out.push(`  ${v.variant} (${v.config}): ${m.label} — ${m.count} of ${v.trials}`); }
+		}
+		out.push('', MORE);
+		return out.join('\n') + '\n';
 	}
 	for (const v of rep.variants.filter(x => x.variant === 'direct')) {
 		const lanes = [...new Set(v.runs.flatMap(r => r.evidence.filter(l => /ep_cfg\[|mca: bml: Using/.test(l))))].slice(0, 6);
@@ -89,21 +105,34 @@ function maxOf(r: FallbackResult, f: (m: FallbackResult['memory'][number]) => nu
 	return v.length ? Math.max(...v) : null;
 }
 
-/** Text summary of a fallback report. */
-export function renderFallbackReport(rep: ReproFallbackReport): string {
+/** Text summary of a fallback report: the verdict and the fix first, then one row per mode and size; details with `verbose`. */
+export function renderFallbackReport(rep: ReproFallbackReport, opts: RenderOptions = {}): string {
 	const out: string[] = [`GPU-MPI Doctor: GPU-buffer fallback reproducer (${rep.config})`, mpiLine(rep.mpi)];
 	if (rep.memory === 'host') { out.push(`Memory: host (no GPU verdict: ${rep.gpuUnavailableReason ?? 'no GPU'})`); }
 	else if (rep.memory === 'device') { out.push('Memory: device buffers on both ranks'); }
 	out.push(`Trials: ${rep.trials} per mode, each its own launch${rep.partial ? ' — PARTIAL: cancelled before every trial ran' : ''}; ` +
 		rep.modes.map(m => `${m.mode} ${Object.entries(m.counts).filter(([, n]) => n > 0).map(([o, n]) => `${o} ${n}`).join(', ')}`).join('; '));
-	for (const r of rep.runs) {
-		if (r.outcome !== 'ok') { out.push(`Run ${r.modes.join(',')} (trial ${r.trial}): ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`); }
+	out.push('', 'Verdict:');
+	for (const t of rep.verdict.text) { out.push(`  ${t}`); }
+	const fix = rep.ranking?.fix;
+	if (fix) {
+		out.push('', `The fix (${fix.mode}): replace MPI_Isend/MPI_Irecv for this peer with libgpumpi (complete program: ${fix.example})`);
+		for (const l of fix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
+		out.push('  Build:');
+		for (const l of fix.build) { out.push(`    ${l}`); }
 	}
 	out.push('', `  ${pad('mode', 10)} ${lpad('size', 8)} ${lpad('ok', 6)}  ${pad('best GB/s: median (min–max)', 30)} RSS+ MiB: median (min–max)`);
 	for (const st of rep.stats) {
 		const rss = st.rssGrowth ? spreadText({ ...st.rssGrowth, median: st.rssGrowth.median / (1 << 20), min: st.rssGrowth.min / (1 << 20), max: st.rssGrowth.max / (1 << 20) }, 1) : '-';
 		out.push(`  ${pad(st.mode, 10)} ${lpad(sizeText(st.sizeBytes), 8)} ${lpad(`${st.ok}/${st.trials}`, 6)}  ${pad(st.bestGbps ? spreadText(st.bestGbps) : '-', 30)} ${rss}`);
 	}
+	const failed = rep.runs.filter(r => r.outcome !== 'ok');
+	if (!opts.verbose) {
+		if (failed.length > 0) { out.push('', `${failed.length} run(s) did not end ok: ${[...new Set(failed.map(r => r.outcome))].join(', ')}`); }
+		out.push('', MORE);
+		return out.join('\n') + '\n';
+	}
+	for (const r of failed) { out.push(`Run ${r.modes.join(',')} (trial ${r.trial}): ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`); }
 	out.push('', 'Every trial:');
 	out.push(`  ${pad('mode', 10)} ${lpad('trial', 5)} ${lpad('size', 8)} ${lpad('best GB/s', 10)} ${lpad('median', 8)} ${pad(' data', 12)} ${lpad('RSS+ MiB', 9)} ${lpad('pin+ MiB', 9)} ${lpad('dev+ MiB', 9)} ${lpad('own pin', 8)}`);
 	for (const r of rep.results) {
@@ -116,15 +145,6 @@ export function renderFallbackReport(rep: ReproFallbackReport): string {
 	if (rep.transports.lines.length > 0) {
 		out.push('', 'Transport evidence (mpi mode):');
 		for (const l of rep.transports.lines.slice(0, 12)) { out.push(`  | ${l}`); }
-	}
-	out.push('', 'Verdict:');
-	for (const t of rep.verdict.text) { out.push(`  ${t}`); }
-	const fix = rep.ranking?.fix;
-	if (fix) {
-		out.push('', `The fix (${fix.mode}): replace MPI_Isend/MPI_Irecv for this peer with libgpumpi (complete program: ${fix.example})`);
-		for (const l of fix.code.trimEnd().split('\n')) { out.push(`    ${l}`); }
-		out.push('  Build:');
-		for (const l of fix.build) { out.push(`    ${l}`); }
 	}
 	return out.join('\n') + '\n';
 }
