@@ -125,6 +125,23 @@ for (const { flavor, mpirun, ucx } of FLAVORS) {
 			assert.match(doc.verdict, /^gpumpi-guard \(report\): not run: the launcher could not start /);
 		});
 
+		it('as root without --allow-run-as-root (Open MPI): guard-run-as-root-refused with the launcher\'s lines, and its fix runs', function () {
+			if (flavor !== 'openmpi' || process.getuid?.() !== 0) { this.skip(); }
+			const plain = mpirun.filter(a => a !== '--allow-run-as-root');
+			const r = cli(['guard', '--json', '--', ...plain, '-np', '2', demo], cwd, { OMPI_ALLOW_RUN_AS_ROOT: '', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: '' });
+			assert.notEqual(r.code, 0, r.stderr);
+			const doc = JSON.parse(r.stdout) as Result;
+			const f = doc.findings.find(x => x.id === 'guard-run-as-root-refused');
+			assert.ok(f, `${doc.findings.map(x => x.id).join()}\n${r.stderr}`);
+			assert.ok(!doc.findings.some(x => ['guard-no-report', 'guard-program-not-started'].includes(x.id)), 'one cause, not the generic list');
+			assert.ok(f.evidence.some(e => /has detected an attempt to run as root/.test(e.line)) && f.evidence.every(e => r.stderr.includes(e.line)), JSON.stringify(f.evidence));
+			assert.match(doc.verdict, /^gpumpi-guard \(report\): not run: mpirun\.openmpi refused to run as root/);
+			// The fix it offers, run: the two variables before the same guard command.
+			const fixed = cli(['guard', '--json', '--', ...plain, '-np', '2', demo], cwd, { OMPI_ALLOW_RUN_AS_ROOT: '1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: '1' });
+			assert.equal(fixed.code, 0, fixed.stderr);
+			assert.equal((JSON.parse(fixed.stdout) as Result).ranks.reported, 2);
+		});
+
 		it('repro ipc with an engine built for another architecture: every trial a launch error, never a crash, verdict inconclusive', () => {
 			// A real ELF the kernel refuses (Exec format error): /bin/true with its e_machine set to aarch64 (0xb7).
 			const foreign = path.join(cwd, 'gpumpi-aarch64');

@@ -208,6 +208,11 @@ describe('repro parsers: crashes', () => {
 		assert.deepEqual({ ...f('ompi5-launch-missing'), evidence: undefined }, { executable: '/nonexistent/gpumpi', node: 'vm', reason: 'in its words "lacked permissions to execute an executable", which Open MPI 5 also says of a file that does not exist', processes: null, evidence: undefined });
 		assert.deepEqual(f('ompi5-launch-noperm')!.evidence, ['prterun was unable to launch the specified application as it lacked', 'permissions to execute an executable:', 'Executable: /tmp/t644', 'Node: vm']);
 		assert.equal(f('ompi5-launch-wrongarch'), null, 'PRRTE says nothing of a launch failure there, only of a SIGPIPE');
+		const root = f('ompi-launch-root');
+		assert.equal(root?.rootRefused, true);
+		assert.match(root?.reason ?? '', /^mpirun\.openmpi refuses to run as root unless given --allow-run-as-root or OMPI_ALLOW_RUN_AS_ROOT=1 with OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1$/);
+		assert.equal(root?.evidence[0], 'mpirun.openmpi has detected an attempt to run as root.');
+		assert.equal(f('ompi-launch-missing')?.rootRefused, undefined);
 		for (const [base, code] of [['ompi-launch-missing', 132], ['ompi-launch-noperm', 132], ['ompi-launch-wrongarch', 131], ['mpich-launch-missing-silent', 141],
 			['ompi5-launch-missing', 183], ['ompi5-launch-noperm', 183], ['ompi5-launch-wrongarch', 141]] as const) {
 			assert.equal(detectCrash(fx(`launch/${base}.stdout`), fx(`launch/${base}.stderr`), code, null).crashed, false, base);

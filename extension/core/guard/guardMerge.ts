@@ -170,7 +170,16 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 	const missingRanks: number[] = [];
 	if (worldSize !== null) { for (let r = 0; r < worldSize; r++) { if (!byRank.has(r)) { missingRanks.push(r); } } }
 	const launch = input.launchFailure ?? null;
-	if (reports.length === 0 && launch !== null) {
+	if (reports.length === 0 && launch?.rootRefused) {
+		// The same cause Inspect's running-as-root rule names: one answer, with its fix, not four guesses.
+		findings.push({
+			id: 'guard-run-as-root-refused', severity: 'error', title: `${printable(input.userCommand[0] ?? 'mpirun')} refused to run as root`,
+			message: `${printable(launch.reason)}. Nothing was started, so no rank wrote a guard report and the guard saw no MPI call.`,
+			evidence: launch.evidence.slice(0, 8).map(line => ({ source: 'launcher output', line: printable(line) })),
+			fix: { text: 'Run as an unprivileged user; or, where root is intended (a container), allow it explicitly and run the same command again.', command: `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 gpumpi-doctor guard ${fixCmd}` },
+			sources: [src('https://github.com/open-mpi/ompi/blob/v4.1.4/orte/orted/orted_submit.c', 'Open MPI 4.1.4 orted_submit.c: "has detected an attempt to run as root", and the two ways to allow it')],
+		});
+	} else if (reports.length === 0 && launch !== null) {
 		// The cause is in the launcher's own lines: nothing ran, so nothing could report.
 		const exe = launch.executable !== null ? printable(launch.executable) : 'the program';
 		findings.push({
@@ -402,11 +411,13 @@ function stageFindings(reports: GuardRankReport[], files: Map<number, string>, f
 
 function verdictLine(input: GuardMergeInput, reported: number, worldSize: number | null, t: GuardTotals, findings: Finding[], exitText: string): string {
 	const ranks = `${reported}${worldSize !== null && worldSize !== reported ? ` of ${worldSize}` : ''} rank${(worldSize ?? reported) === 1 ? '' : 's'} reported`;
-	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-program-not-started', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
+	const open = findings.filter(f => f.id.startsWith('guard-') && f.severity !== 'info' && !['guard-program-failed', 'guard-program-not-started', 'guard-run-as-root-refused', 'guard-missing-reports', 'guard-no-report', 'guard-not-finalized', 'guard-report-damaged'].includes(f.id));
 	let what: string;
 	const off = findings.find(f => f.id === 'guard-off-at-init') ?? findings.find(f => f.id === 'guard-bypassed');
 	const notStarted = findings.find(f => f.id === 'guard-program-not-started');
-	if (reported === 0 && notStarted) { what = `not run: ${notStarted.title.replace(/^The launcher/, 'the launcher')}`; }
+	const rootRefused = findings.find(f => f.id === 'guard-run-as-root-refused');
+	if (reported === 0 && rootRefused) { what = `not run: ${rootRefused.title}`; }
+	else if (reported === 0 && notStarted) { what = `not run: ${notStarted.title.replace(/^The launcher/, 'the launcher')}`; }
 	else if (reported === 0) { what = 'no guard report: nothing was observed'; }
 	else if (off && t.dangerKinds === 0) { what = `not observed: ${off.title.toLowerCase()}${off.id === 'guard-off-at-init' ? ' (a mixed launch?)' : ''}`; }
 	else if (t.dangerKinds === 0) { what = 'no dangerous GPU-buffer call'; }

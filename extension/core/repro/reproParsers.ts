@@ -80,6 +80,8 @@ export interface LaunchFailure {
 	reason: string;
 	/** How many processes it could not start, where it counted them. */
 	processes: number | null;
+	/** The launcher refused to start anything because it runs as root (Open MPI without --allow-run-as-root). */
+	rootRefused?: boolean;
 	evidence: string[];
 }
 
@@ -99,6 +101,7 @@ export function detectLaunchFailure(stdout: string, stderr: string): LaunchFailu
 	let node: string | null = null;
 	let reason: string | null = null;
 	let processes: number | null = null;
+	let rootRefused = false;
 	const evidence: string[] = [];
 	const ev = (l: string): void => {
 		const c = cleanLine(l.trim());
@@ -124,6 +127,17 @@ export function detectLaunchFailure(stdout: string, stderr: string): LaunchFailu
 			continue;
 		}
 		if (/Open MPI tried to fork a new process via the "execve" system call/.test(l)) { found = true; ev(l); continue; }
+		// Open MPI 4.1's "mpirun.openmpi has detected an attempt to run as root." block (test-fixtures/repro/launch/
+		// ompi-launch-root.*): nothing was started; the block names both ways to allow it.
+		m = /^\s*(\S+) has detected an attempt to run as root\.?\s*$/.exec(l);
+		if (m) {
+			found = true;
+			rootRefused = true;
+			reason ??= `${m[1]} refuses to run as root unless given --allow-run-as-root or OMPI_ALLOW_RUN_AS_ROOT=1 with OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`;
+			ev(l);
+			for (const next of all.slice(i + 1, i + 16)) { if (/allow-run-as-root|OMPI_ALLOW_RUN_AS_ROOT/.test(next)) { ev(next); } }
+			continue;
+		}
 		m = /execvp error on file (\S+) \(([^)]+)\)/.exec(l);
 		if (m) {
 			found = true;
@@ -144,7 +158,7 @@ export function detectLaunchFailure(stdout: string, stderr: string): LaunchFailu
 		if (m) { reason ??= m[1]; ev(l); continue; }
 	}
 	if (!found) { return null; }
-	return { executable, node, reason: reason ?? 'the launcher could not start it', processes, evidence };
+	return { executable, node, reason: reason ?? 'the launcher could not start it', processes, ...(rootRefused ? { rootRefused } : {}), evidence };
 }
 
 /** "mpirun could not start /x/gpumpi on node vm (No such file or directory); 4 processes failed to start". */
