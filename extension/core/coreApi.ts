@@ -11,6 +11,7 @@ export { resolveLaunchTarget } from './hosts/launchTarget';
 export { mergeGuardReports } from './guard/guardMerge';
 export { guardInspectionReport, guardResult } from './guard/guardResult';
 export { runGuarded, splitArgLine } from './guard/guardRunner';
+export { guardTaskArgv } from './guard/guardTask';
 export { inspectHost } from './inspect';
 export { runMap, DEFAULT_MAP_OPTIONS } from './map/mapRunner';
 export { setSessionRecorder } from './proc';

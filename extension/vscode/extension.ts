@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
 import { lastCommandError, registerCommand } from './commands';
-import { runGuardCommand } from './guardCommand';
+import { recentGuardPrograms, runGuardCommand } from './guardCommand';
+import { GUARD_TASK_TYPE, GuardTaskProvider } from './guardTask';
 import { DiagnosticsPanel } from './diagnosticsPanel';
 import { HOSTS_VIEW_ID, HostsTreeProvider, SHOW_HOST_REPORT_COMMAND, hostKeyOf, pickHost } from './hostsView';
 import { hostCommandsFor, offerUnreachable } from './hostCommands';
@@ -134,6 +135,7 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	// Inspections kept (history per host, save / open / compare): inspectionKeep.ts.
 	const keep = new InspectionKeep(service, path.join(context.globalStorageUri.fsPath, 'inspections'), logger.child('keep'), context.extensionUri);
 	context.subscriptions.push(keep);
+	context.subscriptions.push(vscode.tasks.registerTaskProvider(GUARD_TASK_TYPE, new GuardTaskProvider(context.extensionPath, () => recentGuardPrograms(context))));
 	/** The inspection an argument names (a host row, a history row, {host, index}, a file), else the one the panel shows. */
 	const reportOfArg = async (arg: unknown): Promise<Report> => {
 		if (typeof arg === 'object' && arg !== null && 'report' in arg && typeof (arg as { report: unknown }).report === 'object') { return (arg as { report: Report }).report; }

@@ -1,6 +1,7 @@
 /**
  * "GPU-MPI: Run My Program With Guard…" (gpumpiDoctor.runGuard): the host (Hosts picker, reachability checked first),
- * then one multi-step input: program (file picker on this machine, or a path typed for a remote host), arguments
+ * then one multi-step input: program (the recent ones, a file picker on this machine, or typed: absolute, relative to
+ * the workspace folder, or a command name on PATH such as python3; core/guard/guardProgram.ts), arguments
  * (split like a shell, nothing expanded), ranks, mode. The program runs under gpumpi-guard through the same core as
  * `gpumpi-doctor guard --np N -- program args` (core/guard/guardRunner.ts), in a cancellable progress notification
  * whose cancel ends the whole job; its output goes to the log channel. The findings go to the guard panel (its own
@@ -19,8 +20,10 @@ import { pickHost } from './hostsView';
 import { checkReachable, hostOfArgument, openLaunchTarget } from './launchHost';
 import { MultiStepInput, type Step } from './multiStepInput';
 import { readSettings } from './settings';
+import { programLabel, recentPrograms, resolveProgram, withRecent } from '../core/guard/guardProgram';
 
 const STATE_KEY = 'gpumpiDoctor.guard.last';
+const RECENT_KEY = 'gpumpiDoctor.guard.recent';
 const MODES: readonly GuardMode[] = ['report', 'warn', 'fix'];
 /** Output of the program kept for the panel's raw output (the log channel has all of it). */
 const KEEP_OUTPUT = 256 * 1024;
@@ -46,20 +49,29 @@ export function validateGuardChoices(v: unknown, splitArgs: (line: string) => st
 	return { program: o.program, args, np, mode: mode as GuardMode, stage };
 }
 
-async function pickChoices(last: GuardChoices | undefined, local: boolean): Promise<GuardChoices | undefined> {
+/** The first workspace folder on this machine (relative programs and the run's working directory), if any. */
+function workspaceDir(): string | null {
+	const f = vscode.workspace.workspaceFolders?.find(w => w.uri.scheme === 'file');
+	return f ? f.uri.fsPath : null;
+}
+
+async function pickChoices(last: GuardChoices | undefined, recent: readonly string[], local: boolean): Promise<GuardChoices | undefined> {
 	const title = vscode.l10n.t('Run my program with the guard');
 	const st: GuardChoices = last ? { ...last } : { program: '', args: '', np: 2, mode: 'report', stage: false };
 	const BROWSE = '\u0000browse', TYPE = '\u0000type';
+	const ws = local ? workspaceDir() : null;
+	const ctx = { local, workspaceDir: ws };
 	const program: Step<GuardChoices> = async (input, s) => {
+		const known = [...new Set([...(s.program ? [s.program] : []), ...recent])];
 		const items = [
-			...(s.program ? [{ label: s.program, description: vscode.l10n.t('last used'), value: s.program }] : []),
+			...known.map((p, i) => ({ label: programLabel(p, ws), description: i === 0 && p === s.program ? vscode.l10n.t('last used') : vscode.l10n.t('recent'), value: p })),
 			...(local ? [{ label: vscode.l10n.t('Browse…'), description: vscode.l10n.t('pick the MPI program on this machine'), value: BROWSE }] : []),
-			{ label: vscode.l10n.t('Type a path…'), description: local ? '' : vscode.l10n.t('the program on the picked host'), value: TYPE },
+			{ label: vscode.l10n.t('Type a path or a command…'), description: local ? vscode.l10n.t('absolute, relative to the workspace folder, or a name on PATH (python3)') : vscode.l10n.t('an absolute path on the picked host, or a name on its PATH'), value: TYPE },
 		];
 		const [picked] = await input.pick({ title: `${title}: ${vscode.l10n.t('program')}`, placeholder: vscode.l10n.t('The MPI program to run (unchanged: the guard is preloaded)'), items });
 		if (picked.value === TYPE) { return programPath; }
 		if (picked.value === BROWSE) {
-			const uri = await vscode.window.showOpenDialog({ canSelectMany: false, canSelectFolders: false, openLabel: vscode.l10n.t('Run with guard'), title: vscode.l10n.t('The MPI program') });
+			const uri = await vscode.window.showOpenDialog({ canSelectMany: false, canSelectFolders: false, openLabel: vscode.l10n.t('Run with guard'), title: vscode.l10n.t('The MPI program'), ...(ws ? { defaultUri: vscode.Uri.file(ws) } : {}) });
 			if (!uri?.[0]) { return program; }
 			s.program = uri[0].fsPath;
 		} else {
@@ -68,7 +80,15 @@ async function pickChoices(last: GuardChoices | undefined, local: boolean): Prom
 		return args;
 	};
 	const programPath: Step<GuardChoices> = async (input, s) => {
-		s.program = await input.box({ title: `${title}: ${vscode.l10n.t('program')}`, prompt: vscode.l10n.t('Absolute path of the program (run without a shell)'), value: s.program, validate: v => (v.startsWith('/') && !v.includes('\u0000') ? null : vscode.l10n.t('an absolute path')) });
+		const typed = await input.box({
+			title: `${title}: ${vscode.l10n.t('program')}`,
+			prompt: ws ? vscode.l10n.t('A path (absolute, or relative to {0}) or a command name on PATH; run without a shell', ws) : vscode.l10n.t('An absolute path or a command name on PATH; run without a shell'),
+			value: s.program ? programLabel(s.program, ws) : '',
+			validate: v => { const r = resolveProgram(v, ctx); return 'error' in r ? r.error : null; },
+		});
+		const r = resolveProgram(typed, ctx);
+		if ('error' in r) { return programPath; }
+		s.program = r.program;
 		return args;
 	};
 	const args: Step<GuardChoices> = async (input, s) => {
@@ -103,6 +123,11 @@ async function pickChoices(last: GuardChoices | undefined, local: boolean): Prom
 	return st;
 }
 
+/** The programs run with the guard lately in this workspace, newest first (the picker's and the task type's list). */
+export function recentGuardPrograms(context: vscode.ExtensionContext): string[] {
+	return recentPrograms(context.workspaceState.get<unknown>(RECENT_KEY));
+}
+
 /** The command body. Resolves to the result shown, or undefined when cancelled. */
 export async function runGuardCommand(context: vscode.ExtensionContext, log: Logger, argument: unknown,
 	show: { report: (r: Report, rerun: () => void) => void; map: (r: GuardResult) => void }): Promise<GuardResult | undefined> {
@@ -117,15 +142,20 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 		await checkReachable(hostKey, log);
 		const stored = context.workspaceState.get<unknown>(STATE_KEY);
 		const last = stored === undefined ? undefined : validateGuardChoices(stored, l => core().splitArgLine(l));
-		choices = await pickChoices(typeof last === 'string' ? undefined : last, hostKey === LOCAL_HOST_KEY);
+		choices = await pickChoices(typeof last === 'string' ? undefined : last, recentGuardPrograms(context), hostKey === LOCAL_HOST_KEY);
 	} else {
 		const c = validateGuardChoices(rest, l => core().splitArgLine(l));
 		if (typeof c === 'string') { throw new Error(vscode.l10n.t('invalid guard options: {0}', c)); }
 		choices = c;
 	}
 	if (!choices) { return undefined; }
-	await context.workspaceState.update(STATE_KEY, choices);
-	const c = choices;
+	const local = hostKey === LOCAL_HOST_KEY;
+	const ws = local ? workspaceDir() : null;
+	const resolved = resolveProgram(choices.program, { local, workspaceDir: ws });
+	if ('error' in resolved) { throw new Error(vscode.l10n.t('program {0}: {1}', choices.program, resolved.error)); }
+	const c: GuardChoices = { ...choices, program: resolved.program };
+	await context.workspaceState.update(STATE_KEY, c);
+	await context.workspaceState.update(RECENT_KEY, withRecent(context.workspaceState.get<unknown>(RECENT_KEY), c.program));
 	const argv = core().splitArgLine(c.args);
 	if (typeof argv === 'string') { throw new Error(argv); }
 	const { settings } = readSettings();
@@ -143,7 +173,7 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 			progress.report({ message: vscode.l10n.t('running {0} ranks ({1} mode)…', String(c.np), c.mode) });
 			const outcome = await core().runGuarded({
 				command, mode: c.mode, host: target.host, flavor: target.flavor, guardLib, spec: { ...target.spec, np: c.np }, env: c.stage ? [['GPUMPI_GUARD_STAGE', '1']] : [],
-				reportParent: null, timeoutMs: Math.max(600, settings.timeoutSeconds) * 1000, signal: abort.signal,
+				reportParent: null, timeoutMs: Math.max(600, settings.timeoutSeconds) * 1000, signal: abort.signal, ...(ws ? { cwd: ws } : {}),
 				onOutput: (s, line) => {
 					log.info(`  [${s}] ${line}`);
 					if (s === 'stdout' && stdout.length < KEEP_OUTPUT) { stdout += `${line}\n`; } else if (s === 'stderr' && stderr.length < KEEP_OUTPUT) { stderr += `${line}\n`; }

@@ -1,7 +1,7 @@
 /**
  * The walkthrough (package.json contributes.walkthroughs) can only point at what ships: every command link in a
  * step is a contributed command, every image exists and is named in .vscodeignore (so it is in the .vsix), and the
- * four steps are inspect, repro ipc, repro fallback and map.
+ * five steps are inspect, repro ipc, repro fallback, map and the guard.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -17,8 +17,8 @@ describe('walkthrough', () => {
 	const walk = pkg.contributes.walkthroughs[0];
 	const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split('\n').map(l => l.trim());
 
-	it('has the four steps, each opening its command', () => {
-		assert.deepEqual(walk.steps.map(s => s.id), ['inspect', 'reproIpc', 'reproFallback', 'map']);
+	it('has the five steps, each opening its command', () => {
+		assert.deepEqual(walk.steps.map(s => s.id), ['inspect', 'reproIpc', 'reproFallback', 'map', 'guard']);
 		for (const s of walk.steps) {
 			const links = [...s.description.matchAll(/\(command:([A-Za-z.]+)\)/g)].map(m => m[1]);
 			assert.equal(links.length, 1, `${s.id}: one command link`);
@@ -36,8 +36,14 @@ describe('walkthrough', () => {
 		for (const [, c] of links) { assert.ok(commands.has(c), `${c} is contributed`); }
 	});
 
-	it('shows images that exist and ship in the .vsix, each with alt text', () => {
+	it('shows images that exist and ship in the .vsix, each with alt text; text pages that exist and ship', () => {
 		for (const s of walk.steps) {
+			if (s.media.markdown) {
+				const md = s.media.markdown;
+				assert.ok(fs.readFileSync(path.join(ROOT, md), 'utf8').startsWith('# '), `${md} exists, with a title`);
+				assert.ok(ignore.includes('!media/walkthrough/*.md') && md.startsWith('media/walkthrough/') && md.endsWith('.md'), `${md} ships (.vscodeignore)`);
+				continue;
+			}
 			const img = s.media.image;
 			assert.ok(img, `${s.id} has an image`);
 			assert.ok(fs.statSync(path.join(ROOT, img)).size > 1000, `${img} exists`);

@@ -101,6 +101,8 @@ export interface GuardRunRequest {
 	signal?: AbortSignal;
 	/** The program's output, line by line, as it comes. */
 	onOutput?: (stream: StreamName, line: string) => void;
+	/** Working directory of the command on `host` (VS Code: the workspace folder, so `python3 train.py` finds its script). */
+	cwd?: string;
 }
 
 /** What came of it. */
@@ -157,7 +159,7 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 	try {
 		const vars: Array<[string, string]> = [...req.env, ...guardVariables(req.guardLib, req.mode, dir)];
 		const kind = launcherKind(req.command);
-		const runOpts = { timeoutMs: req.timeoutMs, signal: req.signal, onLine: req.onOutput, maxOutputBytes: 1024 * 1024, privateDirs: [dir] };
+		const runOpts = { ...(req.cwd !== undefined ? { cwd: req.cwd } : {}), timeoutMs: req.timeoutMs, signal: req.signal, onLine: req.onOutput, maxOutputBytes: 1024 * 1024, privateDirs: [dir] };
 		let argv: string[];
 		let result: ExecuteResult;
 		let how: GuardRunOutcome['how'];

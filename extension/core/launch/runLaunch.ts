@@ -25,6 +25,8 @@ export interface RunLaunchOptions {
 	onLaunch?: (argv: readonly string[]) => void;
 	/** Directories of this run alone besides the shm directory (a guard report directory): HostRunOptions.privateDirs. */
 	privateDirs?: readonly string[];
+	/** Working directory of the launch on `host` (default: the host's own, as HostRunOptions.cwd). */
+	cwd?: string;
 }
 
 /** What `runLaunch` ran and what came of it. */
@@ -59,7 +61,7 @@ export async function runLaunch(spec: LaunchSpec, program: readonly string[], op
 	let result: ExecuteResult;
 	let shmNote: string | null = null;
 	try {
-		result = await host.run(argv, { timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes, privateDirs: [...(opts.privateDirs ?? []), ...(shm ? [shm.dir] : [])] });
+		result = await host.run(argv, { ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), timeoutMs: opts.timeoutMs, signal: opts.signal, onLine: opts.onLine, maxOutputBytes: opts.maxOutputBytes, privateDirs: [...(opts.privateDirs ?? []), ...(shm ? [shm.dir] : [])] });
 	} finally {
 		if (shm) { shmNote = await removeShmDir(host, shm); }
 	}

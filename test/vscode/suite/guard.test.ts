@@ -6,6 +6,7 @@
  * and Problems stay as they were, and the map panel receives the program's traffic map. Bad options are refused.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GuardResult } from '../../../extension/core/guard/guardResult';
@@ -50,6 +51,73 @@ describe('run my program with the guard', function () {
 		assert.ok(s && s.delivered?.startsWith('gpumpi-guard'), JSON.stringify(s));
 		assert.equal(s.worldSize, 2);
 		assert.deepEqual(s.classes, ['host_memory']);
+	});
+
+	it('a program relative to the workspace folder is resolved there, and the run\'s working directory is that folder', async () => {
+		const ext = vscode.extensions.getExtension<DoctorApi>(EXTENSION_ID);
+		const doctor = await ext!.activate();
+		const ws = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+		assert.ok(ws, 'the suite opens a workspace folder');
+		const demo = path.join(ext!.extensionPath, 'native', 'build', 'engine-openmpi', 'examples', 'guard_demo');
+		const relative = path.relative(ws, demo);
+		assert.ok(relative.includes('/') && !relative.startsWith('/'), relative);
+		const r = await vscode.commands.executeCommand<GuardResult | undefined>('gpumpiDoctor.runGuard', { program: relative, np: 2, mode: 'report' });
+		assert.ok(r, `no result: ${doctor.lastCommandError?.() ?? ''}`);
+		assert.equal(r.command[0], demo, 'resolved against the workspace folder');
+		assert.equal(r.exitCode, 0, r.notes.join('\n'));
+		assert.equal(r.ranks.reported, 2);
+		// A command name on PATH is kept for the launcher; the working directory is the workspace folder.
+		const pwd = await vscode.commands.executeCommand<GuardResult | undefined>('gpumpiDoctor.runGuard', { program: 'pwd', np: 1, mode: 'report' });
+		assert.ok(pwd, `no result: ${doctor.lastCommandError?.() ?? ''}`);
+		assert.equal(pwd.command[0], 'pwd');
+		assert.equal(pwd.exitCode, 0, pwd.notes.join('\n'));
+		assert.equal(doctor.guardPanelReport()?.raw[0]?.stdout.trim(), ws);
+	});
+
+	it('the gpumpi-guard task type: a recent program is a detected task; tasks.json entries run through the CLI with the program\'s exit code; a bad definition fails with 2', async () => {
+		const ext = vscode.extensions.getExtension<DoctorApi>(EXTENSION_ID);
+		await ext!.activate();
+		const demo = path.join(ext!.extensionPath, 'native', 'build', 'engine-openmpi', 'examples', 'guard_demo');
+		// A run of the command puts the program on the recent list (the tests above may not have run: a filter).
+		assert.ok(await vscode.commands.executeCommand<GuardResult | undefined>('gpumpiDoctor.runGuard', { program: demo, np: 2, mode: 'report' }));
+		const tasks = await vscode.tasks.fetchTasks({ type: 'gpumpi-guard' });
+		const task = tasks.find(t => (t.definition as { program?: string }).program === demo);
+		assert.ok(task, `detected: ${tasks.map(t => JSON.stringify(t.definition)).join(', ')}`);
+		const exitOf = async (t: vscode.Task): Promise<number | undefined> => {
+			const ended = new Promise<number | undefined>((resolve, reject) => {
+				const timer = setTimeout(() => { sub.dispose(); reject(new Error(`task ${t.name} did not end within 90 s`)); }, 90_000);
+				const sub = vscode.tasks.onDidEndTaskProcess(e => {
+					if (e.execution.task.name !== t.name) { return; }
+					clearTimeout(timer); sub.dispose(); resolve(e.exitCode);
+				});
+			});
+			await vscode.tasks.executeTask(t);
+			return ended;
+		};
+		assert.equal(await exitOf(task), 0);
+		// tasks.json entries, as a user writes them (the file exists only during this test): a relative program with
+		// its ranks, and a bad definition, which runs as a task that names the problem and exits 2.
+		const ws = vscode.workspace.workspaceFolders![0].uri.fsPath;
+		const dir = path.join(ws, '.vscode');
+		fs.mkdirSync(dir, { recursive: true });
+		fs.writeFileSync(path.join(dir, 'tasks.json'), JSON.stringify({ version: '2.0.0', tasks: [
+			{ type: 'gpumpi-guard', label: 'guard demo (tasks.json)', program: path.relative(ws, demo), np: 2, mode: 'report' },
+			{ type: 'gpumpi-guard', label: 'bad guard task (tasks.json)', program: demo, np: 0 },
+			{ type: 'gpumpi-guard', label: 'failing program (tasks.json)', program: 'sh', args: ['-c', 'exit 3'], np: 1 },
+		] }));
+		try {
+			let fromFile: vscode.Task[] = [];
+			for (const t0 = Date.now(); Date.now() - t0 < 20_000; await new Promise(r => setTimeout(r, 300))) {
+				fromFile = (await vscode.tasks.fetchTasks({ type: 'gpumpi-guard' })).filter(t => t.name.endsWith('(tasks.json)'));
+				if (fromFile.length === 3) { break; }
+			}
+			assert.equal(fromFile.length, 3, 'every tasks.json entry is a task');
+			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('guard demo'))!), 0);
+			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('bad'))!), 2);
+			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('failing'))!), 3, 'the task ends with the program\'s exit code');
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
 	});
 
 	it('bad options are refused before anything runs', async () => {
