@@ -19,3 +19,4 @@ export { bugReportMarkdown } from './repro/bugReport';
 export { runFallbackRepro } from './repro/fallbackRunner';
 export { runIpcVariants } from './repro/ipcRunner';
 export { loadReproText, reproResultsDocument } from './repro/reproFile';
+export { reproComparableText } from './repro/reproRender';

@@ -7,7 +7,7 @@ import { errorText, type Logger } from '../core/logger';
 
 /** Every command id this extension contributes (package.json `contributes.commands`). */
 export type CommandId = 'gpumpiDoctor.inspectHost' | 'gpumpiDoctor.showLog' | 'gpumpiDoctor.analyzeBundle'
-	| 'gpumpiDoctor.saveInspection' | 'gpumpiDoctor.openInspection' | 'gpumpiDoctor.compareInspections' | 'gpumpiDoctor.saveReproResult'
+	| 'gpumpiDoctor.saveInspection' | 'gpumpiDoctor.openInspection' | 'gpumpiDoctor.compareInspections' | 'gpumpiDoctor.saveReproResult' | 'gpumpiDoctor.compareReproResults'
 	| 'gpumpiDoctor.addHost' | 'gpumpiDoctor.editHost' | 'gpumpiDoctor.removeHost' | 'gpumpiDoctor.refreshHosts' | 'gpumpiDoctor.testConnection'
 	| 'gpumpiDoctor.reproIpc' | 'gpumpiDoctor.reproFallback' | 'gpumpiDoctor.openReproResult' | 'gpumpiDoctor.showTransportMap'
 	| 'gpumpiDoctor.showPanel' | 'gpumpiDoctor.showFinding' | 'gpumpiDoctor.copyFixCommand' | 'gpumpiDoctor.showHostReport' | 'gpumpiDoctor.runGuard';

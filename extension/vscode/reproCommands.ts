@@ -41,6 +41,8 @@ export function registerReproCommands(context: vscode.ExtensionContext, log: Log
 		wrap('gpumpiDoctor.reproFallback', arg => runRepro(context, log, panel, 'fallback', arg)),
 		wrap('gpumpiDoctor.openReproResult', arg => openResult(log, panel, arg)),
 		wrap('gpumpiDoctor.saveReproResult', arg => saveResult(log, arg)),
+		registerCommand('gpumpiDoctor.compareReproResults', (...args: unknown[]) => compareResults(log, args), log, showLog),
+		vscode.workspace.registerTextDocumentContentProvider(REPRO_COMPARE_SCHEME, { provideTextDocumentContent: uri => compareTexts.get(uri.toString()) ?? '' }),
 		{ dispose: () => ReproPanel.current?.dispose() },
 	);
 }
@@ -60,18 +62,17 @@ async function saveResult(log: Logger, arg: unknown): Promise<string | undefined
 	return file;
 }
 
-async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): Promise<ReproPanelData | undefined> {
-	let uri: vscode.Uri | undefined;
-	if (arg instanceof vscode.Uri) { uri = arg; } else if (typeof arg === 'string' && arg.length > 0) { uri = vscode.Uri.file(arg); }
-	if (!uri) {
-		const picked = await vscode.window.showOpenDialog({
-			canSelectMany: false, openLabel: vscode.l10n.t('Open Result'),
-			filters: { [vscode.l10n.t('Reproducer results')]: ['json'] },
-			title: vscode.l10n.t('Open a repro.json device result or a saved gpumpi-doctor repro --json report'),
-		});
-		uri = picked?.[0];
-		if (!uri) { return undefined; }
-	}
+/** Ask for a reproducer result file (a repro.json device result, a saved --json report or a panel's Save…). */
+async function pickResultFile(title: string): Promise<vscode.Uri | undefined> {
+	const picked = await vscode.window.showOpenDialog({
+		canSelectMany: false, openLabel: vscode.l10n.t('Open Result'),
+		filters: { [vscode.l10n.t('Reproducer results')]: ['json'] }, title,
+	});
+	return picked?.[0];
+}
+
+/** A reproducer result file read and checked; an Error naming the file otherwise. */
+async function loadResultFile(uri: vscode.Uri): Promise<{ data: ReproPanelData; outputs: ReturnType<ReturnType<typeof core>['loadReproText']>['outputs'] }> {
 	const bytes = await vscode.workspace.fs.readFile(uri);
 	if (bytes.byteLength > 256 * 1024 * 1024) { throw new Error(vscode.l10n.t('{0} is larger than 256 MiB', uri.fsPath)); }
 	let loaded;
@@ -80,13 +81,74 @@ async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): P
 	} catch (e) {
 		throw new Error(vscode.l10n.t('cannot read {0}: {1}', uri.fsPath, errorText(e)));
 	}
-	const data: ReproPanelData = {
-		ipc: loaded.ipc, fallback: loaded.fallback,
-		source: `${path.basename(uri.fsPath)} (${loaded.kind === 'device-result' ? 'saved device result' : 'saved report'})`,
+	return {
+		data: { ipc: loaded.ipc, fallback: loaded.fallback, source: `${path.basename(uri.fsPath)} (${loaded.kind === 'device-result' ? 'saved device result' : 'saved report'})` },
+		outputs: loaded.outputs,
 	};
-	log.info(`opened ${uri.fsPath}: ${loaded.ipc?.variants.length ?? 0} ipc run(s), ${loaded.fallback.length} fallback configuration(s)`);
-	panel().setResults(data, loaded.outputs);
+}
+
+function uriOfArg(arg: unknown): vscode.Uri | undefined {
+	if (arg instanceof vscode.Uri) { return arg; }
+	if (typeof arg === 'string' && arg.length > 0) { return vscode.Uri.file(arg); }
+	return undefined;
+}
+
+async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): Promise<ReproPanelData | undefined> {
+	const uri = uriOfArg(arg) ?? await pickResultFile(vscode.l10n.t('Open a repro.json device result or a saved gpumpi-doctor repro --json report'));
+	if (!uri) { return undefined; }
+	const { data, outputs } = await loadResultFile(uri);
+	log.info(`opened ${uri.fsPath}: ${data.ipc?.variants.length ?? 0} ipc run(s), ${data.fallback.length} fallback configuration(s)`);
+	panel().setResults(data, outputs);
 	return data;
+}
+
+/** The scheme of the compared reproducer texts. */
+const REPRO_COMPARE_SCHEME = 'gpumpi-doctor-repro-compare';
+/** Compared texts kept (two per comparison); the oldest go first. */
+const REPRO_COMPARE_MAX = 20;
+const compareTexts = new Map<string, string>();
+let compareCount = 0;
+
+/**
+ * "Compare Reproducer Results…": the results the panel shows now (or a saved file) against a saved file, in the diff
+ * editor, each as the CLI's summary (core reproComparableText). `args` [a, b] (paths or Uris) skip the dialogs.
+ * Resolves to the two compared URIs.
+ */
+async function compareResults(log: Logger, args: unknown[]): Promise<[vscode.Uri, vscode.Uri] | undefined> {
+	let left: ReproPanelData | undefined;
+	let right: ReproPanelData | undefined;
+	const [a, b] = [uriOfArg(args[0]), uriOfArg(args[1])];
+	if (a && b) {
+		left = (await loadResultFile(a)).data;
+		right = (await loadResultFile(b)).data;
+	} else {
+		const shown = ReproPanel.current?.data() ?? null;
+		const SHOWN = vscode.l10n.t('The results shown now'), FILE = vscode.l10n.t('A saved result file…');
+		const first = shown ? await vscode.window.showQuickPick([
+			{ label: SHOWN, description: shown.source ?? '' }, { label: FILE },
+		], { title: vscode.l10n.t('Compare reproducer results: the first'), ignoreFocusOut: true }) : { label: FILE };
+		if (!first) { return undefined; }
+		if (first.label === SHOWN && shown) { left = shown; } else {
+			const u = await pickResultFile(vscode.l10n.t('The first reproducer result'));
+			if (!u) { return undefined; }
+			left = (await loadResultFile(u)).data;
+		}
+		const u2 = await pickResultFile(vscode.l10n.t('The reproducer result to compare it with'));
+		if (!u2) { return undefined; }
+		right = (await loadResultFile(u2)).data;
+	}
+	const n = ++compareCount;
+	const uriOf = (d: ReproPanelData, side: string): vscode.Uri => {
+		const uri = vscode.Uri.from({ scheme: REPRO_COMPARE_SCHEME, path: `/${(d.source ?? 'results').replace(/[\\/]/g, '_')}.txt`, query: `side=${side}&n=${n}` });
+		compareTexts.set(uri.toString(), core().reproComparableText(d));
+		for (const old of [...compareTexts.keys()].slice(0, Math.max(0, compareTexts.size - REPRO_COMPARE_MAX))) { compareTexts.delete(old); }
+		return uri;
+	};
+	const l = uriOf(left, 'left');
+	const r = uriOf(right, 'right');
+	log.info(`comparing reproducer results: ${left.source ?? '?'} ↔ ${right.source ?? '?'}`);
+	await vscode.commands.executeCommand('vscode.diff', l, r, vscode.l10n.t('GPU-MPI reproducer: {0} ↔ {1}', left.source ?? '?', right.source ?? '?'), { preview: false });
+	return [l, r];
 }
 
 /** workspaceState: the launcher last used per host key ({"<this machine>": "mpirun.mpich", "lab-a": ""}). */

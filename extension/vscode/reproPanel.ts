@@ -132,6 +132,9 @@ export class ReproPanel extends Disposable {
 	}
 
 	/** The shown results as one file "Open Reproducer Result…" reads back (core/repro/reproFile.ts REPRO_RESULTS_SCHEMA). */
+	/** The results shown now (null before any). */
+	data(): ReproPanelData | null { return this._data; }
+
 	resultsJson(): string {
 		if (!this._data) { throw new Error(vscode.l10n.t('No reproducer results to save yet.')); }
 		return `${JSON.stringify(core().reproResultsDocument(this._data), null, 2)}\n`;

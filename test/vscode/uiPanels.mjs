@@ -6,7 +6,7 @@
 // The inspection panel's "Save…" (JSON through the save dialog) and, after a second inspection, the Hosts row's
 // History and "Compare…" (VS Code's diff editor on the two inspections).
 // Screenshots (looked at, see the report): repro-side-by-side.png, repro-fallback-ranking.png, transport-map-export.png
-// (the exported SVG rendered by Chromium), compare-inspections.png next to the inspect screenshot.
+// (the exported SVG rendered by Chromium), compare-inspections.png and compare-repro.png next to the inspect screenshot.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,25 @@ export async function runPanelChecks(page, { check, shotDir, debugDir }) {
 		await page.mouse.move(0, 0);
 		await page.waitForTimeout(600);
 		await page.screenshot({ path: path.join(shotDir, 'compare-inspections.png') });
+		await palette(page, 'View: Close Editor').catch(() => {});
+	});
+
+	await check('"Compare Reproducer Results…" (palette, two file dialogs): two real H200 runs side by side in the diff editor', async () => {
+		const dir = path.join(ROOT, 'test-fixtures', 'repro', 'h200-testbed');
+		await palette(page, 'GPU-MPI: Compare Reproducer Results');
+		// With results in the reproducer panel the first step asks which: take a saved file.
+		const fileRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'A saved result file' }).first();
+		if (await fileRow.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) { await fileRow.click(); }
+		await fileDialog(page, path.join(dir, 'repro-2026-12-02.json'));
+		await fileDialog(page, path.join(dir, 'repro-2026-12-02-run2.json'));
+		const diff = page.locator('.monaco-diff-editor').first();
+		await diff.waitFor({ state: 'visible', timeout: 15_000 });
+		const tab = ((await page.locator('.tab.active').first().textContent()) ?? '').replace(/\s+/g, ' ');
+		if (!tab.includes('↔') || !tab.includes('run2')) { throw new Error(`the active tab is "${tab}", not the comparison`); }
+		await palette(page, 'Notifications: Clear All Notifications').catch(() => {});
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(600);
+		await page.screenshot({ path: path.join(shotDir, 'compare-repro.png') });
 		await palette(page, 'View: Close Editor').catch(() => {});
 	});
 

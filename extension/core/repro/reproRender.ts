@@ -149,6 +149,19 @@ export function renderFallbackReport(rep: ReproFallbackReport, opts: RenderOptio
 	return out.join('\n') + '\n';
 }
 
+/**
+ * The text two reproducer results are compared by (VS Code's diff editor): where they came from, then each summary as
+ * the CLI prints it (verdict, one row per variant / mode and size), so the diff shows what changed: versions, classes,
+ * counts, bandwidth and host memory.
+ */
+export function reproComparableText(r: { ipc: ReproIpcReport | null; fallback: ReproFallbackReport[]; source?: string }): string {
+	const parts = [`Source: ${r.source ?? 'unknown'}`, ''];
+	if (r.ipc) { parts.push(renderIpcReport(r.ipc)); }
+	for (const f of r.fallback) { parts.push(renderFallbackReport(f)); }
+	if (!r.ipc && r.fallback.length === 0) { parts.push('(no reproducer runs)'); }
+	return parts.join('\n');
+}
+
 /** One entry of scripts/gpu/repro.sh's repro.json. */
 interface DeviceEntry {
 	kind: 'ipc' | 'fallback';

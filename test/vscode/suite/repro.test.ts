@@ -71,6 +71,27 @@ describe('reproducer commands', function () {
 		assert.equal(doctor.reproPanelState?.()?.delivered, 'repro-2026-12-02.json (saved device result)');
 	});
 
+	it('Compare Reproducer Results: two real H200 runs side by side in the diff editor, each as the CLI summary', async () => {
+		const { root } = await api();
+		const dir = path.join(root, 'test-fixtures', 'repro', 'h200-testbed');
+		const uris = await vscode.commands.executeCommand<[vscode.Uri, vscode.Uri] | undefined>('gpumpiDoctor.compareReproResults', path.join(dir, 'repro-2026-12-02.json'), path.join(dir, 'repro-2026-12-02-run2.json'));
+		assert.ok(uris, 'compared');
+		const [left, right] = await Promise.all(uris.map(u => vscode.workspace.openTextDocument(u)));
+		assert.match(left.getText(), /^Source: repro-2026-12-02\.json \(saved device result\)\n/);
+		assert.match(right.getText(), /^Source: repro-2026-12-02-run2\.json \(saved device result\)\n/);
+		for (const d of [left, right]) {
+			assert.match(d.getText(), /GPU-MPI Doctor: IPC-imported pointer reproducer\nMPI: Open MPI v5\.0\.7/);
+			assert.match(d.getText(), /GPU-MPI Doctor: GPU-buffer fallback reproducer/);
+			assert.doesNotMatch(d.getText(), /Every trial:/, 'the summary, not every trial');
+		}
+		assert.notEqual(left.getText(), right.getText());
+		const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+		assert.ok(tab?.input instanceof vscode.TabInputTextDiff, `the active tab is a diff: ${tab?.label}`);
+		assert.equal((tab.input as vscode.TabInputTextDiff).original.toString(), uris[0].toString());
+		assert.equal((tab.input as vscode.TabInputTextDiff).modified.toString(), uris[1].toString());
+		await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+	});
+
 	it('Run IPC-Pointer Reproducer runs the real engine under mpirun.openmpi (host memory) and shows the result', async function () {
 		this.timeout(180_000);
 		const { doctor } = await api();
