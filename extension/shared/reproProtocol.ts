@@ -55,6 +55,8 @@ export type ReproRequests = {
 /** The reproducer webview's own strings (the host passes localised ones as data; `{0}` are placeholders). */
 export interface ReproStrings {
 	noResults: string;
+	/** The placeholder while a run is in flight and nothing is shown yet. */
+	running: string;
 	/** {0} characters copied. */
 	copiedChars: string;
 	/** {0} why. */
@@ -66,6 +68,7 @@ export interface ReproStrings {
 /** English defaults of ReproStrings. */
 export const DEFAULT_REPRO_STRINGS: ReproStrings = {
 	noResults: 'No results yet. Run "GPU-MPI: Run IPC-Pointer Reproducer", "GPU-MPI: Run Fallback Reproducer" or "GPU-MPI: Open Reproducer Result…".',
+	running: 'Running: the results appear here when the run ends (its progress is in the notification and the GPU-MPI Doctor log).',
 	copiedChars: 'Copied ({0} characters)',
 	copyFailedBecause: 'Copy failed: {0}',
 	copied: 'Copied',

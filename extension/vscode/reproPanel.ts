@@ -159,6 +159,7 @@ function reproStrings(): ReproStrings {
 	const t = (message: string, ...args: string[]): string => vscode.l10n.t(message, ...args);
 	return {
 		noResults: t('No results yet. Run "GPU-MPI: Run IPC-Pointer Reproducer", "GPU-MPI: Run Fallback Reproducer" or "GPU-MPI: Open Reproducer Result…".'),
+		running: t('Running: the results appear here when the run ends (its progress is in the notification and the GPU-MPI Doctor log).'),
 		copiedChars: t('Copied ({0} characters)', '{0}'),
 		copyFailedBecause: t('Copy failed: {0}', '{0}'),
 		copied: t('Copied'),

@@ -27,13 +27,18 @@ const rpc = new WebviewClient<ToReproWebviewMessage, ReproRequests>(env => vscod
 // Every message from the host passes REPRO_PROTOCOL's check first; anything else is dropped.
 window.addEventListener('message', ev => { rpc.receive(ev.data); });
 
+let busyNow = false;
+
+/** The placeholder before any result: what to run, or, while a run is in flight, that it runs. */
+function placeholderText(): string { return busyNow ? strings.running : strings.noResults; }
+
 function show(data: ReproPanelData | null): void {
 	if (!content) { return; }
 	if (!data) {
 		content.textContent = '';
 		const p = document.createElement('p');
 		p.className = 'placeholder';
-		p.textContent = strings.noResults;
+		p.textContent = placeholderText();
 		content.appendChild(p);
 		if (copyButton) { copyButton.disabled = true; }
 		if (saveButton) { saveButton.disabled = true; }
@@ -47,7 +52,10 @@ function show(data: ReproPanelData | null): void {
 }
 
 function setBusy(busy: boolean, message: string): void {
+	busyNow = busy;
 	if (busyEl) { busyEl.hidden = !busy; busyEl.textContent = message; }
+	const placeholder = content?.querySelector('p.placeholder');
+	if (placeholder) { placeholder.textContent = placeholderText(); }
 	document.body.dataset.busy = busy ? 'true' : 'false';
 }
 
