@@ -3,6 +3,7 @@
  * Pure (depends only on `raw` and the label) and total: it never throws, whatever the input. The same function
  * analyses live inspections and offline bundles.
  */
+import { paramDefsOf, withTypedFixes } from './params/fixParams';
 import type { Finding, HostSummary, RawOutput, YesNoUnknown } from '../shared/report';
 import { emptyFacts, Facts, ParseIssue } from './facts';
 import { buildFacts } from './parsers/buildFacts';
@@ -86,7 +87,8 @@ export function analyze(raw: readonly RawOutput[], hostLabel: string): Analysis 
 		facts = emptyFacts(hostLabel);
 		facts.issues.push({ source: 'analyze', severity: 'warning', message: `parsing failed: ${e instanceof Error ? e.message : String(e)}`, evidence: [] });
 	}
-	const findings = [...runRules(RULES, facts), ...facts.issues.map(issueToFinding)];
+	// Fix commands are typed against this host's own parameter definitions (core/params/fixParams.ts).
+	const findings = [...withTypedFixes(runRules(RULES, facts), paramDefsOf(raw)), ...facts.issues.map(issueToFinding)];
 	let summary: HostSummary;
 	try {
 		summary = summarize(facts, hostLabel);

@@ -44,7 +44,12 @@ const smcudaIpcOff: Rule = {
 	fixSummary: 'Remove btl_smcuda_use_cuda_ipc=0 (all GPU pairs of a node) or btl_smcuda_use_cuda_ipc_same_gpu=0 (ranks sharing one GPU) unless it works around a known problem (the smcuda IPC-cache leak of open-mpi/ompi#12849, imported pointers); if it must stay, stage manually through persistent pinned buffers.',
 	evaluate(facts) {
 		if (!isOpenMpi(facts) && !facts.mpi.openmpi) { return []; }
-		const off = mcaValues(facts, ['btl_smcuda_use_cuda_ipc', 'btl_smcuda_use_cuda_ipc_same_gpu']).filter((v) => isOff(v.value));
+		// Where ompi_info listed this Open MPI's parameters and these are not among them (smcuda built without CUDA, as
+		// Debian's 4.1.4), the setting does nothing here: no claim about CUDA IPC, and no fix that sets a parameter this
+		// build does not have.
+		const known = facts.mpi.openmpi && Object.keys(facts.mpi.openmpi.params).length > 0;
+		const off = mcaValues(facts, ['btl_smcuda_use_cuda_ipc', 'btl_smcuda_use_cuda_ipc_same_gpu'])
+			.filter((v) => isOff(v.value) && (!known || mcaParam(facts.mpi.openmpi, v.name) !== undefined));
 		if (off.length === 0) { return []; }
 		const v = off[0];
 		const all = v.name === 'btl_smcuda_use_cuda_ipc';
