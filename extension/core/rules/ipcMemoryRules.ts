@@ -2,9 +2,12 @@
  * GPU memory that legacy CUDA IPC cannot export (issue 16 item 1): stream-ordered pool memory (cudaMallocAsync,
  * cuMemPoolCreate) and VMM memory (cuMemCreate + cuMemMap, PyTorch's expandable segments) are not
  * "legacy-IPC capable", so cuIpcGetMemHandle refuses them. What reads it: every rank's memory IPC capability probe in
- * `gpumpi inspect` (engine.ranks[].ipc_memory, native/engine/inspectIpcMem.hh). It matters when the stack exports
- * GPU buffers with legacy IPC only: UCX before 1.22 (cuda_ipc exports VMM/pool memory only as fabric handles,
- * otherwise NO_IPC: the staged pipeline or tcp, ucx#11548), and Open MPI's smcuda.
+ * `gpumpi inspect` (engine.ranks[].ipc_memory, native/engine/inspectIpcMem.hh). What UCX's cuda_ipc does with such
+ * memory, read from src/uct/cuda/cuda_ipc/cuda_ipc_md.c at each tag: up to 1.17 it calls cuIpcGetMemHandle on every
+ * buffer, which fails for it, and with it the registration (ucx#7110); 1.18–1.21 export it only as a fabric handle
+ * (where the allocation allows one) and otherwise do not use CUDA IPC for it (1.18 "non_ipc", 1.19 on NO_IPC: the
+ * staged pipeline or tcp, ucx#11548); 1.22 also exports cuMemCreate (VMM) memory that allows POSIX-FD handles
+ * (cuMemRetainAllocationHandle + cuMemExportToShareableHandle), not pool memory. Open MPI's smcuda uses legacy IPC only.
  */
 import type { EngineRankFacts, Facts, IpcMemoryProbe } from '../facts';
 import { versionParts } from '../parsers/text';
@@ -30,11 +33,14 @@ const notLegacyIpc: Rule = {
 		src(U.ucxIssue7110, 'UCX: "Support IPC for allocations created by cuMemCreate" (open); the error seen: "The call to cuIpcGetMemHandle failed"'),
 		src(U.cudaJl1053, 'the application failure ucx#7110 links: CUDA.jl arrays from the stream-ordered allocator through a CUDA-aware MPI'),
 		src(U.ucxIssue11548, 'UCX cuda_ipc exports VMM / mempool memory only as fabric handles; POSIX-FD-only allocations (PyTorch expandable segments) became NO_IPC and fell from ~200 GB/s to ~0.3 GB/s (software emulation over tcp) with correct data'),
-		src(U.ucxPr10189, 'UCX: NON_IPC keys send such memory down the staged pipeline instead of failing registration'),
+		src(U.ucxCudaIpcMd117, 'UCX 1.17.0: registration calls cuIpcGetMemHandle on every buffer and fails when it fails (no fabric, no NO_IPC path)'),
+		src(U.ucxCudaIpcMd118, 'UCX 1.18.0: memory that is not legacy-IPC capable is exported as a fabric handle where CU_MEM_HANDLE_TYPE_FABRIC is allowed, otherwise goes to non_ipc'),
+		src(U.ucxPr10189, 'UCX: NON_IPC keys send such memory down the staged pipeline instead of failing registration (UCT_CUDA_IPC_KEY_HANDLE_TYPE_NO_IPC from 1.19.0)'),
+		src(U.ucxCudaIpcMd122, 'UCX 1.22.0: uct_cuda_ipc_mem_export_posix_fd: cuMemRetainAllocationHandle, then cuMemExportToShareableHandle(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR): VMM (cuMemCreate) allocations; otherwise NO_IPC'),
 		src(U.ucxPr11183, 'UCX 1.22 (backport PR #11653): cuda_ipc exports VMM allocations that allow POSIX FD handles within a node (pidfd_getfd, Linux 5.6+)'),
 		src(U.devIpcMem, 'the probe and repro ipc pool/vmm on the H200 testbed'),
 	],
-	fixSummary: 'Allocate the buffers you pass to MPI with cudaMalloc (cuMemAlloc), or a pool / cuMemCreate with the POSIX-FD handle type and UCX >= 1.22, or stage through libgpumpi; check with gpumpi repro ipc --variant pool|vmm.',
+	fixSummary: 'Allocate the buffers you pass to MPI with cudaMalloc (cuMemAlloc), or with cuMemCreate and the POSIX-FD handle type on UCX >= 1.22 (not pools: UCX 1.22 exports no pool memory that way), or stage through libgpumpi; check with gpumpi repro ipc --variant pool|vmm.',
 	evaluate(facts) {
 		const hit = notLegacy(facts);
 		if (!hit) { return []; }
@@ -45,20 +51,23 @@ const notLegacyIpc: Rule = {
 		const ucxNew = cudaIpc !== undefined && vp.length >= 2 && !ucxLegacy;
 		const ompiCuda = facts.mpi.openmpi?.builtWithCuda?.value === true;
 		if (!ucxLegacy && !ompiCuda && !ucxNew) { return []; }
-		const fdKinds = hit.kinds.filter((k) => (k.allowedHandleTypes ?? '').split(',').includes('posix_fd'));
+		// UCX 1.22 exports only cuMemCreate (VMM) memory through POSIX FDs: a pool allowing them is still not exported.
+		const fdKinds = hit.kinds.filter((k) => k.kind.startsWith('vmm') && (k.allowedHandleTypes ?? '').split(',').includes('posix_fd'));
 		const stuck = ucxNew ? hit.kinds.filter((k) => !fdKinds.includes(k)) : hit.kinds;
 		if (stuck.length === 0 && !ompiCuda) { return []; }
 		const list = (ks: IpcMemoryProbe[]): string => ks.map((k) => `${k.kind} (${k.calls}: handles ${k.allowedHandleTypes ?? '?'}, cuIpcGetMemHandle ${k.ipcGetMemHandle})`).join('; ');
+		const before118 = vp.length >= 2 && compareVersions(vp, [1, 18]) < 0;
 		const who = [
-			ucxLegacy ? `UCX ${u?.version?.value} has cuda_ipc, which before 1.22 exports such memory only as fabric handles and otherwise marks it NO_IPC: UCX then takes its staged pipeline or tcp (ucx#11548: ~200 → ~0.3 GB/s, data correct)` : '',
-			ucxNew ? `UCX ${u?.version?.value} exports POSIX-FD VMM memory itself${fdKinds.length > 0 ? ` (${fdKinds.map((k) => k.kind).join(', ')} here)` : ''}, but not memory that allows no shareable handle` : '',
+			ucxLegacy && before118 ? `UCX ${u?.version?.value} has cuda_ipc, which registers every GPU buffer with cuIpcGetMemHandle (cuda_ipc_md.c up to 1.17): for such memory that call fails, and with it the registration (ucx#7110)` : '',
+			ucxLegacy && !before118 ? `UCX ${u?.version?.value} has cuda_ipc, which exports such memory only as a fabric handle where the allocation allows one, and otherwise does not use CUDA IPC for it: UCX then takes its staged pipeline or tcp (ucx#11548: ~200 → ~0.3 GB/s, data correct)` : '',
+			ucxNew ? `UCX ${u?.version?.value} exports cuMemCreate memory that allows POSIX-FD handles itself${fdKinds.length > 0 ? ` (${fdKinds.map((k) => k.kind).join(', ')} here)` : ''}, but not pool memory or memory that allows no shareable handle` : '',
 			ompiCuda ? 'Open MPI\'s smcuda BTL exports GPU buffers with cuIpcGetMemHandle only' : '',
 		].filter((x) => x !== '').join('; ');
 		const sev = ucxLegacy || ompiCuda ? 'warning' : 'info';
 		return [finding(this,
 			`Rank ${hit.rank.rank}'s probe: GPU memory allocated these ways is not legacy-CUDA-IPC capable: ${list(ucxNew && !ompiCuda ? stuck : hit.kinds)}${hit.baseline ? ` (cuMemAlloc memory: legacy IPC ${hit.baseline.legacyIpcCapable ? 'yes' : 'no'}, cuIpcGetMemHandle ${hit.baseline.ipcGetMemHandle})` : ''}. ${who}. An application that passes such buffers to MPI between ranks of one node does not get the CUDA IPC path: it is slower, or fails where the stack insists on cuIpcGetMemHandle (ucx#7110).`,
 			ev(...hit.kinds.map((k) => k.evidence), hit.baseline?.evidence, u?.version?.evidence, cudaIpc?.evidence, facts.mpi.openmpi?.builtWithCuda?.evidence),
-			{ text: 'Allocate MPI buffers with cudaMalloc, or create the pool / VMM allocation with the POSIX-FD handle type and use UCX >= 1.22 (or libgpumpi\'s staging); measure what your MPI does with it.', command: 'gpumpi-doctor repro ipc --variants pool,vmm,direct' },
+			{ text: 'Allocate MPI buffers with cudaMalloc, or with cuMemCreate and the POSIX-FD handle type on UCX >= 1.22 (pool memory is not exported that way by any released UCX), or stage through libgpumpi; measure what your MPI does with it.', command: 'gpumpi-doctor repro ipc --variants pool,vmm,direct' },
 			sev)];
 	},
 };

@@ -41,7 +41,7 @@ describe('H200 memory IPC capture (2026-12-03, real device)', () => {
 			assert.match(f[0].message, new RegExp(`\\b${kind} \\([^)]*\\)?[^;]*cuIpcGetMemHandle CUDA_ERROR_INVALID_VALUE: invalid argument`), kind);
 		}
 		assert.match(f[0].message, /cuMemAlloc memory: legacy IPC yes, cuIpcGetMemHandle ok/);
-		assert.match(f[0].message, /UCX 1\.13\.1 has cuda_ipc, which before 1\.22/);
+		assert.match(f[0].message, /UCX 1\.13\.1 has cuda_ipc, which registers every GPU buffer with cuIpcGetMemHandle \(cuda_ipc_md\.c up to 1\.17\): for such memory that call fails, and with it the registration \(ucx#7110\)/);
 		// The evidence is the probe's own line for each refused kind, as the engine printed it on the H200.
 		const lines = f[0].evidence.map((e) => e.line);
 		assert.ok(lines.some((l) => /allocations\[1\]: .*"kind":"pool-default".*"legacy_ipc_capable":false.*"ipc_get_mem_handle":"CUDA_ERROR_INVALID_VALUE: invalid argument"/.test(l)), lines.join('\n'));
