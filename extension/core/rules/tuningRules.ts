@@ -203,12 +203,13 @@ const copyBw: Rule = {
 	appliesTo: { ucx: '>=1.13' },
 	verifiedAgainst: [
 		src(U.ucxCudaCopyIface118, 'UCX 1.18.0: UCX_CUDA_COPY_BW is one value for every direction'),
-		src(U.ucxCudaCopyIface119, 'UCX 1.19.0: UCX_CUDA_COPY_BW per direction, default h2d:8300MBs,d2h:11660MBs,d2d:320GBs'),
-		src(U.ucxIssue11605, 'the staged-copy bandwidth model too pessimistic, so UCX picks the wrong protocol'),
+		src(U.ucxCudaCopyIface119, 'UCX 1.19.0: UCX_CUDA_COPY_BW per direction, default "10000MBs,h2d:8300MBs,d2h:11660MBs,d2d:320GBs" (10000MBs for any direction not named)'),
+		src(U.ucxParser119, 'UCX 1.19.0 ucs_config_sscanf_key_value: every key (h2d, d2h, d2d, default) needs a value, from its own entry or the un-keyed default entry, else "no value configured for key": so the fix keeps 10000MBs and d2d:320GBs, UCX\'s own defaults, and changes h2d and d2h only'),
+		src(U.ucxPr7083, 'UCX PR #7083 (merged) adds UCX_CUDA_COPY_BW: "Allow tuning of estimated Cuda copy bandwidth for tweaking protocol selection"'),
 		src(U.obsH200, 'ucx_info -c of UCX 1.13.1: UCX_CUDA_COPY_BW=10000.00MBps'),
 		src(U.devLib, 'H200 testbed: pinned D2H 54.7–55.3 GB/s, H2D 53.4–55.3 GB/s'),
 	],
-	fixSummary: 'Measure host↔device bandwidth (nvbandwidth) and try UCX_CUDA_COPY_BW close to it; compare the selected protocols with UCX_PROTO_INFO=y before and after (untested here).',
+	fixSummary: 'Measure host↔device bandwidth (nvbandwidth) and try UCX_CUDA_COPY_BW close to it (UCX ≥ 1.19: change h2d and d2h, keep the default and d2d entries, which the parser needs); compare the selected protocols with UCX_PROTO_INFO=y before and after (untested here).',
 	evaluate(facts) {
 		const u = facts.ucx;
 		if (!u || !(ucxTransports(facts).includes('cuda_copy') || u.builtWithCuda?.value === true)) { return []; }
@@ -220,15 +221,15 @@ const copyBw: Rule = {
 		const vp = versionParts(u.version?.value ?? '');
 		// UCX_CUDA_COPY_BW exists in 1.13.1 (ucx_info -c of the testbed); without ucx_info -c rely on the version.
 		if (!cfg && (vp.length === 0 || compareVersions(vp, [1, 13]) < 0)) { return []; }
-		const value = cfg?.value ?? (compareVersions(vp, [1, 19]) >= 0 ? 'h2d:8300MBs,d2h:11660MBs,d2d:320GBs (default of UCX ≥ 1.19)' : '10000.00MBps (default of UCX 1.13)');
+		const value = cfg?.value ?? (compareVersions(vp, [1, 19]) >= 0 ? '10000MBs,h2d:8300MBs,d2h:11660MBs,d2d:320GBs (default of UCX ≥ 1.19)' : '10000.00MBps (default of UCX 1.13)');
 		const nums = value.split(',').filter((x) => !/d2d/i.test(x)).map(mbps).filter((n) => Number.isFinite(n));
 		const low = nums.length > 0 ? Math.max(...nums) : NaN;
 		if (Number.isFinite(low) && low >= 30000) { return []; }
 		const gen = facts.gpu.gpus.find((g) => g.pcieGen)?.pcieGen;
 		const perDir = value.includes(':');
-		return [finding(this, `UCX ${u.version?.value ?? ''} models cuda_copy at UCX_CUDA_COPY_BW=${value}, far below what a Hopper GPU${gen ? ` on PCIe Gen${gen.value}` : ''} moves between host and device (tens of GB/s per direction; 53–55 GB/s pinned on the H200 testbed). UCX chooses protocols from this model, so it can prefer staged or pipelined paths where direct copies would be faster (openucx/ucx#11605). Advisory: what a different value does has not been measured; measure before changing it.`,
+		return [finding(this, `UCX ${u.version?.value ?? ''} models cuda_copy at UCX_CUDA_COPY_BW=${value}, far below what a Hopper GPU${gen ? ` on PCIe Gen${gen.value}` : ''} moves between host and device (tens of GB/s per direction; 53–55 GB/s pinned on the H200 testbed). UCX uses this estimate to choose protocols (the variable exists "for tweaking protocol selection", openucx/ucx#7083), so it may choose differently from what the real bandwidth would suggest. Advisory: what a different value does has not been measured; measure before changing it.`,
 			ev(cfg?.evidence ?? u.version?.evidence, hop, gen?.evidence),
-			{ text: 'Set the model near the measured bandwidth and compare UCX_PROTO_INFO output (untested here).', command: perDir ? 'export UCX_CUDA_COPY_BW=h2d:45GBs,d2h:45GBs,d2d:1000GBs' : 'export UCX_CUDA_COPY_BW=45000MBps' })];
+			{ text: 'Set the model near the measured bandwidth and compare UCX_PROTO_INFO output (untested here).', command: perDir ? 'export UCX_CUDA_COPY_BW=10000MBs,h2d:45GBs,d2h:45GBs,d2d:320GBs' : 'export UCX_CUDA_COPY_BW=45000MBps' })];
 	},
 };
 

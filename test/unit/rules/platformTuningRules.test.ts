@@ -219,6 +219,14 @@ describe('tuning rules', () => {
 		assert.match(find(h200Raw(), 'ucx-cuda-copy-bw-model')[0].message, /10000\.00MBps \(default of UCX 1\.13\)/);
 		assert.equal(find([...h200WithEnv('UCX_CUDA_COPY_BW=45000MBps\n'), rawFromFixture('h200-testbed', 'ucx_info_c')], 'ucx-cuda-copy-bw-model').length, 0);
 		assert.equal(find(debianRaw(), 'ucx-cuda-copy-bw-model').length, 0);
+		assert.ok(f[0].sources?.some((x) => x.url.endsWith('/openucx/ucx/pull/7083')) && !f[0].sources?.some((x) => /11605/.test(x.url)), 'cites the PR that made the variable, not #11605');
+		// UCX >= 1.19 without ucx_info -c (version line rewritten, synthetic): the per-direction default as cuda_copy_iface.c@v1.19.0
+		// has it, and a per-direction fix that changes h2d / d2h and keeps UCX's own default and d2d entries (the
+		// key-value parser of parser.c@v1.19.0 refuses a value that leaves a key without one: "no value configured").
+		const v120 = h200Raw().map(r => r.id === 'ucx_info_v' ? { ...r, stdout: r.stdout.replace(/# Version 1\.13\.1/, '# Version 1.20.0') } : r);
+		const g = find(v120, 'ucx-cuda-copy-bw-model')[0];
+		assert.match(g?.message ?? '', /UCX_CUDA_COPY_BW=10000MBs,h2d:8300MBs,d2h:11660MBs,d2d:320GBs \(default of UCX ≥ 1\.19\)/);
+		assert.equal(g?.fix?.command, 'export UCX_CUDA_COPY_BW=10000MBs,h2d:45GBs,d2h:45GBs,d2d:320GBs');
 	});
 });
 
