@@ -30,7 +30,8 @@ const namespacesDiffer: Rule = {
 	appliesTo: { ucx: ALL_VERSIONS, cuda: ALL_VERSIONS },
 	verifiedAgainst: [
 		src(U.ucxIssue10070, 'two containers with one GPU each get no NVLink / PCIe peer path; UCX\'s docs quoted there: the processes must share an IPC namespace, and the maintainer\'s advice is to share the PID namespace too (--pid=container:<first>)'),
-		src(U.ucxPr11514, 'UCX cuda_ipc: "Legacy CUDA IPC handles cannot be exchanged across PID namespaces"; a peer in another PID namespace is made unreachable unless both support fabric handles'),
+		src(U.ucxPr11514, 'UCX cuda_ipc: "Legacy CUDA IPC handles cannot be exchanged across PID namespaces"; a peer in another PID namespace is made unreachable unless both support fabric handles. Merged (commit 12fe22840b) but in no release tag up to v1.22.0'),
+		src(U.ucxCudaIpcIface122, 'UCX 1.22.0 uct_cuda_ipc_iface_is_reachable_v2: a peer is reachable on the same machine (system id) or over MNNVL; no PID-namespace test, so released UCX may try CUDA IPC across namespaces'),
 		src(U.ucxIssue4707, 'the "invalid device context" errors from cuda_ipc when IPC handles cannot be used'),
 	],
 	fixSummary: 'Start all ranks of a node in one container, or give the containers the host\'s namespaces (docker run --ipc=host --pid=host; Kubernetes hostIPC / hostPID or shareProcessNamespace); check with readlink /proc/self/ns/ipc in each rank.',
@@ -48,7 +49,7 @@ const namespacesDiffer: Rule = {
 				parts.push(`${kind} (rank ${pair[0].rank}: ${pair[0][key]?.value}, rank ${pair[1].rank}: ${pair[1][key]?.value})`);
 				evidence.push(...ev(pair[0][key]?.evidence, pair[1][key]?.evidence));
 			}
-			out.push(finding(this, `On host ${host} the ranks do not share their ${parts.join(' and ')} namespace. CUDA IPC handles (what UCX's cuda_ipc and Open MPI's smcuda use between ranks of one node) cannot be opened across these namespaces: expect "invalid device context" / cuIpcOpenMemHandle errors, or GPU messages between these ranks staged through host memory or the network (UCX marks such peers unreachable, openucx/ucx#11514). Recorded here with a rank started under unshare --ipc --pid --fork: the job still ran, so nothing fails visibly until GPU buffers move.`,
+			out.push(finding(this, `On host ${host} the ranks do not share their ${parts.join(' and ')} namespace. CUDA IPC handles (what UCX's cuda_ipc and Open MPI's smcuda use between ranks of one node) cannot be opened across these namespaces: expect "invalid device context" / cuIpcOpenMemHandle errors, or GPU messages between these ranks staged through host memory or the network. No released UCX (up to 1.22.0) tests for this: it may try CUDA IPC across the namespaces and fail (openucx/ucx#10070); the change that marks such peers unreachable (openucx/ucx#11514) is in no release yet. Recorded here with a rank started under unshare --ipc --pid --fork: the job still ran, so nothing fails visibly until GPU buffers move.`,
 				evidence, { text: 'Run the ranks of a node in one set of namespaces.', command: 'docker run --ipc=host --pid=host ...   # or one container per node, all local ranks inside it' }));
 		}
 		return out;

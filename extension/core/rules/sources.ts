@@ -66,6 +66,7 @@ export const URLS = {
 	ucxPr10643: `${GH}/openucx/ucx/pull/10643`,
 	ucxIssue10070: `${GH}/openucx/ucx/issues/10070`,
 	ucxPr11514: `${GH}/openucx/ucx/pull/11514`,
+	ucxCudaIpcIface122: `${GH}/openucx/ucx/blob/v1.22.0/src/uct/cuda/cuda_ipc/cuda_ipc_iface.c`,
 	legate999: `${GH}/nv-legate/legate/issues/999`,
 	rapidsmpf244: `${GH}/rapidsai/rapidsmpf/issues/244`,
 	// MPICH and vendor MPIs
