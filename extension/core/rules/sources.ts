@@ -72,6 +72,8 @@ export const URLS = {
 	// MPICH and vendor MPIs
 	mpichReadme402: `${GH}/pmodels/mpich/blob/v4.0.2/README.vin`,
 	mpichConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/configure.ac`,
+	mpichMplConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/src/mpl/configure.ac`,
+	mpichTyperepSubconfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/src/mpi/datatype/typerep/src/subconfigure.m4`,
 	mpichIssue7304: `${GH}/pmodels/mpich/issues/7304`,
 	mpichIssue7302: `${GH}/pmodels/mpich/issues/7302`,
 	mpichPr6461: `${GH}/pmodels/mpich/pull/6461`,

@@ -2,6 +2,7 @@
  * Rules about settings that change how GPU buffers travel: Open MPI's smcuda IPC and CUDA-support parameters,
  * UCX's memory-type / IPC caches, rendezvous settings and cuda_copy bandwidth model, and MPICH builds without GPU.
  */
+import { cudaAwareness } from './mpiRules';
 import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
 import { mcaParam } from '../parsers/ompiInfo';
@@ -234,24 +235,36 @@ const copyBw: Rule = {
 };
 
 const mpichNoGpu: Rule = {
-	id: 'mpich-built-without-gpu', severity: 'warning', title: 'MPICH is built without GPU support',
-	reads: ['mpi.mpich.configure', 'mpi.mpich.configuredWithCuda', 'mpi.implementation'],
+	id: 'mpich-built-without-gpu', severity: 'warning', title: 'MPICH may be built without GPU support',
+	reads: ['mpi.mpich.configure', 'mpi.mpich.configuredWithCuda', 'mpi.implementation', 'engine.ranks[].mpi.cuda_aware', 'gpu.gpus'],
 	appliesTo: { mpich: '>=4.0' },
 	verifiedAgainst: [
 		src(U.mpichReadme402, 'MPICH 4.0.2 README, "GPU support": enabled at configure time when CUDA is found (--with-cuda=<path>); MPIR_CVAR_ENABLE_GPU=0 only switches it off'),
-		src(U.mpichConfigure402, '--with-datatype-engine: yaksa is the default for the ch4 device only (ch3 uses dataloop)'),
+		src(U.mpichMplConfigure402, 'MPICH 4.0.2 src/mpl/configure.ac: PAC_CHECK_HEADER_LIB_OPTIONAL([cuda],[cuda_runtime_api.h],[cudart],...) probes for CUDA without --with-cuda too (only --without-cuda skips it), and defines HAVE_CUDA when found'),
+		src(U.mpichTyperepSubconfigure402, 'src/mpi/datatype/typerep/src/subconfigure.m4: --with-datatype-engine=yaksa|dataloop; yaksa is the engine with GPU backends'),
 		src(U.mpichGpuQuery, 'MPIX_GPU_query_support tells at run time'),
-		src(U.obsDebian, 'Debian MPICH 4.0.2: --without-yaksa, no --with-cuda, MPIX_GPU_query_support returned 0'),
+		src(U.obsDebian, 'Debian MPICH 4.0.2: --without-yaksa, no --with-cuda, MPIX_GPU_query_support returned 0 (on a machine without a GPU)'),
 	],
-	fixSummary: 'Use an MPICH configured --with-cuda (ch4 with yaksa, the default datatype engine of ch4); GPU support is then on by default (MPIR_CVAR_ENABLE_GPU defaults to on); check with MPIX_GPU_query_support.',
+	fixSummary: 'Use an MPICH whose configure found CUDA (give --with-cuda=<path> to make sure; ch4 with yaksa, the default datatype engine of ch4); GPU support is then on by default (MPIR_CVAR_ENABLE_GPU defaults to on); check with MPIX_GPU_query_support on a node with a GPU.',
 	evaluate(facts) {
 		const mpich = facts.mpi.mpich;
 		if (!mpich?.configure || mpich.configuredWithCuda?.value !== false) { return []; }
+		const line = mpich.configure.value;
 		const inUse = facts.mpi.implementation?.value === 'mpich';
-		const noYaksa = /--without-yaksa|--with-datatype-engine=dataloop/.test(mpich.configure.value);
-		return [finding(this, `MPICH ${mpich.version?.value ?? ''} ${inUse ? 'is the MPI in use and' : 'is also installed;'} its configure line has no --with-cuda${noYaksa ? ' and --without-yaksa (yaksa, ch4\'s default datatype engine, is the one with GPU support)' : ''}, so it cannot pass GPU buffers${inUse ? '' : ' if you use it'}. MPIX_GPU_query_support() tells for sure at run time.`,
-			ev(mpich.version?.evidence, mpich.configure.evidence),
-			{ text: 'Build MPICH (ch4) with --with-cuda and without --without-yaksa, or use a CUDA-aware MPI; GPU support is on by default once built in.', command: './configure --with-cuda=$CUDA_HOME' }, inUse || visibleGpus(facts).count > 0 ? 'warning' : 'info')];
+		const explicitNo = /--without-cuda\b|--with-cuda=no\b/.test(line);
+		const noYaksa = /--without-yaksa|--with-datatype-engine=dataloop/.test(line);
+		const gpus = visibleGpus(facts).count;
+		const aware = inUse ? cudaAwareness(facts) : null;
+		const queryNo = aware?.aware === false && aware.stage === 'run time';
+		const what = explicitNo
+			? 'its configure line has --without-cuda: GPU support was left out at build time'
+			: `its configure line names no --with-cuda. That alone does not settle it: MPICH's configure looks for CUDA on the build machine's default paths anyway and builds GPU support where it finds cuda_runtime_api.h and libcudart (src/mpl/configure.ac)${noYaksa ? '; but it has --without-yaksa, so it lacks yaksa, ch4\'s datatype engine with GPU backends' : ''}`;
+		const query = queryNo ? ` ${aware?.detail}${gpus === 0 ? ' (on a host with no GPU visible, where that says nothing about the build)' : ''}.` : '';
+		const sure = explicitNo || noYaksa || (queryNo && gpus > 0);
+		return [finding(this, `MPICH ${mpich.version?.value ?? ''} ${inUse ? 'is the MPI in use;' : 'is also installed;'} ${what}.${query} MPIX_GPU_query_support() on a node with a GPU tells for sure.`,
+			ev(mpich.version?.evidence, mpich.configure.evidence, ...(queryNo ? aware?.evidence ?? [] : [])),
+			{ text: 'Use an MPICH (ch4, with yaksa) whose configure found CUDA (--with-cuda=<path> makes sure), or another CUDA-aware MPI; GPU support is on by default once built in.', command: './configure --with-cuda=$CUDA_HOME' },
+			inUse && sure ? 'warning' : 'info')];
 	},
 };
 

@@ -171,10 +171,22 @@ describe('tuning rules', () => {
 		assert.equal(find(debianRaw(), 'ompi-cuda-support-param-off').length, 0, 'built without CUDA: mpi-not-cuda-aware covers it');
 	});
 
-	it('mpich-built-without-gpu: Debian MPICH (--without-yaksa): warning when in use, info when only installed; H200 quiet', () => {
+	it('mpich-built-without-gpu: Debian MPICH (--without-yaksa): warning when in use, info when only installed; no --with-cuda alone is only a hint; H200 quiet', () => {
 		const used = find(debianMpichRaw(), 'mpich-built-without-gpu');
 		assert.equal(used[0].severity, 'warning');
-		assert.match(used[0].message, /is the MPI in use and its configure line has no --with-cuda and --without-yaksa/);
+		assert.match(used[0].message, /is the MPI in use; its configure line names no --with-cuda\. That alone does not settle it: MPICH's configure looks for CUDA on the build machine's default paths anyway/);
+		assert.match(used[0].message, /but it has --without-yaksa, so it lacks yaksa/);
+		assert.match(used[0].message, /MPIX_GPU_query_support returned false in rank 0 \(on a host with no GPU visible, where that says nothing about the build\)/);
+		assert.ok(used[0].sources?.some((x) => x.url.endsWith('/pmodels/mpich/blob/v4.0.2/src/mpl/configure.ac')));
+		// Without --without-yaksa and with no run-time answer: only a hint (synthetic configure line: the yaksa flag removed).
+		const plain = debianMpichRaw().map(r => ({ ...r, stdout: r.stdout.replace(/ --without-yaksa/g, '') }));
+		const hint = find(plain, 'mpich-built-without-gpu');
+		assert.equal(hint[0]?.severity, 'info');
+		assert.doesNotMatch(hint[0]?.message ?? '', /yaksa/);
+		// --without-cuda settles it (synthetic configure line).
+		const no = debianMpichRaw().map(r => ({ ...r, stdout: r.stdout.replace(/ --without-yaksa/g, ' --without-cuda') }));
+		assert.match(find(no, 'mpich-built-without-gpu')[0]?.message ?? '', /--without-cuda: GPU support was left out at build time/);
+		assert.equal(find(no, 'mpich-built-without-gpu')[0]?.severity, 'warning');
 		assert.equal(find(debianRaw(), 'mpich-built-without-gpu')[0].severity, 'info');
 		assert.equal(find(h200Raw(), 'mpich-built-without-gpu').length, 0);
 	});
