@@ -79,7 +79,7 @@ for (const { flavor, launch } of FLAVORS) {
 			assert.deepEqual(mapAffinity(doc).map((j) => j.verdict), ['remote', 'local']);
 			const text = renderMapText(doc);
 			assert.match(text, /^\s+0\s+0\s+0\s+0000:fa:ce:00\.0\s+1\s+OTHER NUMA NODE than its GPU$/m, text);
-			assert.match(text, /rank\(s\) 0 run on another NUMA node than their GPU: mpirun --map-by numa --bind-to core/);
+			assert.match(text, /rank\(s\) 0 run on another NUMA node than their GPU: srun --cpu-bind=cores --gpu-bind=closest/);
 			assert.match(text, /fake sysfs tree: GPUMPI_TEST_SYSFS_ROOT, tests only/);
 		});
 

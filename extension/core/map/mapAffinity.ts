@@ -136,8 +136,8 @@ export const AFFINITY_LABELS: Readonly<Record<AffinityVerdict, string>> = {
 
 /** The fix for a rank bound away from its GPU, per launcher. */
 export const AFFINITY_FIX = {
-	text: 'Bind each rank to cores of its GPU\'s NUMA node: with Open MPI map by NUMA node and bind to cores (and give local rank N the GPU of node N); under Slurm bind tasks to cores and GPUs to the closest CPUs.',
-	command: 'mpirun --map-by numa --bind-to core ...   # Slurm: srun --cpu-bind=cores --gpu-bind=closest ...',
+	text: 'Give each rank CPUs on its GPU\'s NUMA node. Under Slurm, srun --cpu-bind=cores --gpu-bind=closest picks each task\'s GPU from its CPUs. With mpirun, --map-by numa --bind-to core alone does not do it: it spreads a node\'s ranks over the NUMA nodes (local rank 1 on node 1), and the usual local_rank % ngpus choice can then give that rank a GPU of node 0; choose each rank\'s GPU from its binding (the GPU whose NUMA Affinity in nvidia-smi topo -m matches the rank\'s CPUs), or bind each rank to its GPU\'s node (numactl --cpunodebind). Check with mpirun --report-bindings.',
+	command: 'srun --cpu-bind=cores --gpu-bind=closest ...   # mpirun: --report-bindings, then match each rank\'s GPU to its NUMA node (nvidia-smi topo -m)',
 } as const;
 
 /** The affinity section of the map's text output: one line per rank, then a fix line when a rank is remote. */

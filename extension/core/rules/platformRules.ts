@@ -58,14 +58,14 @@ const rankGpuNuma: Rule = {
 	reads: ['engine.ranks[].affinity'],
 	appliesTo: { any: ALL_VERSIONS },
 	verifiedAgainst: [
-		src(U.ompiMpirun41, 'mpirun --map-by numa / --bind-to core: how Open MPI 4.1 places and binds ranks (--report-bindings shows it)'),
+		src(U.ompiMpirun41, 'mpirun --map-by numa / --bind-to core: how Open MPI 4.1 places and binds ranks (round-robin over NUMA nodes; --report-bindings shows it)'),
 		src(U.ompiMpirun5, 'the same options in Open MPI 5 (--map-by numa, --bind-to core)'),
 		src(U.slurmSrun, 'srun --cpu-bind=cores and --gpu-bind=closest (bind each task to the GPU closest to its CPUs)'),
 		src(U.nvidiaSmi, 'nvidia-smi topo -m: the CPU Affinity and NUMA Affinity of each GPU'),
 		src(U.sysfsPci, 'numa_node of a PCI device'),
 		src(U.sysfsNode, '/sys/devices/system/node/nodeX/cpulist: the CPUs of each NUMA node'),
 	],
-	fixSummary: "Bind each rank to cores of its GPU's NUMA node: mpirun --map-by numa --bind-to core (one GPU per local rank on that node), or srun --cpu-bind=cores --gpu-bind=closest; check with mpirun --report-bindings and nvidia-smi topo -m.",
+	fixSummary: "Give each rank CPUs on its GPU's NUMA node: srun --cpu-bind=cores --gpu-bind=closest, or with mpirun choose each rank's GPU from its binding (or bind it to its GPU's node); mpirun --map-by numa alone can cause the mismatch, since it spreads local ranks over NUMA nodes while local_rank % ngpus picks GPUs in order; check with mpirun --report-bindings and nvidia-smi topo -m.",
 	evaluate(facts) {
 		const ranks = (facts.engine?.ranks ?? []).filter((r) => r.affinity !== null);
 		const remote = ranks.filter((r) => r.affinity!.judgement.verdict === 'remote');

@@ -67,7 +67,6 @@ export const URLS = {
 	ucxIssue10070: `${GH}/openucx/ucx/issues/10070`,
 	ucxPr11514: `${GH}/openucx/ucx/pull/11514`,
 	ucxCudaIpcIface122: `${GH}/openucx/ucx/blob/v1.22.0/src/uct/cuda/cuda_ipc/cuda_ipc_iface.c`,
-	legate999: `${GH}/nv-legate/legate/issues/999`,
 	rapidsmpf244: `${GH}/rapidsai/rapidsmpf/issues/244`,
 	// MPICH and vendor MPIs
 	mpichReadme402: `${GH}/pmodels/mpich/blob/v4.0.2/README.vin`,

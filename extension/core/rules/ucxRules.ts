@@ -134,7 +134,6 @@ const stagingPool: Rule = {
 		src(U.ucxContext, 'UCX_RNDV_FRAG_SIZE (host:512K,cuda:4M) and UCX_RNDV_FRAG_ALLOC_COUNT (host:128,cuda:128): the size of a fragment and how many fragments one pool chunk holds'),
 		src(U.ucxRndvPpln, 'the pipeline posts every fragment of a message at once; the ucp_rndv_frags pool has no upper limit'),
 		src(U.ucxPr11062, 'UCX_RNDV_FRAG_WORKER_MAX_MEM, a cap on staging memory per worker (open, not in a release)'),
-		src(U.legate999, '"failed to allocate 536870912 bytes … for ucp_rndv_frags"'),
 		src(U.rapidsmpf244, 'the same out-of-memory in the staging pool'),
 		src(U.devFallback, 'H200 testbed, UCX 1.13.1: a rank\'s resident memory grew by 775 MiB for one 1 GiB device message, 194 MiB for 256 MiB'),
 		src(U.devRndv, 'H200 testbed, UCX 1.13.1, 3 trials per setting: UCX_RNDV_SCHEME=put_zcopy/get_zcopy and UCX_RNDV_FRAG_MEM_TYPE=cuda end the host growth (0 MiB at 1 GiB) at 0.80–0.83 GB/s instead of 35.7 GB/s; plain UCX_RNDV_FRAG_SIZE / _ALLOC_COUNT values are rejected (1.13 wants host:…,cuda:…)'),
