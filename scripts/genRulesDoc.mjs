@@ -23,6 +23,16 @@ try {
 		bundle: true, platform: 'node', format: 'cjs', outfile: bundle, logLevel: 'warning',
 	});
 	const { RULES } = createRequire(import.meta.url)(bundle);
+	// The result of `npm run verify-sources` (scripts/verifySources.mjs), when it has been run.
+	const verifyFile = path.join(root, 'docs', 'verify-sources.json');
+	const verified = fs.existsSync(verifyFile) ? JSON.parse(fs.readFileSync(verifyFile, 'utf8')) : null;
+	const foundQuote = (s) => verified?.results.some((r) => r.url === s.url && r.quote === s.quote && r.status === 'found');
+	const verifyLines = () => verified ? [
+		`Quotes checked by \`npm run verify-sources\` on ${verified.date}: ${verified.counts.found} of ${verified.counts.files_at_tags} sources that are files at a`,
+		`release tag carry the exact text they rest on, found in that file at that tag (marked ✓ below; docs/verify-sources.json).`,
+		`The other ${verified.counts.other_sources} (issue threads, documentation pages, docs/ anchors) are not checked by it.`,
+		'',
+	] : [];
 	const esc = (s) => String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 	const NAMES = { openmpi: 'Open MPI', mpich: 'MPICH', vendorMpi: 'Cray MPICH / Intel MPI / MVAPICH2-GDR', ucx: 'UCX', cuda: 'CUDA', slurm: 'Slurm', any: 'any stack' };
 	const appliesTo = (a) => Object.entries(a).map(([k, v]) => `${NAMES[k] ?? k} ${v === 'all' ? 'all versions' : v}`).join(', ');
@@ -44,6 +54,7 @@ try {
 		'checks every fix the rules emit on the captured stacks (Open MPI 4.1.4 and 5.0.7, UCX 1.13.1 with and without',
 		'CUDA, MPICH 4.0.2) against those stacks\' definitions.',
 		'',
+		...verifyLines(),
 		'| Id | Severity | Title |',
 		'|---|---|---|',
 		...RULES.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${esc(r.title)} |`),
@@ -54,7 +65,7 @@ try {
 			`- Reads: ${r.reads.map((x) => `\`${x}\``).join(', ')}`,
 			`- Fix: ${esc(r.fixSummary)}`,
 			`- Applies to: ${appliesTo(r.appliesTo)}`,
-			`- Verified against: ${r.verifiedAgainst.map((s) => `[${esc(s.url.startsWith('docs/') ? s.url.slice(5) : s.url.replace(/^https:\/\//, ''))}](${s.url.startsWith('docs/') ? s.url.slice(5) : s.url}) (${esc(s.shows)})`).join('; ')}`, '');
+			`- Verified against: ${r.verifiedAgainst.map((s) => `[${esc(s.url.startsWith('docs/') ? s.url.slice(5) : s.url.replace(/^https:\/\//, ''))}](${s.url.startsWith('docs/') ? s.url.slice(5) : s.url}) (${esc(s.shows)}${s.quote ? `; ${foundQuote(s) ? '✓ ' : ''}quote: \`${esc(s.quote).replace(/`/g, "'")}\`` : ''})`).join('; ')}`, '');
 	}
 	// A hand-written tail (the issue-tracking table) after the marker is kept as it is.
 	const MARK = '<!-- Hand-written from here on: scripts/genRulesDoc.mjs keeps this part as it is. -->';

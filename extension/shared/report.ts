@@ -50,6 +50,11 @@ export interface SourceRef {
 	url: string;
 	/** What the source shows, in a few words. */
 	shows: string;
+	/**
+	 * The exact text it rests on, where the source is a file at a release tag (github.com/…/blob/<tag>/<path>):
+	 * `npm run verify-sources` checks it is there (docs/verify-sources.json).
+	 */
+	quote?: string;
 }
 
 /** One diagnostic conclusion. */

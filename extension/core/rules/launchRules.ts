@@ -18,7 +18,7 @@ const componentPath: Rule = {
 	reads: ['env.OMPI_MCA_mca_base_component_path', 'engine.ranks[].env.OMPI_MCA_mca_base_component_path', 'mpi.openmpi.prefix', 'mpi.openmpi.pkglibdir'],
 	appliesTo: { openmpi: '>=4.0' },
 	verifiedAgainst: [
-		src(U.ompiMcaBaseOpen5, 'mca_base_component_path (synonym mca_component_path): the directories Open MPI loads its components from'),
+		src(U.ompiMcaBaseOpen5, 'mca_base_component_path (synonym mca_component_path): the directories Open MPI loads its components from', "var_id = mca_base_var_register(\"opal\", \"mca\", \"base\", \"component_path\", \"Path where to look for additional components\","),
 		src(U.ompiMcaDocs, 'MCA parameters from the environment (OMPI_MCA_<name>) and the command line, and which wins'),
 		src(U.devInspect, 'H200 testbed, Open MPI 5.0.7: with the PMIx path in the ranks\' environment MPIX_Query_cuda_support() returned 0; with --mca mca_base_component_path <prefix>/lib/openmpi it returned 1'),
 		src(U.obsH200, 'where the setting came from (the image\'s MPI/PMIx configuration, not the login environment)'),

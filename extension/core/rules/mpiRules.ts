@@ -61,7 +61,7 @@ const notCudaAware: Rule = {
 	verifiedAgainst: [
 		src(U.ompiCudaDocs, 'Open MPI: --with-cuda, ompi_info mpi_built_with_cuda_support, MPIX_CUDA_AWARE_SUPPORT and MPIX_Query_cuda_support()'),
 		src(U.mpichGpuQuery, 'MPICH: MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &ok)'),
-		src(U.mpichReadme402, 'MPICH 4.0.2 README, "GPU support": enabled at configure time when CUDA is found (--with-cuda=<path>)'),
+		src(U.mpichReadme402, 'MPICH 4.0.2 README, "GPU support": enabled at configure time when CUDA is found (--with-cuda=<path>)', "GPU support is automatically enabled if CUDA, ZE, or HIP runtime is detected during configure."),
 		src(U.obsDebian, 'Debian Open MPI 4.1.4 and MPICH 4.0.2: not CUDA-aware at compile and run time'),
 		src(U.devInspect, 'H200 testbed: built with CUDA, MPIX_Query_cuda_support() = 0 when the CUDA component is not found'),
 	],
@@ -175,7 +175,7 @@ const gpuSwitchOff: Rule = {
 		src(U.intelMpiDocs, 'Intel MPI Developer Reference, GPU Support: I_MPI_OFFLOAD=0 (disabled) is the default, 1 enables GPU buffers; I_MPI_OFFLOAD_MODE=cuda selects the CUDA driver API (NVIDIA GPUs are supported from 2021.13 on; the 2021.8–2021.10 pages name Level Zero only)'),
 		src(U.mvapichGdrGuide, 'MVAPICH2-GDR user guide: MV2_USE_CUDA=1'),
 		src(U.nvidiaGdrMvapich, 'NVIDIA GPUDirect RDMA manual: MVAPICH2-GDR runs with MV2_USE_CUDA=1 (and MV2_USE_GPUDIRECT=1) for device buffers'),
-		src(U.mpichReadme402, 'MPICH: GPU support can be switched off at run time with MPIR_CVAR_ENABLE_GPU=0'),
+		src(U.mpichReadme402, 'MPICH: GPU support can be switched off at run time with MPIR_CVAR_ENABLE_GPU=0', "If desirable, GPU support can be disabled during runtime by setting environment variable MPIR_CVAR_ENABLE_GPU=0."),
 	],
 	fixSummary: 'Set the implementation\'s switch: MPICH_GPU_SUPPORT_ENABLED=1 (Cray), I_MPI_OFFLOAD=1 I_MPI_OFFLOAD_MODE=cuda (Intel), MV2_USE_CUDA=1 (MVAPICH2-GDR); for MPICH remove MPIR_CVAR_ENABLE_GPU=0 (on by default).',
 	evaluate(facts) {

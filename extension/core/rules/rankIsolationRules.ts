@@ -31,7 +31,7 @@ const namespacesDiffer: Rule = {
 	verifiedAgainst: [
 		src(U.ucxIssue10070, 'two containers with one GPU each get no NVLink / PCIe peer path; UCX\'s docs quoted there: the processes must share an IPC namespace, and the maintainer\'s advice is to share the PID namespace too (--pid=container:<first>)'),
 		src(U.ucxPr11514, 'UCX cuda_ipc: "Legacy CUDA IPC handles cannot be exchanged across PID namespaces"; a peer in another PID namespace is made unreachable unless both support fabric handles. Merged (commit 12fe22840b) but in no release tag up to v1.22.0'),
-		src(U.ucxCudaIpcIface122, 'UCX 1.22.0 uct_cuda_ipc_iface_is_reachable_v2: a peer is reachable on the same machine (system id) or over MNNVL; no PID-namespace test, so released UCX may try CUDA IPC across namespaces'),
+		src(U.ucxCudaIpcIface122, 'UCX 1.22.0 uct_cuda_ipc_iface_is_reachable_v2: a peer is reachable on the same machine (system id) or over MNNVL; no PID-namespace test, so released UCX may try CUDA IPC across namespaces', "uct_iface_fill_info_str_buf(params, \"different machine and no MNNVL\");"),
 		src(U.ucxIssue4707, 'the "invalid device context" errors from cuda_ipc when IPC handles cannot be used'),
 	],
 	fixSummary: 'Start all ranks of a node in one container, or give the containers the host\'s namespaces (docker run --ipc=host --pid=host; Kubernetes hostIPC / hostPID or shareProcessNamespace); check with readlink /proc/self/ns/ipc in each rank.',

@@ -6,9 +6,9 @@
  */
 import type { SourceRef } from '../../shared/report';
 
-/** A source and what it shows for the rule citing it. */
-export function src(url: string, shows: string): SourceRef {
-	return { url, shows };
+/** A source and what it shows for the rule citing it; `quote`: the exact text of a file at a tag it rests on. */
+export function src(url: string, shows: string, quote?: string): SourceRef {
+	return quote === undefined ? { url, shows } : { url, shows, quote };
 }
 
 const GH = 'https://github.com';
@@ -52,6 +52,8 @@ export const URLS = {
 	ucxPr11062: `${GH}/openucx/ucx/pull/11062`,
 	ucxIssue11121: `${GH}/openucx/ucx/issues/11121`,
 	ucxPr7083: `${GH}/openucx/ucx/pull/7083`,
+	ucxRndv120: `${UCX}/src/ucp/rndv/rndv.c`,
+	ucxMpool120: `${UCX}/src/ucs/datastruct/mpool.c`,
 	ucxParser119: `${GH}/openucx/ucx/blob/v1.19.0/src/ucs/config/parser.c`,
 	ucxPr11754: `${GH}/openucx/ucx/pull/11754`,
 	ucxIssue9716: `${GH}/openucx/ucx/issues/9716`,
@@ -72,6 +74,7 @@ export const URLS = {
 	mpichReadme402: `${GH}/pmodels/mpich/blob/v4.0.2/README.vin`,
 	mpichConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/configure.ac`,
 	mpichMplConfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/src/mpl/configure.ac`,
+	mpichYaksaInit402: `${GH}/pmodels/mpich/blob/v4.0.2/src/mpi/datatype/typerep/src/typerep_yaksa_init.c`,
 	mpichTyperepSubconfigure402: `${GH}/pmodels/mpich/blob/v4.0.2/src/mpi/datatype/typerep/src/subconfigure.m4`,
 	mpichIssue7304: `${GH}/pmodels/mpich/issues/7304`,
 	mpichIssue7302: `${GH}/pmodels/mpich/issues/7302`,

@@ -49,7 +49,7 @@ const pmlUcxTls: Rule = {
 	reads: ['mpi.openmpi.params.pml_ucx_tls', 'mpi.openmpi.params.pml_ucx_devices', 'ucx.transports'],
 	appliesTo: { openmpi: '>=4.1' },
 	verifiedAgainst: [
-		src(U.ompiCommonUcx41, 'Open MPI 4.1.4 registers pml_ucx_tls (default rc_verbs,ud_verbs,rc_mlx5,dc_mlx5,ud_mlx5,cuda_ipc,rocm_ipc) and pml_ucx_devices (default mlx*) and checks UCX\'s transports against them'),
+		src(U.ompiCommonUcx41, 'Open MPI 4.1.4 registers pml_ucx_tls (default rc_verbs,ud_verbs,rc_mlx5,dc_mlx5,ud_mlx5,cuda_ipc,rocm_ipc) and pml_ucx_devices (default mlx*) and checks UCX\'s transports against them', "char *default_tls = \"rc_verbs,ud_verbs,rc_mlx5,dc_mlx5,ud_mlx5,cuda_ipc,rocm_ipc\"; char *default_devices = \"mlx*\";"),
 		src(U.obsDebian, 'Open MPI 4.1.4 + UCX 1.13.1 without InfiniBand: "did not match transport list", and pml_ucx_tls any / pml_ucx_devices any works'),
 	],
 	fixSummary: '--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any',
@@ -105,7 +105,7 @@ const ipcImported: Rule = {
 	reads: ['mpi.openmpi.components', 'mpi.openmpi.configuredWithUcx', 'ucx.transports'],
 	appliesTo: { openmpi: '>=4.1', ucx: '>=1.13' },
 	verifiedAgainst: [
-		src(U.ucxCudaIpcMd, 'UCX 1.20.0 uct_cuda_ipc_mem_add_reg: cuIpcGetMemHandle on the buffer; if it fails, registration fails with no fallback'),
+		src(U.ucxCudaIpcMd, 'UCX 1.20.0 uct_cuda_ipc_mem_add_reg: cuIpcGetMemHandle on the buffer; if it fails, registration fails with no fallback', "cuIpcGetMemHandle(&key->ph.handle.legacy, (CUdeviceptr)addr)); if (status != UCS_OK) { goto out_pop_ctx; }"),
 		src(U.devIpcTrials, 'H200 testbed, Open MPI 5.0.7 + UCX 1.13.1, 4 ranks on one GPU, 64 MiB, 11 trials per variant, three runs: receiving into an imported pointer (direct) and sending from one crashed in some trials of every run (class unreliable), UCX_TLS=^cuda_ipc as often or more; the bounce buffer and host staging correct in every trial'),
 		src(U.devH100Cli, 'H100, the same stack: direct unreliable again, the crashed trial with UCX\'s own "cuIpcGetMemHandle … invalid argument"'),
 		src(U.devIpc, 'H200 testbed, the first two-run measurement (no repeated trials yet): sends from imported memory without cuda_ipc crashed (UCX_TLS=^cuda_ipc, SIGSEGV in ucp_dt_pack) or hung (UCX_TLS=tcp,cuda_copy,self)'),
@@ -131,8 +131,10 @@ const stagingPool: Rule = {
 	reads: ['ucx.transports', 'ucx.version', 'gpu.peermemLoaded'],
 	appliesTo: { ucx: '>=1.13' },
 	verifiedAgainst: [
-		src(U.ucxContext, 'UCX_RNDV_FRAG_SIZE (host:512K,cuda:4M) and UCX_RNDV_FRAG_ALLOC_COUNT (host:128,cuda:128): the size of a fragment and how many fragments one pool chunk holds'),
-		src(U.ucxRndvPpln, 'the pipeline posts every fragment of a message at once; the ucp_rndv_frags pool has no upper limit'),
+		src(U.ucxContext, 'UCX_RNDV_FRAG_SIZE (host:512K,cuda:4M) and UCX_RNDV_FRAG_ALLOC_COUNT (host:128,cuda:128): the size of a fragment and how many fragments one pool chunk holds', "{\"RNDV_FRAG_ALLOC_COUNT\", \"host:128,cuda:128\","),
+		src(U.ucxRndvPpln, 'the pipeline allocates a fragment request for every fragment of the message in one loop', "while (!ucp_datatype_iter_is_end(&req->send.state.dt_iter)) { status = ucp_proto_rndv_frag_request_alloc(worker, req, &freq);"),
+		src(U.ucxRndv120, 'the ucp_rndv_frags pool: elems_per_chunk from UCX_RNDV_FRAG_ALLOC_COUNT, no max_elems set', "mp_params.name            = \"ucp_rndv_frags\";"),
+		src(U.ucxMpool120, 'ucs_mpool_params_reset: a pool has no upper limit unless its creator sets one', "params->max_elems       = UINT_MAX;"),
 		src(U.ucxPr11062, 'UCX_RNDV_FRAG_WORKER_MAX_MEM, a cap on staging memory per worker (open, not in a release)'),
 		src(U.rapidsmpf244, 'the same out-of-memory in the staging pool'),
 		src(U.devFallback, 'H200 testbed, UCX 1.13.1: a rank\'s resident memory grew by 775 MiB for one 1 GiB device message, 194 MiB for 256 MiB'),
@@ -164,7 +166,7 @@ const oldUcx: Rule = {
 	appliesTo: { ucx: '<1.14 || =1.15.0-rc', cuda: '>=11.7' },
 	verifiedAgainst: [
 		src(U.ucxIssue9287, 'UCX 1.15.0rc3: inter-node osu_bw D D fell from 24.7 GB/s (1.13.1) to about 3.8 GB/s'),
-		src(U.ucxIbMd, 'UCX\'s dmabuf registration path for GPU memory (UCX >= 1.14), besides the peer-memory module'),
+		src(U.ucxIbMd, 'UCX\'s dmabuf registration path for GPU memory (UCX >= 1.14), besides the peer-memory module', "title = \"ibv_reg_dmabuf_mr\";"),
 		src(U.gpudirectRdma, 'GPUDirect RDMA through nvidia-peermem or dmabuf'),
 	],
 	fixSummary: 'Use a released UCX ≥ 1.14 (and not 1.15.0 release candidates).',

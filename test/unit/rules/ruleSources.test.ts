@@ -84,4 +84,21 @@ describe('rule sources and versions', () => {
 			}
 		}
 	});
+	it('every source that is a file at a release tag carries its exact quote, found there by npm run verify-sources (docs/verify-sources.json)', () => {
+		// The check itself needs the repositories' mirrors (scripts/verifySources.mjs, run by a developer); this test
+		// holds the code to its recorded result: a quote added or changed without running it again fails here.
+		const doc = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs', 'verify-sources.json'), 'utf8')) as { date: string; results: Array<{ url: string; quote?: string; status: string }> };
+		assert.match(doc.date, /^\d{4}-\d{2}-\d{2}$/);
+		const blob = /^https:\/\/github\.com\/[^/]+\/[^/]+\/blob\/[^/]+\/.+$/;
+		let n = 0;
+		for (const r of RULES) {
+			for (const s of r.verifiedAgainst) {
+				if (!blob.test(s.url)) { continue; }
+				n++;
+				assert.ok(s.quote && s.quote.trim().length >= 10, `${r.id}: ${s.url} has no quote`);
+				assert.ok(doc.results.some((x) => x.url === s.url && x.quote === s.quote && x.status === 'found'), `${r.id}: the quote for ${s.url} has no "found" result in docs/verify-sources.json: run npm run verify-sources`);
+			}
+		}
+		assert.ok(n >= 30, `only ${n} file sources`);
+	});
 });
