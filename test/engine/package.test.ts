@@ -69,9 +69,11 @@ describe('npm run package: the .vsix and the CLI tarball', function () {
 		}
 		assert.ok(want.has('native/build/engine/libgpumpi.so'), 'the default engine no longer NEEDs libgpumpi.so: update this test');
 		for (const f of nativeSourceFiles(path.join(repo, 'native'))) { want.add(`native/${f}`); }
-		// the walkthrough's images (package.json contributes.walkthroughs[].steps[].media.image) ship with it
-		const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { contributes?: { walkthroughs?: { steps?: { media?: { image?: string } }[] }[] } };
-		for (const w of manifest.contributes?.walkthroughs ?? []) { for (const st of w.steps ?? []) { if (st.media?.image) { want.add(st.media.image); } } }
+		// the walkthrough's images and text pages (package.json contributes.walkthroughs[].steps[].media.image / .markdown) ship with it
+		const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { contributes?: { walkthroughs?: { steps?: { media?: { image?: string; markdown?: string } }[] }[] } };
+		for (const w of manifest.contributes?.walkthroughs ?? []) {
+			for (const st of w.steps ?? []) { for (const m of [st.media?.image, st.media?.markdown]) { if (m) { want.add(m); } } }
+		}
 		// the icon, and every file the users' README (docs/vsix/README.md) names
 		const icon = (manifest as { icon?: string }).icon;
 		if (icon) { want.add(icon); }
