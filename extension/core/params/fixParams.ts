@@ -53,6 +53,11 @@ export interface ParamDefs {
 	mca: Map<string, McaDef> | null;
 	ucx: Map<string, UcxDef> | null;
 	cvar: Set<string> | null;
+	/**
+	 * Whether this UCX's boolean parser takes "on" / "off" (exactly so, lower case): from 1.15.0 on
+	 * (ucs_config_sscanf_bool in src/ucs/config/parser.c); false only where `ucx_info -v` says an older version.
+	 */
+	ucxOnOff?: boolean;
 }
 
 /** MCA definitions from `ompi_info --parsable --all` (synonyms included, with their main name's definition). */
@@ -110,23 +115,42 @@ export function paramDefsOf(raw: readonly RawOutput[]): ParamDefs {
 	const ucx = ok('ucx_info_c');
 	const mpivars = ok('mpivars');
 	const mca = ompi ? mcaDefs(ompi) : null;
-	return { mca: mca && mca.size > 0 ? mca : null, ucx: ucx ? ucxDefs(ucx) : null, cvar: mpivars ? cvarDefs(mpivars) : null };
+	const v = /version:?\s+(\d+)\.(\d+)/i.exec(ok('ucx_info_v') ?? '');
+	const ucxOnOff = !v || Number(v[1]) > 1 || Number(v[2]) >= 15;
+	return { mca: mca && mca.size > 0 ? mca : null, ucx: ucx ? ucxDefs(ucx) : null, cvar: mpivars ? cvarDefs(mpivars) : null, ucxOnOff };
 }
 
+/** Open MPI's boolean MCA values (mca_base_var_enum bool: true/false, 1/0, yes/no and the like, any case). */
 const BOOL = ['y', 'yes', 'n', 'no', '1', '0', 'true', 'false', 'on', 'off'];
 
-/** Whether `value` fits a UCX syntax line (the common forms of ucx_info -c -f; an unknown form: true). */
-export function fitsUcxSyntax(syntax: string, value: string): boolean {
+/**
+ * UCX's boolean forms (ucs_config_sscanf_bool, src/ucs/config/parser.c): y / yes / n / no in any case, 1 and 0; and
+ * from 1.15.0 "on" / "off" compared exactly (strcmp). "true" / "false" never: such a value makes UCX refuse its
+ * configuration (a fatal error for the global options at library load).
+ */
+function ucxBool(value: string, onOff: boolean): boolean {
+	return /^(y|yes|n|no)$/i.test(value) || value === '1' || value === '0' || (onOff && (value === 'on' || value === 'off'));
+}
+
+/**
+ * Whether `value` fits a UCX syntax line (the common forms of ucx_info -c -f; an unknown form: true). `onOff`: whether
+ * this UCX's booleans take on / off (ParamDefs.ucxOnOff).
+ */
+export function fitsUcxSyntax(syntax: string, value: string, onOff = true): boolean {
 	const v = value.toLowerCase();
 	const list = /^comma-separated list(?: \(use "all" for including all items or '\^' for negation\))? of: (.*)$/.exec(syntax);
 	if (list) {
 		const items = v.replace(/^\^/, '').split(',');
-		return v === 'all' || items.every(i => i.length > 0 && fitsUcxSyntax(list[1], i));
+		return v === 'all' || items.every(i => i.length > 0 && fitsUcxSyntax(list[1], i, onOff));
 	}
 	const choice = /^<([a-z|]+)>$/.exec(syntax);
 	if (choice) {
 		const allowed = choice[1].split('|');
-		return allowed.includes(v) || (allowed.includes('y') || allowed.includes('yes') ? BOOL.includes(v) : false);
+		if (allowed.includes('y') || allowed.includes('yes')) {
+			// a boolean or a ternary (yes / no / try (or maybe) [/ auto]): the boolean forms, then the extra words
+			return ucxBool(value, onOff) || (allowed.includes('try') && (v === 'try' || v === 'maybe')) || (allowed.includes('auto') && v === 'auto');
+		}
+		return allowed.includes(v);
 	}
 	const en = /^\[([A-Za-z0-9_|.-]+)\]$/.exec(syntax);
 	if (en) { return en[1].toLowerCase().split('|').includes(v); }
@@ -157,7 +181,7 @@ export function assignmentProblem(a: ParamAssignment, defs: ParamDefs): string |
 		if (!defs.ucx) { return null; }
 		const d = defs.ucx.get(a.name);
 		if (!d) { return `this UCX defines no ${a.name} (ucx_info -c does not list it: not in this version, or its module is not built or loaded)`; }
-		if (d.syntax && !fitsUcxSyntax(d.syntax, a.value)) { return `${a.name} takes ${d.syntax} in this UCX, not ${a.value}`; }
+		if (d.syntax && !fitsUcxSyntax(d.syntax, a.value, defs.ucxOnOff ?? true)) { return `${a.name} takes ${d.syntax} in this UCX, not ${a.value}`; }
 		return null;
 	}
 	if (!defs.cvar) { return null; }

@@ -90,43 +90,69 @@ const cudaSupportOff: Rule = {
 	},
 };
 
-const CACHE_VARS: Record<string, { def: string; explain: (v: string) => string; warn: (v: string) => boolean }> = {
+/**
+ * How UCX reads a boolean setting (ucs_config_sscanf_bool / _ternary, src/ucs/config/parser.c): y / yes / n / no in
+ * any case, 1 / 0; "on" / "off" only from 1.15.0 and only in lower case; "try" / "maybe" for a ternary. Anything
+ * else is a configuration UCX refuses: for UCX_MEMTYPE_CACHE (a global option) the library aborts at load.
+ */
+function ucxBoolValue(v: string, ucxVersion: number[], ternary: boolean): 'on' | 'off' | 'try' | 'invalid' {
+	const onOff = ucxVersion.length < 2 || compareVersions(ucxVersion, [1, 15]) >= 0;
+	if (/^(y|yes)$/i.test(v) || v === '1' || (onOff && v === 'on')) { return 'on'; }
+	if (/^(n|no)$/i.test(v) || v === '0' || (onOff && v === 'off')) { return 'off'; }
+	if (ternary && /^(try|maybe)$/i.test(v)) { return 'try'; }
+	return 'invalid';
+}
+
+const CACHE_VARS: Record<string, { def: string; ternary: boolean; explain: (state: 'on' | 'off' | 'try', ucxVersion: number[]) => string }> = {
 	UCX_MEMTYPE_CACHE: {
-		def: 'try',
-		explain: (v) => /^(n|no|0|off)$/i.test(v)
-			? 'UCX asks CUDA for the memory type of every buffer instead of using its cache: a little slower for small messages, but GPU buffers allocated past UCX\'s hooks are no longer mistaken for host memory (the documented fix for that: UCX FAQ, open-mpi/ompi#6001).'
-			: 'UCX trusts its memory-type cache, filled by intercepting CUDA allocations; buffers allocated where UCX cannot hook them (statically linked cudart, memory pools, memory imported from another process) may be taken for host memory and crash. The default "try" falls back when hooks are missing.',
-		warn: (v) => /^(y|yes|1|on)$/i.test(v),
+		def: 'try', ternary: true,
+		explain: (state, vp) => {
+			if (state === 'off') { return 'UCX asks CUDA for the memory type of every buffer instead of using its cache: a little slower for small messages, but GPU buffers allocated past UCX\'s hooks are no longer mistaken for host memory (the documented fix for that: UCX FAQ, open-mpi/ompi#6001).'; }
+			const before114 = vp.length >= 2 && compareVersions(vp, [1, 14]) < 0;
+			const before118 = vp.length >= 2 && compareVersions(vp, [1, 18]) < 0;
+			const missed = ['a statically linked CUDA runtime (UCX FAQ)', ...(before114 ? ['stream-ordered pools (cudaMallocAsync; hooked from UCX 1.14)'] : []), ...(before118 ? ['cuMemCreate / cuMemMap memory (hooked from UCX 1.18)'] : []), 'memory imported from another process with cudaIpcOpenMemHandle (no release hooks it)'];
+			return `UCX trusts its memory-type cache, filled by intercepting CUDA allocations; a buffer it did not see allocated is taken for host memory ("not found in memtype cache, assuming host memory"), and a GPU buffer taken for host memory crashes or is read wrong. ${vp.length >= 2 ? 'This UCX does not see' : 'UCX does not see'}: ${missed.join(', ')}.${state === 'on' ? ' "y" and the default "try" differ only where the hooks cannot be installed at all (then both run without the cache; "y" also warns): only n avoids the risk.' : ''}`;
+		},
 	},
 	UCX_CUDA_IPC_CACHE: {
-		def: 'y',
-		explain: (v) => /^(n|no|0|off)$/i.test(v)
-			? 'cuda_ipc opens and closes the peer\'s IPC mapping for every transfer instead of caching it: slower for repeated transfers, but no growth of mapped memory (suggested in open-mpi/ompi#9051) and no stale mappings when buffers are freed and reallocated.'
+		def: 'y', ternary: false,
+		explain: (state) => state === 'off'
+			? 'cuda_ipc opens and closes the peer\'s IPC mapping for every transfer instead of caching it: slower for repeated transfers, but mapped memory is released when the peer frees it (a free of peer-mapped memory is not guaranteed to release it while a mapping is cached: open-mpi/ompi#9051, where the UCX maintainers suggest UCX_CUDA_IPC_CACHE=n).'
 			: 'cuda_ipc caches the mappings of peers\' buffers; memory mapped this way stays allocated until the cache drops it (open-mpi/ompi#9051, #12849).',
-		warn: () => false,
 	},
 };
 
 const ucxCaches: Rule = {
 	id: 'ucx-cache-settings', severity: 'info', title: 'UCX memory-type / CUDA IPC cache settings',
-	reads: ['env.UCX_MEMTYPE_CACHE', 'env.UCX_CUDA_IPC_CACHE', 'engine.ranks[].env'],
+	reads: ['env.UCX_MEMTYPE_CACHE', 'env.UCX_CUDA_IPC_CACHE', 'engine.ranks[].env', 'ucx.version'],
 	appliesTo: { ucx: '>=1.13' },
 	verifiedAgainst: [
 		src(U.ucxFaq, 'UCX FAQ: UCX_MEMTYPE_CACHE=n when GPU memory is taken for host memory'),
 		src(U.ompiIssue6001, 'GPU buffers misdetected as host memory by UCX\'s memory-type cache'),
-		src(U.ompiIssue9051, 'UCX_CUDA_IPC_CACHE=n suggested for memory growth from the IPC mapping cache'),
+		src(U.ompiIssue9051, 'UCX_CUDA_IPC_CACHE=n suggested by the UCX maintainers: a free of peer-mapped memory is not guaranteed to release it while the mapping is cached'),
+		src(U.ucxParser1131, 'UCX 1.13.1 ucs_config_sscanf_bool: y / yes / n / no (any case), 1, 0; no on / off', 'if (!strcasecmp(buf, "y") || !strcasecmp(buf, "yes") || !strcmp(buf, "1")) {'),
+		src(U.ucxParser1150, 'UCX 1.15.0 adds "on" / "off", compared exactly', '!strcmp(buf, "on") || !strcmp(buf, "1")) {'),
+		src(U.ucxUcpContextH122, 'UCX 1.22.0: a buffer not in the memtype cache is taken for host memory', 'ucs_trace_req("address %p length %zu: not found in memtype cache, "'),
 		src(U.ompiIssue12849, 'mapped IPC memory kept by a cache'),
 		src(U.obsH200, 'ucx_info -c of UCX 1.13.1: UCX_MEMTYPE_CACHE=try, UCX_CUDA_IPC_CACHE=y'),
 	],
-	fixSummary: 'Keep the defaults unless working around a specific problem; UCX_MEMTYPE_CACHE=n when GPU buffers are taken for host memory, UCX_CUDA_IPC_CACHE=n when IPC mappings grow.',
+	fixSummary: 'Keep the defaults unless working around a specific problem; UCX_MEMTYPE_CACHE=n when GPU memory is allocated past UCX\'s hooks (y is no safer than the default), UCX_CUDA_IPC_CACHE=n when IPC mappings keep freed memory; a value UCX does not take (on / off before 1.15, ON, true) stops UCX at start-up.',
 	evaluate(facts) {
 		const out: Finding[] = [];
+		const vp = versionParts(facts.ucx?.version?.value ?? '');
 		for (const [name, info] of Object.entries(CACHE_VARS)) {
 			const s = envSettings(facts, name)[0];
 			if (!s) { continue; }
 			const v = s.value.trim();
-			out.push(finding(this, `${name}=${v} (${s.origin}; default ${info.def}): ${info.explain(v)}`, [s.evidence],
-				{ text: info.warn(v) ? 'Use the default (or n) unless every GPU allocation goes through cudaMalloc in a dynamically linked CUDA runtime.' : 'Keep it only while it fixes a problem you saw.', command: `unset ${name}` }, info.warn(v) ? 'warning' : 'info'));
+			const state = ucxBoolValue(v, vp, info.ternary);
+			if (state === 'invalid') {
+				out.push(finding(this, `${name}=${v} (${s.origin}) is not a value UCX${vp.length >= 2 ? ` ${vp.join('.')}` : ''} takes (y, yes, n, no, 1, 0${info.ternary ? ', try' : ''}${vp.length < 2 || compareVersions(vp, [1, 15]) >= 0 ? ', and on / off in lower case' : '; on / off only from UCX 1.15'}): UCX refuses the setting${name === 'UCX_MEMTYPE_CACHE' ? ' and aborts at library load ("failed to parse global configuration")' : ', and the cuda_ipc transport does not open'}.`,
+					[s.evidence, ...(facts.ucx?.version?.evidence ? [facts.ucx.version.evidence] : [])], { text: `Unset it, or use a value UCX takes (default ${info.def}).`, command: `unset ${name}` }, 'warning'));
+				continue;
+			}
+			const risky = name === 'UCX_MEMTYPE_CACHE' && state !== 'off';
+			out.push(finding(this, `${name}=${v} (${s.origin}; default ${info.def}): ${info.explain(state, vp)}`, [s.evidence],
+				{ text: risky ? 'Set UCX_MEMTYPE_CACHE=n if any GPU memory your program passes to MPI is allocated past UCX\'s hooks; otherwise the default is fine.' : 'Keep it only while it fixes a problem you saw.', command: risky ? `export ${name}=n` : `unset ${name}` }, 'info'));
 		}
 		return out;
 	},

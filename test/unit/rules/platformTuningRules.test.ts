@@ -195,8 +195,21 @@ describe('tuning rules', () => {
 		const n = find(h200WithEnv('UCX_MEMTYPE_CACHE=n\nUCX_CUDA_IPC_CACHE=n\n'), 'ucx-cache-settings');
 		assert.equal(n.length, 2);
 		assert.match(n[0].message, /^UCX_MEMTYPE_CACHE=n \(collector environment; default try\)/);
-		assert.match(n[1].message, /suggested in open-mpi\/ompi#9051/);
-		assert.equal(find(h200WithEnv('UCX_MEMTYPE_CACHE=y\n'), 'ucx-cache-settings')[0].severity, 'warning');
+		assert.match(n[1].message, /open-mpi\/ompi#9051, where the UCX maintainers suggest UCX_CUDA_IPC_CACHE=n/);
+		// "y" is no riskier than the default "try" (both use the cache when the hooks are in): info, and the fix is n.
+		const y = find(h200WithEnv('UCX_MEMTYPE_CACHE=y\n'), 'ucx-cache-settings')[0];
+		assert.equal(y.severity, 'info');
+		assert.equal(y.fix?.command, 'export UCX_MEMTYPE_CACHE=n');
+		assert.match(y.message, /This UCX does not see: a statically linked CUDA runtime .*stream-ordered pools \(cudaMallocAsync; hooked from UCX 1\.14\)/);
+		// Values UCX 1.13.1 does not take (on / off only from 1.15, exactly; never true): a warning that UCX stops.
+		for (const bad of ['off', 'OFF', 'true']) {
+			const f = find(h200WithEnv(`UCX_MEMTYPE_CACHE=${bad}\n`), 'ucx-cache-settings')[0];
+			assert.equal(f?.severity, 'warning', bad);
+			assert.match(f?.message ?? '', /is not a value UCX 1\.13\.1 takes .*aborts at library load/, bad);
+		}
+		// From 1.15 "off" is n (version line rewritten: synthetic).
+		const v120 = h200WithEnv('UCX_MEMTYPE_CACHE=off\n').map(r => r.id === 'ucx_info_v' ? { ...r, stdout: r.stdout.replace(/# Version 1\.13\.1/, '# Version 1.20.0') } : r);
+		assert.match(find(v120, 'ucx-cache-settings')[0]?.message ?? '', /asks CUDA for the memory type of every buffer/);
 		assert.equal(find(h200Raw(), 'ucx-cache-settings').length, 0);
 	});
 

@@ -63,6 +63,11 @@ describe('typed fix commands (parameter definitions of real installations)', () 
 
 	it('UCX syntax forms: booleans, ternaries, enums, lists, memory units, bandwidth', () => {
 		assert.ok(fitsUcxSyntax('<y|n>', 'yes') && fitsUcxSyntax('<y|n>', 'N') && !fitsUcxSyntax('<y|n>', 'try'));
+		// ucs_config_sscanf_bool: never true / false; on / off only from 1.15.0, and only in lower case (strcmp)
+		assert.ok(!fitsUcxSyntax('<y|n>', 'true') && !fitsUcxSyntax('<y|n>', 'OFF'));
+		assert.ok(fitsUcxSyntax('<y|n>', 'off', true) && !fitsUcxSyntax('<y|n>', 'off', false));
+		assert.ok(fitsUcxSyntax('<yes|no|try>', 'maybe') && !fitsUcxSyntax('<yes|no|try>', 'on', false));
+		assert.equal(paramDefsOf(debianRaw()).ucxOnOff, false, 'UCX 1.13.1 takes no on / off');
 		assert.ok(fitsUcxSyntax('<yes|no|try>', 'try') && !fitsUcxSyntax('<yes|no|try>', 'auto'));
 		assert.ok(fitsUcxSyntax('memory units: <number>[b|kb|mb|gb], "inf", or "auto"', '4M') && fitsUcxSyntax('memory units: <number>[b|kb|mb|gb], "inf", or "auto"', 'inf'));
 		assert.ok(!fitsUcxSyntax('memory units: <number>[b|kb|mb|gb], "inf", or "auto"', 'lots'));
