@@ -19,7 +19,9 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'pml-ucx-transport-mismatch', re: /did not match transport list/ },
 	{ kind: 'cuCtxGetCurrent-failed', re: /cuCtxGetCurrent failed/ },
 	{ kind: 'gtl-not-linked', re: /GTL library is not linked/ },
-	{ kind: 'run-as-root-refused', re: /attempt to run as root|--allow-run-as-root/ },
+	// The launcher's own refusal only ("<launcher> has detected an attempt to run as root.", orted_submit.c@v4.1.4):
+	// a bare "--allow-run-as-root" also matched the collector's own note that it added the flag.
+	{ kind: 'run-as-root-refused', re: /has detected an attempt to run as root/ },
 	{ kind: 'not-enough-slots', re: /not enough slots available/ },
 	{ kind: 'gpu-ib-different-socket', re: /GPU and IB selected are not on the same socket/ },
 	// Open MPI 4.1 started by srun with a PMI plugin it was not built for (seen under --mpi=pmi2 and --mpi=none).

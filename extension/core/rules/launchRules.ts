@@ -56,12 +56,13 @@ const componentPath: Rule = {
 const runAsRoot: Rule = {
 	id: 'running-as-root', severity: 'info', title: 'Running as root: Open MPI\'s mpirun needs --allow-run-as-root',
 	reads: ['identity.uid', 'env.OMPI_ALLOW_RUN_AS_ROOT', 'messages[run-as-root-refused]'],
-	appliesTo: { openmpi: ALL_VERSIONS },
+	appliesTo: { openmpi: '>=1.8.1' },
 	verifiedAgainst: [
 		src(U.ompiMpirun41, 'mpirun man page (4.1): --allow-run-as-root, OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM'),
+		src(U.ompiOrtedSubmit414, 'Open MPI 4.1.4 refuses root unless --allow-run-as-root, or both variables are "1" (the variables exist from 4.0.0; 1.8.1-3.1 know only the option)', 'if (0 == geteuid() && !orte_cmd_options.run_as_root) {'),
 		src(U.obsDebian, 'Open MPI 4.1.4\'s mpirun refused to start as root without them'),
 	],
-	fixSummary: 'mpirun --allow-run-as-root ... (or OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1); better: run as a normal user.',
+	fixSummary: 'mpirun --allow-run-as-root ... (or, Open MPI >= 4.0, OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1); better: run as a normal user.',
 	evaluate(facts) {
 		const uid = facts.identity.uid;
 		const refused = facts.messages.find((m) => m.kind === 'run-as-root-refused');
@@ -69,17 +70,18 @@ const runAsRoot: Rule = {
 		if (!isOpenMpi(facts) && !refused) { return []; }
 		const allowed = facts.env.find((e) => e.name === 'OMPI_ALLOW_RUN_AS_ROOT' && e.value === '1') && facts.env.find((e) => e.name === 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM' && e.value === '1');
 		if (allowed && !refused) { return []; }
-		return [finding(this, 'This inspection ran as root (uid 0). Open MPI\'s mpirun refuses to start as root unless told otherwise, so every mpirun here needs --allow-run-as-root (containers often run as root).',
-			ev(uid?.evidence, refused?.evidence), { text: 'Allow it explicitly, or run as an unprivileged user.', command: 'export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # or: mpirun --allow-run-as-root' })];
+		return [finding(this, `${uid?.value === 0 ? 'This inspection ran as root (uid 0).' : 'mpirun refused to start as root.'} Open MPI's mpirun refuses to start as root unless told otherwise, so every mpirun here needs --allow-run-as-root (containers often run as root).`,
+			ev(uid?.evidence, refused?.evidence), { text: 'Allow it explicitly (the two variables work from Open MPI 4.0 on; older releases know only the option), or run as an unprivileged user.', command: 'mpirun --allow-run-as-root ...   # or, Open MPI >= 4.0: export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1' })];
 	},
 };
 
 const harmlessNoise: Rule = {
 	id: 'known-harmless-messages', severity: 'info', title: 'Known harmless messages in the output',
 	reads: ['messages[pmix-bad-prefix]', 'messages[ucm-memtype-handler]', 'messages[cuda-host-unregister-failed]', 'messages[cuda-ipc-close-failed]'],
-	appliesTo: { openmpi: '>=5.0', ucx: ALL_VERSIONS },
+	appliesTo: { ucx: ALL_VERSIONS },
 	verifiedAgainst: [
 		src(U.obsH200, 'both lines printed on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) in runs whose data was correct'),
+		src(U.ucxMemtypeCache1131, 'UCX 1.13.1: when the memtype event handler cannot be set, no memory-type cache is created', 'failed to set UCM memtype event handler: %s'),
 		src(U.ucxIssue9716, 'UCX 1.15.0 + Open MPI 5.0.2: "cudaHostUnregister(address)() failed: pointer does not correspond to a registered memory region", then "failed to dereg from md[2]=cuda_cpy"'),
 		src(U.ucxPr10643, 'UCX: the host unregister error is printed as diag only; cuMemHostUnregister fails when the context the memory was registered in is destroyed'),
 		src(U.ompiIssue11855, 'Open MPI 5.0.0rc12 + UCX 1.14.1: "UCX ERROR cuIpcCloseMemHandle" reported on every rank at MPI_Finalize'),
@@ -94,7 +96,7 @@ const harmlessNoise: Rule = {
 		}
 		const ucm = facts.messages.find((m) => m.kind === 'ucm-memtype-handler');
 		if (ucm) {
-			out.push(finding(this, 'UCX prints "failed to set UCM memtype event handler: Unsupported operation" when it cannot hook CUDA allocation calls; transfers still completed on the H200 testbed. Without the hooks UCX cannot learn memory types from allocations: memory it did not see allocated (imported IPC pointers, pools) may be taken for host memory — see the IPC reproducer results.', [ucm.evidence]));
+			out.push(finding(this, 'UCX prints "failed to set UCM memtype event handler: Unsupported operation" when it cannot install its memory hooks (UCX_MEM_EVENTS=n, or a hook installer failed); transfers still completed on the H200 testbed. Without the hooks UCX keeps no memory-type cache and asks the driver about every buffer: memory types are detected correctly, at some cost per call (memtype_cache.c: the cache is not created; ucp_context.h: only a cache that lacks the address assumes host memory). The opposite case is the risky one: a cache in use and GPU memory allocated where its hooks did not see it (UCX_MEMTYPE_CACHE=n avoids it).', [ucm.evidence]));
 		}
 		const unreg = facts.messages.find((m) => m.kind === 'cuda-host-unregister-failed');
 		if (unreg) {

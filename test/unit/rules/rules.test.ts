@@ -4,6 +4,8 @@
  * H200 device), it says so and quotes where the value comes from.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { analyze } from '../../../extension/core/analyze';
 import type { Finding, RawOutput } from '../../../extension/shared/report';
 import { debianMpichRaw, debianRaw, fixtureText, h200Engine, h200Raw, rawFromFixture, rawText, seedRaw } from './fixtureRaw';
@@ -143,6 +145,28 @@ describe('rules on real fixtures', () => {
 		assert.equal(f[0].evidence[0].line, 'uid=0');
 		const user = [...withOut(debianRaw(), 'identity'), rawText('identity', 'uid=1000\nuser=alice\nhostname=vm\n')];
 		assert.equal(find(user, 'running-as-root').length, 0);
+		// The option first; the two variables only from Open MPI 4.0 (said).
+		assert.match(f[0].fix?.command ?? '', /^mpirun --allow-run-as-root \.\.\.   # or, Open MPI >= 4\.0: export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1$/);
+		// The collector's own note that it added --allow-run-as-root is no refusal: with both variables set, quiet.
+		const note = '--allow-run-as-root added: running as root (uid 0) and Open MPI\'s mpirun refuses root without it';
+		const allowed = [...withOut(withOut(debianRaw(), 'env'), 'engine'), rawText('env', 'OMPI_ALLOW_RUN_AS_ROOT=1\nOMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n'),
+			{ ...debianRaw().find((r) => r.id === 'engine')!, notes: [note] }];
+		assert.ok(analyze(allowed, 't').facts.raw.length > 0);
+		assert.equal(find(allowed, 'running-as-root').length, 0);
+		// The real refusal (test-fixtures/repro/launch/ompi-launch-root.stderr) is one, uid known or not.
+		const refusal = fs.readFileSync(path.join('test-fixtures', 'repro', 'launch', 'ompi-launch-root.stderr'), 'utf8');
+		const refused = find([...withOut(user, 'engine'), rawText('engine', '', { exitCode: 1, stderr: refusal })], 'running-as-root');
+		assert.equal(refused.length, 1);
+		assert.match(refused[0].message, /^mpirun refused to start as root\./);
+	});
+
+	it('known-harmless-messages: without UCM hooks UCX keeps no memtype cache and asks the driver (memtype_cache.c@v1.13.1), not "takes memory for host"', () => {
+		// The line as UCX prints it (the H200 testbed's runs; here in an engine stderr).
+		const line = '[1733000000.000000] [h:1 :0] memtype_cache.c:400 UCX DIAG failed to set UCM memtype event handler: Unsupported operation';
+		const f = find([...h200Raw(), h200Engine('inspect-np1.json', line)], 'known-harmless-messages');
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /keeps no memory-type cache and asks the driver about every buffer: memory types are detected correctly/);
+		assert.doesNotMatch(f[0].message, /may be taken for host memory — see/);
 	});
 
 	it('ucx-cuda-ipc-imported-pointers: H200 (pml ucx + cuda_ipc) and the seed report (inferred), not Debian', () => {
