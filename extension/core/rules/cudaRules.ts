@@ -30,7 +30,7 @@ const noGpu: Rule = {
 		if (evidence.length === 0 && !smiFailed) { return []; }
 		const why = r0 && !r0.driverLoaded.value ? `the CUDA driver library could not be loaded${r0.cudaError ? ` (${r0.cudaError})` : ''}` : smi && smi.value === null ? 'nvidia-smi is not installed' : 'no tool reported a GPU';
 		return [finding(this, `No NVIDIA GPU is visible here: ${why}. GPU-aware MPI findings below describe the software stack only; run the inspection on a GPU node to check the GPU side.`, evidence,
-			{ text: 'Inspect from inside a GPU allocation.', command: 'srun --gpus=1 --pty bash  # then inspect again' })];
+			{ text: 'Inspect from inside a GPU allocation (the site\'s partition and account as usual).', command: 'srun --gres=gpu:1 --pty bash  # then inspect again (--gpus=1 needs Slurm >= 19.05 with select/cons_tres)' })];
 	},
 };
 
@@ -164,7 +164,7 @@ const peerPath: Rule = {
 			}
 		}
 		if (pairs.length === 0) { return []; }
-		return [finding(this, `${pairs.length} GPU pair(s) cannot reach each other directly: ${pairs.slice(0, 6).join(', ')}. MPI moves data between them through host memory (cuda_ipc / smcuda IPC need peer access), typically at a few GB/s instead of hundreds.`,
+		return [finding(this, `${pairs.length} GPU pair(s) cannot reach each other directly: ${pairs.slice(0, 6).join(', ')}. MPI then stages these transfers through host memory instead of a direct PCIe / NVLink copy (cuda_ipc / smcuda IPC need peer access); staged, the H200 testbed moved about 4 GB/s with ob1 and about 36 GB/s with UCX sm + cuda_copy (docs/device-results.md). Where only the topology (SYS) says so, peer access may still exist: the engine's cuDeviceCanAccessPeer result decides.`,
 			evidence.slice(0, 6), { text: 'Map communicating ranks to directly connected GPUs.', command: 'nvidia-smi topo -m' })];
 	},
 };

@@ -36,6 +36,8 @@ const gpuNicNuma: Rule = {
 	reads: ['sys.gpuNuma', 'sys.ibPorts', 'gpu.topology', 'messages[gpu-ib-different-socket]'],
 	appliesTo: { any: ALL_VERSIONS },
 	verifiedAgainst: [
+		src(U.ucxTopo118, 'UCX 1.18.0: devices under the system root on different NUMA nodes get the "sys" distance, 220 MB/s (same node: 17000 MB/s)', 'ucs_topo_set_distance(&ucs_global_opts.dist.sys, 220 * UCS_MBYTE,'),
+		src(U.ucxTopo1131, 'UCX 1.13.1: 220 MB/s for devices on different PCIe root complexes', 'distance->bandwidth = 220 * UCS_MBYTE;'),
 		src(U.ucxIssue11121, 'GPU and NIC on different NUMA nodes: 65 Gb/s staged instead of 85 Gb/s with GPUDirect RDMA'),
 		src(U.reframe265, 'MVAPICH2-GDR\'s warning "The GPU and IB selected are not on the same socket"'),
 		src(U.sysfsPci, 'sysfs numa_node of a PCI device (GPU, NIC)'),
@@ -47,7 +49,7 @@ const gpuNicNuma: Rule = {
 		const sig = facts.messages.find((m) => m.kind === 'gpu-ib-different-socket');
 		if (mism.length === 0 && !sig) { return []; }
 		const what = mism.length > 0 ? `${mism.slice(0, 4).map((m) => m.text).join('; ')}${mism.length > 4 ? '; …' : ''}` : 'the MPI library reported that the GPU and InfiniBand card it selected are not on the same socket';
-		return [finding(this, `${what}. GPUDirect RDMA between a GPU and a NIC across the CPU interconnect is slow or refused, so UCX may stage through host memory instead (openucx/ucx#11121 measured 65 instead of 85 Gb/s).`,
+		return [finding(this, `${what}. UCX's topology model rates a GPU–NIC path across NUMA nodes at 220 MB/s (UCX 1.18 on; 1.13–1.17 rate any pair on different PCIe root complexes so), so from UCX 1.16 (its new protocol selection) it tends to stage through host memory even where GPUDirect RDMA across the sockets works: openucx/ucx#11121 measured 85 Gb/s with ib_write_bw across NUMA nodes and 65 Gb/s through UCX.`,
 			ev(...mism.flatMap((m) => m.evidence).slice(0, 6), sig?.evidence),
 			{ text: 'Pair each local rank with the GPU and NIC of one NUMA node.', command: 'nvidia-smi topo -m   # then e.g. UCX_NET_DEVICES=mlx5_0:1 for ranks on GPU0\'s node' })];
 	},
@@ -157,12 +159,12 @@ const migEnabled: Rule = {
 	reads: ['gpu.gpus[].migMode'],
 	appliesTo: { cuda: '>=11.0' },
 	verifiedAgainst: [src(U.migUserGuide, 'MIG user guide: CUDA IPC and peer-to-peer between GPU instances are not supported; each process sees its instance')],
-	fixSummary: 'Use whole GPUs for communication-heavy MPI jobs, or expect host-staged transfers between MIG instances (cuda_ipc / smcuda IPC unavailable).',
+	fixSummary: 'Use whole GPUs for communication-heavy MPI jobs, or expect host-staged transfers between MIG GPU instances; under ob1 set btl_smcuda_use_cuda_ipc_same_gpu 0 (smcuda takes every instance for "device 0" and may try CUDA IPC).',
 	evaluate(facts) {
 		const migs = facts.gpu.gpus.filter((g) => g.migMode && /^enabled$/i.test(g.migMode.value));
 		if (migs.length === 0) { return []; }
-		return [finding(this, `${migs.length} GPU(s) run in MIG mode (${migs.map((g) => g.pciBusId).join(', ')}). CUDA IPC does not work between MIG instances, so ranks on different instances cannot use cuda_ipc (UCX) or smcuda's IPC path: every message between them is staged through host memory. Each process also sees only its own instance.`,
-			ev(...migs.slice(0, 3).map((g) => g.migMode?.evidence)), { text: 'Use full GPUs (MIG disabled) for ranks that exchange GPU buffers, or accept host-staged bandwidth.', command: 'nvidia-smi -q | grep -A2 "MIG Mode"' })];
+		return [finding(this, `${migs.length} GPU(s) run in MIG mode (${migs.map((g) => g.pciBusId).join(', ')}). CUDA IPC does not work between GPU instances, and each process sees only its own instance, as its device 0. UCX's cuda_ipc then finds the peer unreachable and stages through host memory; Open MPI's smcuda (ob1) takes two ranks that both report device 0 for ranks on one GPU and tries CUDA IPC, which can abort the run (the failure of open-mpi/ompi#11949 with one GPU per rank; inferred for MIG from the same code path, not measured).`,
+			ev(...migs.slice(0, 3).map((g) => g.migMode?.evidence)), { text: 'Use full GPUs (MIG disabled) for ranks that exchange GPU buffers; under ob1 keep smcuda from trying CUDA IPC between instances.', command: 'mpirun --mca btl_smcuda_use_cuda_ipc_same_gpu 0 ...   # ob1; UCX stages by itself' })];
 	},
 };
 

@@ -128,7 +128,7 @@ const sharedWithoutMps: Rule = {
 		src(U.devMps, 'H200, Open MPI 5.0.7 + UCX 1.13.1, 2 ranks on one GPU: 8-byte device latency 150–153 µs without MPS, 13.8–17.7 µs with nvidia-cuda-mps-control -d'),
 		src(U.cudaMps, 'CUDA MPS: client processes share a GPU through one MPS server; CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps'),
 	],
-	fixSummary: 'Start the CUDA MPS control daemon for the job (nvidia-cuda-mps-control -d, the same CUDA_MPS_PIPE_DIRECTORY for all ranks), or run one rank per GPU.',
+	fixSummary: 'Start the CUDA MPS control daemon for the job with a job-private CUDA_MPS_PIPE_DIRECTORY (the same for all its ranks; the default directory is shared by every user of the node), or run one rank per GPU.',
 	evaluate(facts) {
 		const g = sharedGpu(facts);
 		if (!g) { return []; }
@@ -138,7 +138,7 @@ const sharedWithoutMps: Rule = {
 		const mpsText = recorded ? `no MPS control pipe at ${recorded.directory}/control` : 'whether an MPS daemon runs was not recorded (the engine predates that field)';
 		return [finding(this, `${g.ranks.length} ranks on host ${g.host} (ranks ${g.ranks.map((r) => r.rank).join(', ')}) use the same GPU ${g.uuid}, and ${mpsText}. Without MPS their contexts time-share the GPU: on the H200 the 8-byte device latency between two ranks on one GPU was 150–153 µs, and 13.8–17.7 µs with MPS on (docs/device-results.md).`,
 			ev(...g.ranks.slice(0, 2).map((r) => r.devices[r.selectedDevice]?.evidence), recorded?.evidence),
-			{ text: 'Start MPS before the job (and stop it after), or give each rank its own GPU.', command: 'nvidia-cuda-mps-control -d   # after the job: echo quit | nvidia-cuda-mps-control' })];
+			{ text: 'Start MPS for the job with a pipe directory of its own (the default /tmp/nvidia-mps is shared by every user of the node, and a daemon of another user shuts down yours), stop it after; or give each rank its own GPU. Where the site runs MPS (Slurm gres/mps), use that instead.', command: 'export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-$SLURM_JOB_ID CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log-$SLURM_JOB_ID; nvidia-cuda-mps-control -d   # once per node before the ranks start, the same variables in every rank; after the job: echo quit | nvidia-cuda-mps-control' })];
 	},
 };
 

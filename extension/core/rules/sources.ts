@@ -59,6 +59,8 @@ export const URLS = {
 	ucxParser1150: `${GH}/openucx/ucx/blob/v1.15.0/src/ucs/config/parser.c`,
 	ucxUcpContextH122: `${GH}/openucx/ucx/blob/v1.22.0/src/ucp/core/ucp_context.h`,
 	ucxMemtypeCache1131: `${GH}/openucx/ucx/blob/v1.13.1/src/ucs/memory/memtype_cache.c`,
+	ucxTopo118: `${GH}/openucx/ucx/blob/v1.18.0/src/ucs/sys/topo/base/topo.c`,
+	ucxTopo1131: `${GH}/openucx/ucx/blob/v1.13.1/src/ucs/sys/topo/base/topo.c`,
 	ucxParser119: `${GH}/openucx/ucx/blob/v1.19.0/src/ucs/config/parser.c`,
 	ucxPr11754: `${GH}/openucx/ucx/pull/11754`,
 	ucxIssue9716: `${GH}/openucx/ucx/issues/9716`,

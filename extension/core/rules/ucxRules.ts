@@ -89,12 +89,14 @@ const tlsExcludesCuda: Rule = {
 			const copyOk = neg ? !(list.includes('cuda_copy') || list.includes('cuda')) : names('cuda_copy');
 			if (copyOk) {
 				if (neg && list.includes('cuda_ipc')) {
-					out.push(finding(this, `UCX_TLS=${v} (${s.origin}) turns off cuda_ipc: GPU-to-GPU traffic inside a node is staged through cuda_copy and host memory. It is often suggested as a workaround for IPC-imported pointers, but on the H200 testbed sends from imported memory crashed without cuda_ipc (docs/device-results.md); elsewhere it costs intra-node bandwidth.`, [s.evidence], undefined, 'info'));
+					out.push(finding(this, `UCX_TLS=${v} (${s.origin}) turns off cuda_ipc: GPU-to-GPU traffic inside a node is staged through cuda_copy and host memory. It is often suggested as a workaround for IPC-imported pointers, but on the H200 testbed sends from imported memory crashed without cuda_ipc (docs/device-results.md); elsewhere it costs intra-node bandwidth for large messages (docs/device-results.md: the MPS and latency tables).`, [s.evidence], undefined, 'info'));
 				}
 				continue;
 			}
-			out.push(finding(this, `UCX_TLS=${v} (${s.origin}) leaves out cuda_copy${neg ? '' : ' and cuda_ipc'}: UCX then treats device buffers as host memory or cannot send them at all.`, [s.evidence],
-				{ text: 'Include the CUDA transports (or unset UCX_TLS to let UCX choose).', command: `export UCX_TLS=${neg ? 'all' : [...list, 'cuda_copy', 'cuda_ipc'].join(',')}` }));
+			out.push(finding(this, `UCX_TLS=${v} (${s.origin}) leaves out cuda_copy${neg || list.includes('cuda_ipc') ? '' : ' and cuda_ipc'}: UCX then treats device buffers as host memory or cannot send them at all.`, [s.evidence],
+				{ text: neg ? 'Take the CUDA transports off the exclusion list and keep the rest of it (or unset UCX_TLS to let UCX choose).' : 'Include the CUDA transports (or unset UCX_TLS to let UCX choose).',
+					command: neg ? (list.filter((t) => t !== 'cuda' && t !== 'cuda_copy').length > 0 ? `export UCX_TLS=^${list.filter((t) => t !== 'cuda' && t !== 'cuda_copy').join(',')}` : 'unset UCX_TLS')
+						: `export UCX_TLS=${[...list, ...['cuda_copy', 'cuda_ipc'].filter((t) => !list.includes(t))].join(',')}` }));
 		}
 		return out;
 	},

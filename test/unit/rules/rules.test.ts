@@ -138,6 +138,14 @@ describe('rules on real fixtures', () => {
 		const ipcOff = find([...base, rawText('env', 'UCX_TLS=^cuda_ipc\n')], 'ucx-tls-excludes-cuda');
 		assert.equal(ipcOff[0].severity, 'info');
 		assert.equal(find(h200Raw(), 'ucx-tls-excludes-cuda').length, 0);
+		// A deny list loses only its CUDA entries (was: UCX_TLS=all, which also undid the user's other exclusions).
+		const deny = (v: string) => find([...base, rawText('env', `UCX_TLS=${v}\n`)], 'ucx-tls-excludes-cuda')[0]?.fix?.command;
+		assert.equal(deny('^cuda,ud'), 'export UCX_TLS=^ud');
+		assert.equal(deny('^cuda_copy'), 'unset UCX_TLS');
+		// An allow list that has cuda_ipc already gets cuda_copy only, once.
+		const allow = find([...base, rawText('env', 'UCX_TLS=sm,cuda_ipc\n')], 'ucx-tls-excludes-cuda')[0];
+		assert.equal(allow?.fix?.command, 'export UCX_TLS=sm,cuda_ipc,cuda_copy');
+		assert.match(allow?.message ?? '', /leaves out cuda_copy: UCX/);
 	});
 
 	it('running-as-root: fires for uid=0 with Open MPI, not for another uid', () => {
