@@ -119,7 +119,9 @@ function ranksPerGpu(facts: Facts): { count: number; evidence: Evidence[] } {
 	const groups = new Map<string, typeof ranks>();
 	for (const r of ranks) {
 		if (r.selectedDevice < 0) { continue; }
-		const k = `${r.host}#${r.selectedDevice}`;
+		// The physical GPU (its UUID): with per-rank CUDA_VISIBLE_DEVICES every rank's device 0 is another GPU.
+		const uuid = r.devices[r.selectedDevice]?.uuid;
+		const k = uuid ? `uuid#${uuid}` : `${r.host}#${r.selectedDevice}`;
 		groups.set(k, [...(groups.get(k) ?? []), r]);
 	}
 	let best: typeof ranks = [];
@@ -132,10 +134,10 @@ const exclusiveMode: Rule = {
 	reads: ['gpu.gpus[].computeMode', 'engine.ranks[].selectedDevice', 'engine.ranks[].host'],
 	appliesTo: { cuda: ALL_VERSIONS },
 	verifiedAgainst: [
-		src(U.nvidiaSmi, '-c / --compute-mode: EXCLUSIVE_PROCESS allows one process per device, PROHIBITED none'),
+		src(U.nvidiaSmi, '-c / --compute-mode: EXCLUSIVE_PROCESS allows only one context per device, PROHIBITED none'),
 		src(U.cudaMps, 'CUDA MPS: client processes share a GPU through one MPS server, also in exclusive mode'),
 	],
-	fixSummary: 'Run one rank per GPU, start the CUDA MPS daemon (nvidia-cuda-mps-control -d), or ask the admin for compute mode Default (nvidia-smi -c DEFAULT).',
+	fixSummary: 'Run one rank per GPU, use CUDA MPS (a job-private pipe directory), or ask the admin for compute mode Default on that GPU (nvidia-smi -i <bus id> -c DEFAULT).',
 	evaluate(facts) {
 		const gpus = facts.gpu.gpus.filter((g) => g.computeMode && /exclusive|prohibited/i.test(g.computeMode.value));
 		if (gpus.length === 0) { return []; }
@@ -143,14 +145,16 @@ const exclusiveMode: Rule = {
 		const mode = g.computeMode?.value ?? '';
 		const share = ranksPerGpu(facts);
 		if (/prohibited/i.test(mode)) {
-			return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}: no process can create a CUDA context on it.`, ev(g.computeMode?.evidence), { text: 'Have the compute mode set back to Default.', command: 'nvidia-smi -i 0 -c DEFAULT   # needs root' })];
+			return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}: no process can create a CUDA context on it.`, ev(g.computeMode?.evidence), { text: 'Have the compute mode of that GPU set back to Default (root; the site may have set it on purpose).', command: `nvidia-smi -i ${g.pciBusId} -c DEFAULT   # needs root` })];
 		}
 		if (share.count > 1) {
-			return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode} and ${share.count} ranks on one host selected the same device: only one process can hold a context on it, so the others fail with "all CUDA-capable devices are busy or unavailable" (unless CUDA MPS is running, which owns the single context).`,
-				ev(g.computeMode?.evidence, ...share.evidence), { text: 'One rank per GPU, or start CUDA MPS for the job.', command: 'nvidia-cuda-mps-control -d   # or: mpirun -np <number of GPUs> ...' })];
+			// The engine records a selected device only once its context exists: these ranks held contexts on one
+			// exclusive-mode GPU at the same time, which only CUDA MPS allows (or the nvidia-smi snapshot is of another time).
+			return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}, and ${share.count} ranks held a CUDA context on that one GPU at the same time: only CUDA MPS allows that (the setup NVIDIA recommends for sharing an exclusive-mode GPU), so MPS was serving them, or the nvidia-smi output is from another moment. Without MPS, every rank after the first fails with "CUDA-capable device(s) is/are busy or unavailable" ("all CUDA-capable devices are busy or unavailable" in older CUDA).`,
+				ev(g.computeMode?.evidence, ...share.evidence), { text: 'Keep MPS running for jobs that share this GPU, or run one rank per GPU.', command: 'nvidia-smi -q | grep -E "Compute Mode|MPS"' }, 'info')];
 		}
-		return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}: only one process may use it at a time. Launching more ranks than GPUs per node will fail unless CUDA MPS is running.`,
-			ev(g.computeMode?.evidence), { text: 'Launch at most one rank per GPU (or use CUDA MPS).', command: 'nvidia-smi -q | grep "Compute Mode"' }, 'info')];
+		return [finding(this, `GPU ${g.pciBusId} is in compute mode ${mode}: only one process may hold a context on it at a time. Two ranks on this GPU fail (the second with "CUDA-capable device(s) is/are busy or unavailable") unless CUDA MPS is running.`,
+			ev(g.computeMode?.evidence), { text: 'Launch at most one rank per GPU (or use CUDA MPS with a pipe directory of the job).', command: 'nvidia-smi -q | grep "Compute Mode"' }, 'info')];
 	},
 };
 

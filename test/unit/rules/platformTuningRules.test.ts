@@ -122,10 +122,16 @@ describe('GPU platform rules', () => {
 		const base = withOut(h200Raw(), 'nvidia_smi_xml');
 		const f = find([...base, excl, h200Engine('inspect-np4.json')], 'gpu-compute-mode-exclusive');
 		assert.equal(f.length, 1);
-		assert.equal(f[0].severity, 'error');
-		assert.match(f[0].message, /4 ranks on one host selected the same device/);
+		// The capture ran in Default mode (the mode is edited in, synthetic): 4 ranks held contexts on the one GPU at
+		// once, which under Exclusive_Process only MPS allows: said so as info, not "the others fail".
+		assert.equal(f[0].severity, 'info');
+		assert.match(f[0].message, /4 ranks held a CUDA context on that one GPU at the same time: only CUDA MPS allows that/);
+		assert.ok(!/nvidia-smi -i 0 /.test(JSON.stringify(f)), 'never a command on GPU index 0 for a GPU named by its bus id');
 		assert.equal(find([...base, excl, h200Engine('inspect-np1.json')], 'gpu-compute-mode-exclusive')[0].severity, 'info');
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'gpu-compute-mode-exclusive').length, 0);
+		const prohibited = h200XmlEdited('<compute_mode>Default</compute_mode>', '<compute_mode>Prohibited</compute_mode>');
+		const p = find([...base, prohibited], 'gpu-compute-mode-exclusive')[0];
+		assert.match(p?.fix?.command ?? '', /^nvidia-smi -i [0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d -c DEFAULT/, 'the GPU the message names, by bus id');
 	});
 
 	it('gpu-mig-enabled: current_mig Enabled (synthetic edit); the real Disabled is quiet', () => {
