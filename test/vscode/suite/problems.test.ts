@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { reportFromBundle, writeBundle } from '../../../extension/core/bundle';
 import type { Report } from '../../../extension/shared/report';
 
 const EXTENSION_ID = 'gpumpi.gpumpi-doctor';
@@ -106,18 +107,37 @@ describe('Problems panel, quick fixes and status bar', function () {
 		}
 	});
 
-	it('a read-only MCA parameter file gets no edit; the same file writable gets "set" (per-user file of a test HOME, never saved)', async () => {
+	it('a read-only MCA parameter file gets no edit; the same file writable gets "set" (the GPU testbed\'s real outputs with this test\'s own MCA file, opened as a saved inspection of this machine)', async () => {
+		// Debian's Open MPI here is built without CUDA: it has no btl_smcuda_use_cuda_ipc, and a file setting it gets
+		// no finding (core/params/fixParams.ts, ompi-smcuda-cuda-ipc-disabled). The GPU testbed's Open MPI 5.0.7 has
+		// it: its captured tool outputs (test-fixtures/tools/h200-testbed) go into a bundle with the MCA file of a
+		// test HOME on this machine, so the finding lands on that file's line, where the quick fixes are offered.
+		const doctor = await api();
 		const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-home-'));
+		const bundleDir = path.join(home, 'bundle');
 		const file = path.join(home, '.openmpi', 'mca-params.conf');
 		fs.mkdirSync(path.dirname(file));
 		fs.writeFileSync(file, '# a test\nbtl_smcuda_use_cuda_ipc = 0\n');
 		fs.chmodSync(file, 0o444);
-		const savedHome = process.env.HOME;
+		const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
+		const fx = (name: string) => fs.readFileSync(path.join(ext.extensionPath, 'test-fixtures', 'tools', 'h200-testbed', name), 'utf8');
+		const raw = (id: string, stdout: string, command: string[]) => ({ id, command, exitCode: 0, stdout, stderr: '', durationMs: 1 });
+		const base = await doctor.inspect();
 		try {
-			process.env.HOME = home;
-			const r = await (await api()).inspect();
-			const f = r.findings.find(x => x.id === 'ompi-smcuda-cuda-ipc-disabled');
-			assert.ok(f, `no smcuda finding from ${file}: ${r.findings.map(x => x.id).join(', ')}`);
+			await writeBundle(bundleDir, { ...base, raw: [
+				raw('ompi_info', fx('ompi_info.txt'), ['ompi_info', '--parsable', '--all']), raw('mpirun_version', fx('mpirun_version.txt'), ['mpirun', '--version']),
+				raw('ucx_info_v', fx('ucx_info_v.txt'), ['ucx_info', '-v']), raw('ucx_info_d', fx('ucx_info_d.txt'), ['ucx_info', '-d']),
+				raw(`mca_params:${file}`, fs.readFileSync(file, 'utf8'), ['read', file]),
+			] });
+			// Analysed as a bundle is (core reportFromBundle), then saved as an inspection of THIS machine and opened with
+			// "Open Saved Inspection…": a bundle's own findings never go onto this machine's files (they are another
+			// host's), a local inspection's do. Synthetic only in that composition: the outputs and the file are real.
+			const analysed = await reportFromBundle(bundleDir);
+			const saved = path.join(home, 'saved-inspection.json');
+			fs.writeFileSync(saved, JSON.stringify({ ...analysed, host: base.host }));
+			const r = await vscode.commands.executeCommand<Report | undefined>('gpumpiDoctor.openInspection', saved);
+			const f = r?.findings.find(x => x.id === 'ompi-smcuda-cuda-ipc-disabled');
+			assert.ok(f, `no smcuda finding from ${file}: ${r?.findings.map(x => x.id).join(', ')}`);
 			const fileUri = vscode.Uri.file(file);
 			const ours = vscode.languages.getDiagnostics(fileUri).filter(d => d.source === 'GPU-MPI Doctor');
 			assert.equal(ours[0]?.range.start.line, 1, 'on the line of the file');
@@ -130,10 +150,9 @@ describe('Problems panel, quick fixes and status bar', function () {
 			const rw = await titles();
 			assert.ok(rw.some(t => t.startsWith('Set "btl_smcuda_use_cuda_ipc = 1"')), rw.join(' | '));
 		} finally {
-			process.env.HOME = savedHome;
 			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 			fs.rmSync(home, { recursive: true, force: true });
-			await (await api()).inspect();
+			await doctor.inspect();
 		}
 	});
 
