@@ -92,14 +92,17 @@ const cvdHides: Rule = {
 	reads: ['env.CUDA_VISIBLE_DEVICES', 'engine.ranks[].env.CUDA_VISIBLE_DEVICES', 'engine.ranks[].deviceCount', 'gpu.gpus'],
 	appliesTo: { cuda: ALL_VERSIONS },
 	verifiedAgainst: [src(U.cudaProgrammingGuide, 'CUDA environment variables: CUDA_VISIBLE_DEVICES lists the devices CUDA applications see; an invalid entry hides it and the devices after it')],
-	fixSummary: 'Unset CUDA_VISIBLE_DEVICES or list real device indices/UUIDs (Slurm sets it per job step with --gpus / --gres=gpu).',
+	fixSummary: 'Request GPUs for the job step (srun --gres=gpu:N; Slurm then sets CUDA_VISIBLE_DEVICES), or list real device indices/UUIDs; do not simply unset a value a scheduler set to keep the job off GPUs it did not request.',
 	evaluate(facts) {
 		const out: Finding[] = [];
 		const smiGpus = facts.gpu.gpus.length;
+		const ranks = facts.engine?.ranks ?? [];
 		for (const s of envSettings(facts, 'CUDA_VISIBLE_DEVICES')) {
 			if (!HIDDEN.test(s.value)) { continue; }
+			// Only the collector's shell had it, and every rank saw devices: the ranks did not get it (no claim).
+			if (s.origin === 'collector environment' && ranks.length > 0 && ranks.every((r) => r.deviceCount.value > 0)) { continue; }
 			out.push(finding(this, `CUDA_VISIBLE_DEVICES=${JSON.stringify(s.value)} (${s.origin}) leaves CUDA no device at all${smiGpus > 0 ? `, although nvidia-smi (which ignores the variable) lists ${smiGpus} GPU(s)` : ''}: cudaGetDeviceCount returns 0 or "no CUDA-capable device is detected", and a CUDA-aware MPI has nothing to work with.`,
-				ev(s.evidence, facts.gpu.gpus[0]?.evidence), { text: 'Unset it, or request GPUs for the job step so the scheduler sets it.', command: 'unset CUDA_VISIBLE_DEVICES   # or: srun --gpus-per-task=1 ...' }, smiGpus > 0 ? 'error' : 'warning'));
+				ev(s.evidence, facts.gpu.gpus[0]?.evidence), { text: 'Request GPUs for the job step so the scheduler sets it (where a site or an old Slurm set it to hide GPUs the job did not ask for, unsetting it would put the job on other jobs\' GPUs).', command: 'srun --gres=gpu:<GPUs per node> ...   # the step gets CUDA_VISIBLE_DEVICES from Slurm' }, smiGpus > 0 ? 'error' : 'warning'));
 			return out;
 		}
 		// No variable seen, but the ranks saw no device while nvidia-smi did.

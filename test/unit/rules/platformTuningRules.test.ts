@@ -104,6 +104,9 @@ describe('GPU platform rules', () => {
 		assert.match(f[0].message, /nvidia-smi \(which ignores the variable\) lists 1 GPU/);
 		assert.equal(find(h200WithEnv('CUDA_VISIBLE_DEVICES=0\n'), 'cuda-visible-devices-hides-gpus').length, 0);
 		assert.equal(find(h200Raw(), 'cuda-visible-devices-hides-gpus').length, 0);
+		assert.match(f[0].fix?.command ?? '', /^srun --gres=gpu:/, 'request GPUs, not unset a value a scheduler may have set');
+		// Only in the collector's shell, while every rank of the real 4-rank capture saw the GPU: no claim.
+		assert.equal(find([...h200WithEnv('CUDA_VISIBLE_DEVICES=\n'), h200Engine('inspect-np4.json')], 'cuda-visible-devices-hides-gpus').length, 0);
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'cuda-visible-devices-hides-gpus').length, 0);
 	});
 
