@@ -120,14 +120,18 @@ const smcudaHostRegister: Rule = {
 	appliesTo: { openmpi: '>=4.0' },
 	verifiedAgainst: [
 		src(U.obsH200, 'H200 testbed, Open MPI 5.0.7: the message for the 128 MiB segment, with correct data in those runs'),
+		src(U.ompiSmcudaBtl507, 'Open MPI 5.0.7 smcuda: a failed registration of its segment is reported and the run goes on', 'If registering the memory fails, print a message and continue.'),
+		src(U.ompiCommonCuda41, 'Open MPI 4.x: mpi_common_cuda_register_memory switches the page-locking of preallocated BTL buffers off (no such parameter in 5.0)', '"Whether to cuMemHostRegister preallocated BTL buffers",'),
 	],
-	fixSummary: 'Harmless for correctness; to silence it, exclude smcuda (--mca btl ^smcuda) at the cost of CUDA IPC within a node.',
+	fixSummary: 'Harmless for correctness. Open MPI 4.x: --mca mpi_common_cuda_register_memory 0 stops the page-locking of preallocated BTL buffers and keeps CUDA IPC; 5.x has no such switch: ignore it (excluding smcuda costs CUDA IPC within a node under ob1).',
 	evaluate(facts) {
 		const hits = facts.messages.filter((m) => m.kind === 'cuMemHostRegister-failed');
 		if (hits.length === 0 || !isOpenMpi(facts)) { return []; }
 		const smcuda = componentsOf(facts.mpi.openmpi, 'btl').find((c) => c.name === 'smcuda');
+		const vp = versionParts(facts.mpi.version?.value ?? '');
+		const v4 = vp.length >= 1 && vp[0] === 4;
 		return [finding(this, 'Open MPI\'s smcuda btl tried to page-lock (cuMemHostRegister) its shared-memory segment and the CUDA driver refused. Data stayed correct with this message on the H200 testbed (every word checked); its cost for host-staged copies was not measured. It is a warning to understand, not an error.',
-			ev(hits[0].evidence, smcuda?.evidence), { text: 'Ignore, or exclude smcuda if the message is unwanted (loses CUDA IPC inside a node with ob1).', command: '--mca btl ^smcuda' })];
+			ev(hits[0].evidence, smcuda?.evidence), v4 ? { text: 'Ignore it; or stop the page-locking of preallocated BTL buffers, which keeps CUDA IPC (excluding smcuda would cost it under ob1).', command: 'mpirun --mca mpi_common_cuda_register_memory 0 ...' } : { text: 'Ignore it: Open MPI 5 has no switch for this registration, and excluding smcuda would cost CUDA IPC within a node under ob1.' })];
 	},
 };
 

@@ -51,6 +51,7 @@ export const URLS = {
 	ucxIssue10104: `${GH}/openucx/ucx/issues/10104`,
 	ucxPr11062: `${GH}/openucx/ucx/pull/11062`,
 	ucxIssue11121: `${GH}/openucx/ucx/issues/11121`,
+	ompiSmcudaBtl507: `${OMPI5}/opal/mca/btl/smcuda/btl_smcuda.c`,
 	ompiOrtedSubmit414: `${GH}/open-mpi/ompi/blob/v4.1.4/orte/orted/orted_submit.c`,
 	ucxPr7083: `${GH}/openucx/ucx/pull/7083`,
 	ucxRndv120: `${UCX}/src/ucp/rndv/rndv.c`,

@@ -263,6 +263,9 @@ describe('rules on real fixtures', () => {
 		assert.equal(f[0].evidence[0].source, 'engine (stderr)');
 		assert.ok(f[0].evidence.some((e) => /btl:smcuda/.test(e.line)));
 		assert.equal(find(h200Raw(), 'smcuda-cumemhostregister-warning').length, 0);
+		// Open MPI 5.0.7 has no switch for it (mpi_common_cuda_register_memory is 4.x only): no command; never ^smcuda.
+		assert.equal(f[0].fix?.command, undefined);
+		assert.match(f[0].fix?.text ?? '', /^Ignore it: Open MPI 5 has no switch/);
 	});
 
 	it('mpi-not-found: nothing identified an MPI; quiet on Debian', () => {
