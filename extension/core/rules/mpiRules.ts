@@ -43,14 +43,22 @@ const notFound: Rule = {
 	reads: ['mpi.implementation', 'mpi.openmpi', 'mpi.mpich', 'which', 'raw'],
 	appliesTo: { any: ALL_VERSIONS },
 	verifiedAgainst: [src(U.obsDebian, 'what ompi_info, mpirun --version and mpichversion print on a host with Open MPI and MPICH; the collector reads those')],
-	fixSummary: 'Load or install an MPI (module load openmpi / spack load openmpi / apt-get install openmpi-bin) so mpirun is on PATH.',
+	fixSummary: 'Load a CUDA-aware MPI so mpirun is on PATH (the site\'s module: module avail openmpi; Spack: openmpi +cuda; NVIDIA HPC-X); distribution packages (Debian / Ubuntu openmpi-bin) are built without CUDA.',
 	evaluate(facts) {
 		if (facts.mpi.implementation || facts.mpi.openmpi || facts.mpi.mpich) { return []; }
 		const w = facts.which;
 		const evidence = ev(w.mpirun?.evidence, w.mpiexec?.evidence, w.ompi_info?.evidence, w.mpicc?.evidence);
 		if (Object.keys(w).length === 0 && facts.raw.length === 0) { return []; }
+		// A launcher on PATH, or engine ranks that ran, mean an MPI is there that no parser recognised (IBM Spectrum MPI,
+		// HPE MPT, …): "no MPI found" and "install one" would be wrong there.
+		const launcher = [w.mpirun, w.mpiexec].find((x) => typeof x?.value === 'string' && x.value !== '');
+		const ranks = facts.engine?.ranks ?? [];
+		if (launcher || ranks.length > 0) {
+			return [finding(this, `An MPI is there${launcher ? ` (${launcher.value})` : ''}${ranks.length > 0 ? `, and ${ranks.length} engine rank(s) ran under it` : ''}, but none of ompi_info, mpirun --version or mpichversion identified it as Open MPI or MPICH: the checks that depend on the MPI family are skipped.`, evidence,
+				{ text: 'If it is an Open MPI or MPICH build, put its ompi_info / mpichversion on PATH too; other MPIs are not inspected in depth.' }, 'warning')];
+		}
 		return [finding(this, 'Neither ompi_info, mpirun --version nor mpichversion identified an MPI on this host, and no engine rank reported one.', evidence,
-			{ text: 'Put an MPI on PATH (environment module, Spack, or the distribution package) and inspect again.', command: 'module load openmpi  # or: spack load openmpi / apt-get install openmpi-bin' })];
+			{ text: 'Put a CUDA-aware MPI on PATH (the site\'s environment module, Spack openmpi +cuda, or NVIDIA HPC-X) and inspect again; distribution packages such as Debian\'s openmpi-bin are built without CUDA.', command: 'module avail openmpi   # then: module load <a CUDA-aware one>' })];
 	},
 };
 

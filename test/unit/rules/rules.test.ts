@@ -277,6 +277,16 @@ describe('rules on real fixtures', () => {
 		assert.equal(f.length, 1);
 		assert.equal(f[0].evidence[0].line, 'mpirun=');
 		assert.equal(find(debianRaw(), 'mpi-not-found').length, 0);
+		assert.doesNotMatch(JSON.stringify(f[0].fix), /apt-get install openmpi-bin/, 'not a distribution MPI: built without CUDA');
+		// A launcher on PATH that no parser recognised (e.g. IBM Spectrum MPI; a stand-in launcher path here): no
+		// "No MPI found", a warning that the family-specific checks are skipped.
+		const unknown: RawOutput[] = [
+			rawText('which', 'mpicc=\nmpirun=/opt/ibm/spectrum_mpi/bin/mpirun\nmpiexec=\nompi_info=\nucx_info=\nnvidia-smi=\n'),
+			{ id: 'ompi_info', command: ['ompi_info', '--parsable', '--all'], exitCode: null, stdout: '', stderr: '', durationMs: 0, error: 'not found' },
+		];
+		const u = find(unknown, 'mpi-not-found');
+		assert.equal(u[0]?.severity, 'warning');
+		assert.match(u[0]?.message ?? '', /^An MPI is there \(\/opt\/ibm\/spectrum_mpi\/bin\/mpirun\), but none of ompi_info/);
 	});
 
 	it('mpi-tool-prefix-mismatch: mpirun from the testbed prefix, mpicc from /usr/bin', () => {
