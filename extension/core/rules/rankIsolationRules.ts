@@ -98,9 +98,9 @@ const isolatedPerRank: Rule = {
 			const [a, b] = pair;
 			const what = a.s.by === 'uuid' ? 'CUDA lists disjoint devices' : 'CUDA_VISIBLE_DEVICES names disjoint devices';
 			const slurm = ranks.map((r) => r.env.find((e) => e.name === 'SLURM_GPUS_PER_TASK')).find((e) => e !== undefined);
-			out.push(finding(this, `On host ${host}, ${what} to rank ${a.r.rank} (${a.s.ids.join(',')}) and rank ${b.r.rank} (${b.s.ids.join(',')})${slurm ? ` (SLURM_GPUS_PER_TASK=${slurm.value})` : ''}. A rank cannot open a CUDA IPC handle for a GPU it cannot see, so GPU messages between these ranks do not take the GPU-to-GPU path: open-mpi/ompi#11949 shows "The call to cuIpcOpenMemHandle failed" with srun --gpus-per-task=1; otherwise the data is staged through host memory.`,
+			out.push(finding(this, `On host ${host}, ${what} to rank ${a.r.rank} (${a.s.ids.join(',')}) and rank ${b.r.rank} (${b.s.ids.join(',')})${slurm ? ` (SLURM_GPUS_PER_TASK=${slurm.value})` : ''}. Each rank numbers its own GPU as device 0. CUDA itself can open an IPC handle of a GPU the process does not see (cudaIpcOpenMemHandle's documentation; UCX's cuda_ipc relies on it), but where Slurm also limits each task's device access (task/cgroup with ConstrainDevices and per-task GPU binding, which --gpus-per-task implies since Slurm 21.08) the other GPU cannot be opened: open-mpi/ompi#11949 shows "The call to cuIpcOpenMemHandle failed" with srun --gpus-per-task=1 (Open MPI's smcuda also takes the two device 0s for one GPU); otherwise UCX stages the data through host memory.`,
 				ev(...a.s.evidence.slice(0, 2), ...b.s.evidence.slice(0, 2), slurm?.evidence),
-				{ text: 'Let every local rank see all GPUs of the node and select one per local rank in the code.', command: 'srun --gpus=<GPUs per node> ...   # instead of --gpus-per-task=1; or --gpu-bind=none' }));
+				{ text: 'Let every local rank reach all GPUs of the node: Slurm 24.05 and later keep one GPU per task but allow access to the others with --gres-flags=allow-task-sharing; older Slurm: --gpus-per-node=N with --gpu-bind=none, and the program selects its GPU (cudaSetDevice(local_rank % N)), or every rank lands on device 0.', command: 'srun --gpus-per-task=1 --gres-flags=allow-task-sharing ...   # Slurm >= 24.05; older: --gpus-per-node=N --gpu-bind=none' }));
 		}
 		return out;
 	},

@@ -40,6 +40,10 @@ describe('rank isolation rules (real captures)', () => {
 		assert.match(f[0].message, /CUDA_VISIBLE_DEVICES names disjoint devices to rank 0 \(0\) and rank 1 \(1\)/);
 		assert.match(f[0].message, /ompi#11949/);
 		assert.equal(f[0].evidence.length, 2);
+		// Not "a rank cannot open a handle of a GPU it cannot see" (CUDA can; the device cgroup is what stops it), and
+		// not srun --gpus=<per node> (--gpus is the job's total): Slurm's own flag, and the older way with its condition.
+		assert.doesNotMatch(f[0].message, /A rank cannot open a CUDA IPC handle for a GPU it cannot see/);
+		assert.match(f[0].fix?.command ?? '', /^srun --gpus-per-task=1 --gres-flags=allow-task-sharing \.\.\.   # Slurm >= 24\.05/);
 	});
 	it('gpu-isolated-per-rank is quiet with no CUDA_VISIBLE_DEVICES and on the H200 capture (4 ranks, one shared GPU UUID)', () => {
 		assert.equal(find([capture('inspect-np2.json', null)], 'gpu-isolated-per-rank').length, 0);
