@@ -138,11 +138,14 @@ const launcherEnv: Rule = {
 		if (ranks.length === 0 || !facts.raw.some((r) => r.id === 'env' && r.ok)) { return []; }
 		const given = commandLineNames(facts.engine?.command ?? []);
 		const login = new Map(facts.env.map((e) => [e.name, e.value]));
-		const diffs = ranks[0].env.filter((e) => GPU_RELEVANT.test(e.name) && !given.has(e.name) && login.get(e.name) !== e.value);
+		// Under a Slurm GPU step, CUDA_VISIBLE_DEVICES per task is the scheduler's binding, not a stray setting: passing
+		// one value to every rank (the fix below) would undo it (gres_common.c sets it per task).
+		const slurmGpus = ranks[0].env.some((e) => /^SLURM_(STEP|JOB)_GPUS$|^SLURM_GPUS_ON_NODE$/.test(e.name));
+		const diffs = ranks[0].env.filter((e) => GPU_RELEVANT.test(e.name) && !given.has(e.name) && login.get(e.name) !== e.value && !(slurmGpus && e.name === 'CUDA_VISIBLE_DEVICES'));
 		if (diffs.length === 0) { return []; }
 		return [finding(this, `Rank ${ranks[0].rank} received ${diffs.length} GPU-relevant setting(s) that differ from the environment this inspection started in and were not on the engine's command line: ${diffs.slice(0, 6).map((d) => `${d.name}=${d.value}`).join(', ')}${diffs.length > 6 ? ', …' : ''}. Your own mpirun gets them too, whatever your shell says.`,
 			diffs.slice(0, 6).map((d) => d.evidence),
-			{ text: 'Pass the values you intend explicitly (command-line settings beat the environment and files).', command: `mpirun ${diffs.slice(0, 2).map((d) => d.name.startsWith('OMPI_MCA_') ? `--mca ${d.name.slice(9)} <value>` : `-x ${d.name}=<value>`).join(' ')} ...` })];
+			{ text: 'Pass the values you intend explicitly (command-line settings beat the environment and files).', command: facts.mpi.implementation?.value === 'mpich' ? `mpiexec ${diffs.slice(0, 2).map((d) => `-genv ${d.name} <value>`).join(' ')} ...   # MPICH Hydra; under srun: --export=ALL,NAME=value` : `mpirun ${diffs.slice(0, 2).map((d) => d.name.startsWith('OMPI_MCA_') ? `--mca ${d.name.slice(9)} <value>` : `-x ${d.name}=<value>`).join(' ')} ...` })];
 	},
 };
 

@@ -326,6 +326,14 @@ describe('rules on real fixtures', () => {
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'launcher-env-differs').length, 0);
 		// The real Debian engine run: OMPI_MCA_btl_tcp_if_include came from --mca on its command line, the rest is launcher bookkeeping.
 		assert.equal(find(debianRaw(), 'launcher-env-differs').length, 0);
+		// Under a Slurm GPU step (synthetic: the capture's rank env given SLURM_STEP_GPUS and a per-task
+		// CUDA_VISIBLE_DEVICES), CUDA_VISIBLE_DEVICES is the scheduler's binding, never one value for every rank.
+		const eng = h200Engine('inspect-np4-nocp.json');
+		const doc = JSON.parse(eng.stdout) as { ranks: Array<{ env: Record<string, string> }> };
+		for (const [i, r] of doc.ranks.entries()) { Object.assign(r.env, { SLURM_STEP_GPUS: String(i), CUDA_VISIBLE_DEVICES: String(i) }); }
+		const slurm = find([...h200Raw(), { ...eng, stdout: JSON.stringify(doc) }], 'launcher-env-differs');
+		assert.equal(slurm.length, 1, 'the component path is still reported');
+		assert.doesNotMatch(slurm[0].message, /CUDA_VISIBLE_DEVICES/);
 	});
 
 	it('gpu-peer-access-missing: SYS link between two GPUs; single H200 is quiet', () => {
