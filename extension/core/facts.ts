@@ -273,7 +273,7 @@ export type LogSignatureKind =
 	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
 	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start'
-	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed';
+	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed' | 'ompi-no-slurm-support' | 'ompi5-no-pmix';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }

@@ -26,6 +26,12 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'gpu-ib-different-socket', re: /GPU and IB selected are not on the same socket/ },
 	// Open MPI 4.1 started by srun with a PMI plugin it was not built for (seen under --mpi=pmi2 and --mpi=none).
 	{ kind: 'direct-launch-without-pmi', re: /appears to have been direct launched using "srun"|OMPI was not built with SLURM's PMI support/ },
+	// Open MPI 4.1's [slurm-error2] (help-ess-base.txt@v4.1.4): built without Slurm support at all; printed for a
+	// program started directly inside an allocation (SLURM_NODELIST set) too, with no srun involved.
+	{ kind: 'ompi-no-slurm-support', re: /OMPI was not built with SLURM support/ },
+	// Open MPI 5's [no-pmix-but] / [no-pmi] (help-mpi-runtime.txt@v5.0.7): no PMIx server reachable; under srun with a
+	// PMI-1/2 plugin it starts singletons, otherwise MPI_Init fails.
+	{ kind: 'ompi5-no-pmix', re: /No PMIx server was reachable, but a PMI1\/2 was detected|Open MPI requires access to a local PMIx server to execute/ },
 	// The launch layer's own note (extension/core/launch/runLaunch.ts singletonStart): N engine documents of size 1.
 	{ kind: 'singleton-start', re: /separate MPI jobs of world size 1 started instead of one job of/ },
 ];

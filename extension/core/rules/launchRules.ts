@@ -8,6 +8,7 @@ import { mcaParam } from '../parsers/ompiInfo';
 import { isOpenMpi, mcaSettings } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
+import { versionParts } from '../parsers/text';
 
 function componentPathSettings(facts: Facts): McaSetting[] {
 	return mcaSettings(facts).filter((s) => s.name === 'mca_base_component_path' || s.name === 'mca_component_path');
@@ -151,26 +152,38 @@ const launcherEnv: Rule = {
 
 const pmiMismatch: Rule = {
 	id: 'launcher-pmi-mismatch', severity: 'error', title: 'The launcher did not start one MPI job: its PMI does not match this MPI',
-	reads: ['messages[direct-launch-without-pmi]', 'messages[singleton-start]', 'engine.command'],
+	reads: ['messages[direct-launch-without-pmi]', 'messages[singleton-start]', 'messages[ompi-no-slurm-support]', 'messages[ompi5-no-pmix]', 'engine.command', 'mpi.mpich.configure'],
 	appliesTo: { slurm: '>=22.05', openmpi: '>=4.1', mpich: '>=4.0' },
 	verifiedAgainst: [
-		src(U.slurmMpiGuide, 'Slurm MPI guide: srun --mpi=<plugin> must match the PMI the MPI was built with (pmix for Open MPI, pmi2 for MPICH); srun --mpi=list'),
+		src(U.slurmMpiGuide, 'Slurm MPI guide: the srun --mpi plugin must fit how the MPI was built ("Use of an MPI implementation without the appropriate Slurm plugin may result in application failure"); srun --mpi=list'),
 		src(U.obsSlurm, 'Slurm 22.05: Open MPI 4.1.4 aborts in MPI_Init under --mpi=pmi2 / none; MPICH 4.0.2 under --mpi=none starts one-rank jobs that exit 0'),
+		src(U.ompiHelpEssBase414, 'Open MPI 4.1.4 [slurm-error] (no Slurm PMI support) and [slurm-error2] (no Slurm support at all)', 'but OMPI was not built with SLURM support. This usually happens'),
+		src(U.ompiHelpMpiRuntime507, 'Open MPI 5.0.7: no PMIx server reachable; with a PMI-1/2 plugin it starts singletons', 'No PMIx server was reachable, but a PMI1/2 was detected.'),
 	],
-	fixSummary: 'srun --mpi=pmix for Open MPI (built with PMIx), srun --mpi=pmi2 for MPICH; or mpirun inside the allocation.',
+	fixSummary: 'srun --mpi=<the plugin this MPI was built for> (Open MPI 5: pmix; Open MPI 4.x: pmix, or pmi2 where it has the s2 component; MPICH: pmi2, or pmix for a --with-pmi=pmix build; check srun --mpi=list), or mpirun inside the allocation; an Open MPI built without Slurm support: mpirun only.',
 	evaluate(facts) {
 		const direct = facts.messages.find((m) => m.kind === 'direct-launch-without-pmi');
 		const single = facts.messages.find((m) => m.kind === 'singleton-start');
-		if (!direct && !single) { return []; }
+		const noSlurm = facts.messages.find((m) => m.kind === 'ompi-no-slurm-support');
+		const noPmix = facts.messages.find((m) => m.kind === 'ompi5-no-pmix');
+		if (!direct && !single && !noSlurm && !noPmix) { return []; }
 		const cmd = facts.engine?.command ?? [];
 		const plugin = cmd.find((a) => a.startsWith('--mpi='));
-		const openmpi = isOpenMpi(facts);
-		const want = openmpi ? 'pmix' : 'pmi2';
-		const what = direct
-			? `The MPI refused the launch: it was started directly by srun${plugin ? ` (${plugin})` : ''} with a process-management interface it was not built for, so MPI_Init aborted.`
+		if (noSlurm) {
+			return [finding(this, 'This Open MPI was built without Slurm support ([slurm-error2]): it cannot be started by srun, and a program started directly inside an allocation prints the same message without any srun. Launch it with mpirun inside the allocation.',
+				ev(noSlurm.evidence, direct?.evidence), { text: 'Use mpirun inside the allocation (salloc / sbatch), or an Open MPI built with Slurm support.', command: 'salloc -N <nodes> mpirun <program>' })];
+		}
+		// The [no-pmix-but] / [no-pmi] texts are Open MPI 5's own: that family and major, whatever else was collected.
+		const openmpi = isOpenMpi(facts) || noPmix !== undefined;
+		const ompiMajor = noPmix ? 5 : versionParts(facts.mpi.version?.value ?? '')[0];
+		const mpichPmix = /--with-pmi=pmix|--with-pmix/.test(facts.mpi.mpich?.configure?.value ?? '');
+		const want = openmpi ? 'pmix' : mpichPmix ? 'pmix' : 'pmi2';
+		const what = direct || noPmix
+			? `The MPI refused the launch: it was started directly by srun${plugin ? ` (${plugin})` : ''} with a process-management interface it was not built for${noPmix ? ' (Open MPI 5 needs a PMIx server)' : ''}, so MPI_Init aborted${noPmix && /singletons/.test(noPmix.evidence.line) ? ' or each rank started alone' : ''}.`
 			: `The ranks were started as separate one-process MPI jobs (each says world size 1) instead of one job: srun${plugin ? ` ${plugin}` : ''} gave them no process-management interface this MPI understands. Such a run exits 0 and every collective "works" — on one rank.`;
-		return [finding(this, what, ev(direct?.evidence, single?.evidence),
-			{ text: `Give srun the PMI plugin this MPI was built for (list them with srun --mpi=list), or launch with mpirun inside an allocation (salloc).`, command: `srun --mpi=${want} -n <ranks> <program>` })];
+		const note = openmpi ? (ompiMajor === 4 ? ' (Open MPI 4.x: pmix where srun lists it; pmi2 only where ompi_info shows the s2 component)' : ' (Open MPI 5 speaks PMIx only; srun --mpi=list must list pmix)') : mpichPmix ? ' (this MPICH was configured for PMIx)' : ' (MPICH\'s own PMI client speaks PMI-1/2; a --with-pmi=pmix build needs pmix)';
+		return [finding(this, what, ev(direct?.evidence, single?.evidence, noPmix?.evidence),
+			{ text: `Give srun the PMI plugin this MPI was built for${note}, listed by srun --mpi=list, or launch with mpirun inside an allocation (salloc).`, command: `srun --mpi=${want} -n <ranks> <program>   # check: srun --mpi=list` })];
 	},
 };
 

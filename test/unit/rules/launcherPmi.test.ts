@@ -44,4 +44,24 @@ describe('launcher PMI mismatch (real srun captures)', () => {
 		assert.equal(singletonStart(raw.stdout, 2), null);
 		assert.deepEqual(pmiFindings(raw), []);
 	});
+	// The two Open MPI texts the rule read wrongly or not at all: the [slurm-error2] block of help-ess-base.txt@v4.1.4
+	// (no Slurm support at all; printed without srun too) and the [no-pmix-but] block of help-mpi-runtime.txt@v5.0.7,
+	// each put as the text itself in the stderr of the real --mpi=pmi2 capture (synthetic placement, real texts).
+	it('Open MPI without Slurm support ([slurm-error2]): mpirun inside the allocation, not a PMI plugin', () => {
+		const raw = engineRaw('openmpi-srun-pmi2');
+		const text = 'The application appears to have been direct launched using "srun",\nbut OMPI was not built with SLURM support. This usually happens\nwhen OMPI was not configured --with-slurm and we weren\'t able\nto discover a SLURM installation in the usual places.\n';
+		const f = pmiFindings({ ...raw, stderr: text });
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /^This Open MPI was built without Slurm support \(\[slurm-error2\]\)/);
+		assert.match(f[0].fix?.command ?? '', /mpirun/);
+		assert.doesNotMatch(f[0].fix?.command ?? '', /--mpi=/);
+	});
+
+	it('Open MPI 5 with no PMIx server ([no-pmix-but]): a refused launch, pmix with the srun --mpi=list check', () => {
+		const raw = engineRaw('openmpi-srun-pmi2');
+		const f = pmiFindings({ ...raw, stderr: 'No PMIx server was reachable, but a PMI1/2 was detected.\nIf srun is being used to launch application,  2 singletons will be started.\n' });
+		assert.equal(f.length, 1);
+		assert.match(f[0].message, /Open MPI 5 needs a PMIx server/);
+		assert.match(f[0].fix?.command ?? '', /^srun --mpi=pmix .*# check: srun --mpi=list$/);
+	});
 });
