@@ -142,7 +142,7 @@ const peerPath: Rule = {
 	verifiedAgainst: [
 		src(U.cudaProgrammingGuide, 'peer-to-peer memory access between devices (cudaDeviceCanAccessPeer) and CUDA IPC'),
 		src(U.nvidiaSmi, 'nvidia-smi topo -m: SYS means the path crosses the CPU interconnect'),
-		src(U.devFallback, 'H200 testbed: with CUDA IPC ob1 moved 1 GiB at ~2000 GB/s, staged through host memory at ~4 GB/s'),
+		src(U.devFallback, 'H200 testbed, two ranks on its one GPU: staged through host memory ob1 moved ~4 GB/s and UCX sm + cuda_copy ~36 GB/s (no GPU pair was measured)'),
 	],
 	fixSummary: 'Place ranks that exchange most on GPUs with NVLink / a common PCIe switch (CUDA_VISIBLE_DEVICES, rank mapping), or expect host-staged bandwidth between them.',
 	evaluate(facts) {
@@ -152,7 +152,10 @@ const peerPath: Rule = {
 		doc?.ranks.slice(0, 1).forEach((r, ri) => {
 			r.cuda.p2p.forEach((row, i) => row.forEach((ok, j) => {
 				if (i < j && !ok) {
-					pairs.push(`GPU${i}↔GPU${j} (cuDeviceCanAccessPeer = false)`);
+					// Named by PCI bus id (what nvidia-smi topo -m and the admin see): the indices are rank 0's CUDA
+					// numbering, which follows its CUDA_VISIBLE_DEVICES, not nvidia-smi's.
+					const bus = (k: number): string => r.cuda.devices[k]?.pci_bus_id || `CUDA device ${k} of rank 0`;
+					pairs.push(`${bus(i)}↔${bus(j)} (cuDeviceCanAccessPeer = false)`);
 					evidence.push({ source: 'engine', line: `ranks[${ri}].cuda.p2p[${i}][${j}]: false` });
 				}
 			}));

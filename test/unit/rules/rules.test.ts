@@ -343,6 +343,15 @@ describe('rules on real fixtures', () => {
 		assert.equal(f.length, 1);
 		assert.match(f[0].message, /GPU0↔GPU1 \(SYS/);
 		assert.equal(find(h200Raw(), 'gpu-peer-access-missing').length, 0);
+		// The engine's answer (synthetic: the real np1 capture given a second device of another bus id, p2p false):
+		// the pair named by bus id, as nvidia-smi topo -m shows them, not by rank 0's CUDA numbering.
+		const eng = h200Engine('inspect-np1.json');
+		const doc = JSON.parse(eng.stdout) as { ranks: Array<{ cuda: { devices: Array<Record<string, unknown>>; p2p: boolean[][] } }> };
+		const d0 = doc.ranks[0].cuda.devices[0];
+		doc.ranks[0].cuda.devices = [d0, { ...d0, pci_bus_id: '00000000:9A:00.0' }];
+		doc.ranks[0].cuda.p2p = [[true, false], [false, true]];
+		const p = find([...h200Raw(), { ...eng, stdout: JSON.stringify(doc) }], 'gpu-peer-access-missing');
+		assert.match(p[0]?.message ?? '', new RegExp(`^1 GPU pair\\(s\\) cannot reach each other directly: ${String(d0.pci_bus_id).replace(/[.]/g, '\\.')}↔00000000:9A:00\\.0 \\(cuDeviceCanAccessPeer = false\\)`));
 	});
 
 	it('the real fixture sets give no parse problems and no rule failures', () => {
