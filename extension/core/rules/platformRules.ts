@@ -109,6 +109,13 @@ const cvdHides: Rule = {
 		const blind = (facts.engine?.ranks ?? []).find((r) => r.driverLoaded.value && r.deviceCount.value === 0);
 		if (blind && smiGpus > 0) {
 			const cvd = blind.env.find((e) => e.name === 'CUDA_VISIBLE_DEVICES');
+			// A loaded driver whose cuInit failed for another reason (a driver / library mismatch, a missing
+			// /dev/nvidia-uvm, …) also leaves 0 devices: then that error is the cause, not the variable.
+			if (!cvd && blind.cudaError !== '' && !/NO_DEVICE|no CUDA devices|no CUDA-capable device/i.test(blind.cudaError)) {
+				out.push(finding(this, `Rank ${blind.rank} loaded the CUDA driver but saw 0 devices, while nvidia-smi lists ${smiGpus}: CUDA said "${blind.cudaError}", which is the cause here, not CUDA_VISIBLE_DEVICES (the rank had none).`,
+					ev(blind.deviceCount.evidence, facts.gpu.gpus[0]?.evidence), { text: 'Fix what that CUDA error names (driver and CUDA library versions, the /dev/nvidia* device files in a container), then inspect again.', command: 'nvidia-smi; ls -l /dev/nvidia*' }, 'warning'));
+				return out;
+			}
 			out.push(finding(this, `Rank ${blind.rank} loaded the CUDA driver but saw 0 devices, while nvidia-smi lists ${smiGpus}: the rank's CUDA_VISIBLE_DEVICES${cvd ? `=${cvd.value}` : ' (or a container/cgroup device filter)'} hides them.`,
 				ev(blind.deviceCount.evidence, cvd?.evidence, facts.gpu.gpus[0]?.evidence), { text: 'Check what the launcher exports to ranks.', command: 'mpirun -np 1 env | grep CUDA_VISIBLE_DEVICES' }));
 		}

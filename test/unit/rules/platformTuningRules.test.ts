@@ -107,6 +107,17 @@ describe('GPU platform rules', () => {
 		assert.match(f[0].fix?.command ?? '', /^srun --gres=gpu:/, 'request GPUs, not unset a value a scheduler may have set');
 		// Only in the collector's shell, while every rank of the real 4-rank capture saw the GPU: no claim.
 		assert.equal(find([...h200WithEnv('CUDA_VISIBLE_DEVICES=\n'), h200Engine('inspect-np4.json')], 'cuda-visible-devices-hides-gpus').length, 0);
+		// A rank whose cuInit failed for another reason (synthetic: the real np1 capture with 0 devices and a driver
+		// mismatch error) is told that error, not CUDA_VISIBLE_DEVICES; "no CUDA devices" keeps the old answer.
+		const blind = (error: string) => {
+			const eng = h200Engine('inspect-np1.json');
+			const doc = JSON.parse(eng.stdout) as { ranks: Array<{ cuda: Record<string, unknown> }> };
+			Object.assign(doc.ranks[0].cuda, { device_count: 0, devices: [], p2p: [], selected_device: -1, error });
+			return find([...h200Raw(), { ...eng, stdout: JSON.stringify(doc) }], 'cuda-visible-devices-hides-gpus')[0];
+		};
+		const mismatch = blind('cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH');
+		assert.match(mismatch?.message ?? '', /CUDA said "cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", which is the cause here, not CUDA_VISIBLE_DEVICES/);
+		assert.match(blind('cuDeviceGetCount: no CUDA devices')?.message ?? '', /hides them/);
 		assert.equal(find([...h200Raw(), h200Engine('inspect-np4.json')], 'cuda-visible-devices-hides-gpus').length, 0);
 	});
 
