@@ -130,6 +130,7 @@ const launcherEnv: Rule = {
 	reads: ['engine.ranks[].env', 'env', 'engine.command'],
 	appliesTo: { any: ALL_VERSIONS },
 	verifiedAgainst: [
+		src(U.ompiMcaRst507, 'Open MPI 5.0.7: PMIx parameters on the command line take --pmixmca (-x reaches the application processes, not the PMIx server)', '| PMIx | ``--pmixmca`` |'),
 		src(U.obsH200, 'OMPI_MCA_mca_base_component_path reached the ranks from the image\'s MPI/PMIx configuration, not from the login environment'),
 		src(U.ompiMcaDocs, 'command-line MCA settings beat the environment and parameter files'),
 	],
@@ -146,7 +147,7 @@ const launcherEnv: Rule = {
 		if (diffs.length === 0) { return []; }
 		return [finding(this, `Rank ${ranks[0].rank} received ${diffs.length} GPU-relevant setting(s) that differ from the environment this inspection started in and were not on the engine's command line: ${diffs.slice(0, 6).map((d) => `${d.name}=${d.value}`).join(', ')}${diffs.length > 6 ? ', …' : ''}. Your own mpirun gets them too, whatever your shell says.`,
 			diffs.slice(0, 6).map((d) => d.evidence),
-			{ text: 'Pass the values you intend explicitly (command-line settings beat the environment and files).', command: facts.mpi.implementation?.value === 'mpich' ? `mpiexec ${diffs.slice(0, 2).map((d) => `-genv ${d.name} <value>`).join(' ')} ...   # MPICH Hydra; under srun: --export=ALL,NAME=value` : `mpirun ${diffs.slice(0, 2).map((d) => d.name.startsWith('OMPI_MCA_') ? `--mca ${d.name.slice(9)} <value>` : `-x ${d.name}=<value>`).join(' ')} ...` })];
+			{ text: 'Pass the values you intend explicitly (command-line settings beat the environment and files).', command: facts.mpi.implementation?.value === 'mpich' ? `mpiexec ${diffs.slice(0, 2).map((d) => `-genv ${d.name} <value>`).join(' ')} ...   # MPICH Hydra; under srun: --export=ALL,NAME=value` : `mpirun ${diffs.slice(0, 2).map((d) => d.name.startsWith('OMPI_MCA_') ? `--mca ${d.name.slice(9)} <value>` : d.name.startsWith('PMIX_MCA_') ? `--pmixmca ${d.name.slice(9)} <value>` : `-x ${d.name}=<value>`).join(' ')} ...` })];
 	},
 };
 

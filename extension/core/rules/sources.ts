@@ -54,6 +54,7 @@ export const URLS = {
 	ompiSmcudaBtl507: `${OMPI5}/opal/mca/btl/smcuda/btl_smcuda.c`,
 	ompiHelpEssBase414: `${OMPI4}/orte/mca/ess/base/help-ess-base.txt`,
 	ompiHelpMpiRuntime507: `${OMPI5}/ompi/runtime/help-mpi-runtime.txt`,
+	ompiMcaRst507: `${OMPI5}/docs/mca.rst`,
 	ompiOrtedSubmit414: `${GH}/open-mpi/ompi/blob/v4.1.4/orte/orted/orted_submit.c`,
 	ucxPr7083: `${GH}/openucx/ucx/pull/7083`,
 	ucxRndv120: `${UCX}/src/ucp/rndv/rndv.c`,

@@ -334,6 +334,12 @@ describe('rules on real fixtures', () => {
 		const slurm = find([...h200Raw(), { ...eng, stdout: JSON.stringify(doc) }], 'launcher-env-differs');
 		assert.equal(slurm.length, 1, 'the component path is still reported');
 		assert.doesNotMatch(slurm[0].message, /CUDA_VISIBLE_DEVICES/);
+		// A PMIx parameter is passed with --pmixmca (docs/mca.rst@v5.0.7), not -x (synthetic: the rank env given one).
+		const pm = JSON.parse(h200Engine('inspect-np4-nocp.json').stdout) as { ranks: Array<{ env: Record<string, string> }> };
+		for (const r of pm.ranks) { r.env.PMIX_MCA_mca_base_component_path = '/somewhere/else'; }
+		const pf = find([...h200Raw(), { ...h200Engine('inspect-np4-nocp.json'), stdout: JSON.stringify(pm) }], 'launcher-env-differs');
+		assert.match(pf[0]?.fix?.command ?? '', /--pmixmca mca_base_component_path <value>/);
+		assert.doesNotMatch(pf[0]?.fix?.command ?? '', /-x PMIX_MCA_/);
 	});
 
 	it('gpu-peer-access-missing: SYS link between two GPUs; single H200 is quiet', () => {
