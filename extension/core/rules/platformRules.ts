@@ -43,7 +43,7 @@ const gpuNicNuma: Rule = {
 		src(U.sysfsPci, 'sysfs numa_node of a PCI device (GPU, NIC)'),
 		src(U.nvidiaSmi, 'nvidia-smi topo -m: SYS between a GPU and a NIC'),
 	],
-	fixSummary: 'Give each rank a GPU and a NIC on the same NUMA node (UCX_NET_DEVICES=<mlx5_N>:1 per local rank, chosen from the rank\'s GPU; srun --gpu-bind=closest under Slurm); mpirun --map-by numa alone can pair a rank with a GPU of another node (see rank-gpu-numa-binding); check with nvidia-smi topo -m.',
+	fixSummary: 'Give each rank a GPU and a NIC on the same NUMA node (UCX_NET_DEVICES=<mlx5_N>:1 per local rank: the NIC on its GPU\'s NUMA node); mpirun --map-by numa alone can pair a rank with a GPU of another node (see rank-gpu-numa-binding); check with nvidia-smi topo -m.',
 	evaluate(facts) {
 		const mism = numaMismatches(facts);
 		const sig = facts.messages.find((m) => m.kind === 'gpu-ib-different-socket');
