@@ -17,6 +17,7 @@ import type { Report } from '../shared/report';
 import type { Logger } from '../core/logger';
 import { Disposable } from './dispose';
 import { LOCAL_HOST_KEY, type InspectionService } from './inspectionService';
+import { DiffTexts } from './diffTexts';
 import { askSavePath, writeResult } from './saveFile';
 
 /** Inspections kept per host. */
@@ -35,9 +36,9 @@ export type InspectionRef = { host: string; index?: number } | { file: string };
 function hostLabel(key: string): string { return key === LOCAL_HOST_KEY ? vscode.l10n.t('this machine') : key; }
 
 /** The per-host history and the commands on it. */
-export class InspectionKeep extends Disposable implements vscode.TextDocumentContentProvider {
+export class InspectionKeep extends Disposable {
 	private readonly _byHost = new Map<string, KeptInspection[]>();
-	private readonly _texts = new Map<string, string>();
+	private readonly _texts = this._register(new DiffTexts(COMPARE_SCHEME, COMPARE_TEXTS_MAX));
 	private _loaded: Promise<void> | undefined;
 	private readonly _onDidChangeHistory = this._register(new vscode.EventEmitter<string>());
 	/** Fires with the host key whose history changed. */
@@ -45,15 +46,11 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 
 	constructor(private readonly _service: InspectionService, private readonly _dir: string, private readonly _log: Logger, private readonly _extensionUri: vscode.Uri) {
 		super();
-		this._register(vscode.workspace.registerTextDocumentContentProvider(COMPARE_SCHEME, this));
-
 		this._register(_service.onDidChange(change => {
 			// Inspections only (runs and shown ones); a saved file or a bundle is not a host's history.
 			if (change.kind === 'report' && !change.key.includes(':')) { this._add(change.key, change.report); }
 		}));
 	}
-
-	provideTextDocumentContent(uri: vscode.Uri): string { return this._texts.get(uri.toString()) ?? ''; }
 
 	/** A host's kept inspections, newest first (the persisted ones once loaded). */
 	async history(key: string): Promise<KeptInspection[]> {
@@ -171,21 +168,11 @@ export class InspectionKeep extends Disposable implements vscode.TextDocumentCon
 	/** Open two inspections in the diff editor (left: older or first picked). Resolves to the two compared texts' URIs. */
 	async compare(a: Report, b: Report): Promise<[vscode.Uri, vscode.Uri]> {
 		const [left, right] = a.createdAt <= b.createdAt ? [a, b] : [b, a];
-		const uriOf = (r: Report, side: string): vscode.Uri => {
-			const name = `${(r.summary?.hostname || r.host.label || 'host').replace(/[\\/]/g, '_')} ${r.createdAt}.txt`;
-			const uri = vscode.Uri.from({ scheme: COMPARE_SCHEME, path: `/${name}`, query: `side=${side}&host=${encodeURIComponent(r.host.label)}` });
-			// A URI names one inspection and side, so comparing the same two again reuses it; the oldest texts go
-			// beyond COMPARE_TEXTS_MAX (a reopened old diff would then be empty, never wrong).
-			this._texts.delete(uri.toString());
-			this._texts.set(uri.toString(), comparableText(r));
-			for (const old of [...this._texts.keys()].slice(0, Math.max(0, this._texts.size - COMPARE_TEXTS_MAX))) { this._texts.delete(old); }
-			return uri;
-		};
-		const l = uriOf(left, 'left');
-		const r = uriOf(right, 'right');
+		// A URI names one inspection and side, so comparing the same two again reuses it.
+		const uriOf = (r: Report, side: string): vscode.Uri => this._texts.put(`/${(r.summary?.hostname || r.host.label || 'host').replace(/[\\/]/g, '_')} ${r.createdAt}.txt`,
+			`side=${side}&host=${encodeURIComponent(r.host.label)}`, comparableText(r));
 		const title = vscode.l10n.t('GPU-MPI: {0} ({1}) ↔ {2} ({3})', left.host.label, new Date(left.createdAt).toLocaleString(), right.host.label, new Date(right.createdAt).toLocaleString());
-		await vscode.commands.executeCommand('vscode.diff', l, r, title, { preview: false });
-		return [l, r];
+		return this._texts.show(uriOf(left, 'left'), uriOf(right, 'right'), title);
 	}
 }
 

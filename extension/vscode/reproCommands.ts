@@ -25,6 +25,7 @@ import { checkReachable, hostOfArgument, openLaunchTarget, type OpenTarget } fro
 import { MultiStepInput, type Step } from './multiStepInput';
 import { ReproPanel } from './reproPanel';
 import { readReproTrials, readReproTryUcx, readSettings } from './settings';
+import { DiffTexts } from './diffTexts';
 import { askSavePath, writeResult } from './saveFile';
 
 const STATE_KEY = 'gpumpiDoctor.repro.lastChoices';
@@ -36,13 +37,14 @@ const lastByHost = new Map<string, { ipc: ReproPanelData['ipc']; fallback: Repro
 export function registerReproCommands(context: vscode.ExtensionContext, log: Logger, inspectReport: (hostKey: string) => Report | undefined, showLog: () => void): vscode.Disposable {
 	const panel = (): ReproPanel => ReproPanel.show(context.extensionUri, log.child('panel'), inspectReport);
 	const wrap = (id: CommandId, fn: (arg: unknown) => Promise<unknown>): vscode.Disposable => registerCommand(id, (arg?: unknown) => fn(arg), log, showLog);
+	const texts = new DiffTexts(REPRO_COMPARE_SCHEME, REPRO_COMPARE_MAX);
 	return vscode.Disposable.from(
 		wrap('gpumpiDoctor.reproIpc', arg => runRepro(context, log, panel, 'ipc', arg)),
 		wrap('gpumpiDoctor.reproFallback', arg => runRepro(context, log, panel, 'fallback', arg)),
 		wrap('gpumpiDoctor.openReproResult', arg => openResult(log, panel, arg)),
 		wrap('gpumpiDoctor.saveReproResult', arg => saveResult(log, arg)),
-		registerCommand('gpumpiDoctor.compareReproResults', (...args: unknown[]) => compareResults(log, args), log, showLog),
-		vscode.workspace.registerTextDocumentContentProvider(REPRO_COMPARE_SCHEME, { provideTextDocumentContent: uri => compareTexts.get(uri.toString()) ?? '' }),
+		registerCommand('gpumpiDoctor.compareReproResults', (...args: unknown[]) => compareResults(log, texts, args), log, showLog),
+		texts,
 		{ dispose: () => ReproPanel.current?.dispose() },
 	);
 }
@@ -106,7 +108,6 @@ async function openResult(log: Logger, panel: () => ReproPanel, arg: unknown): P
 const REPRO_COMPARE_SCHEME = 'gpumpi-doctor-repro-compare';
 /** Compared texts kept (two per comparison); the oldest go first. */
 const REPRO_COMPARE_MAX = 20;
-const compareTexts = new Map<string, string>();
 let compareCount = 0;
 
 /**
@@ -114,7 +115,7 @@ let compareCount = 0;
  * editor, each as the CLI's summary (core reproComparableText). `args` [a, b] (paths or Uris) skip the dialogs.
  * Resolves to the two compared URIs.
  */
-async function compareResults(log: Logger, args: unknown[]): Promise<[vscode.Uri, vscode.Uri] | undefined> {
+async function compareResults(log: Logger, texts: DiffTexts, args: unknown[]): Promise<[vscode.Uri, vscode.Uri] | undefined> {
 	let left: ReproPanelData | undefined;
 	let right: ReproPanelData | undefined;
 	const [a, b] = [uriOfArg(args[0]), uriOfArg(args[1])];
@@ -138,17 +139,9 @@ async function compareResults(log: Logger, args: unknown[]): Promise<[vscode.Uri
 		right = (await loadResultFile(u2)).data;
 	}
 	const n = ++compareCount;
-	const uriOf = (d: ReproPanelData, side: string): vscode.Uri => {
-		const uri = vscode.Uri.from({ scheme: REPRO_COMPARE_SCHEME, path: `/${(d.source ?? 'results').replace(/[\\/]/g, '_')}.txt`, query: `side=${side}&n=${n}` });
-		compareTexts.set(uri.toString(), core().reproComparableText(d));
-		for (const old of [...compareTexts.keys()].slice(0, Math.max(0, compareTexts.size - REPRO_COMPARE_MAX))) { compareTexts.delete(old); }
-		return uri;
-	};
-	const l = uriOf(left, 'left');
-	const r = uriOf(right, 'right');
+	const uriOf = (d: ReproPanelData, side: string): vscode.Uri => texts.put(`/${(d.source ?? 'results').replace(/[\\/]/g, '_')}.txt`, `side=${side}&n=${n}`, core().reproComparableText(d));
 	log.info(`comparing reproducer results: ${left.source ?? '?'} ↔ ${right.source ?? '?'}`);
-	await vscode.commands.executeCommand('vscode.diff', l, r, vscode.l10n.t('GPU-MPI reproducer: {0} ↔ {1}', left.source ?? '?', right.source ?? '?'), { preview: false });
-	return [l, r];
+	return texts.show(uriOf(left, 'left'), uriOf(right, 'right'), vscode.l10n.t('GPU-MPI reproducer: {0} ↔ {1}', left.source ?? '?', right.source ?? '?'));
 }
 
 /** workspaceState: the launcher last used per host key ({"<this machine>": "mpirun.mpich", "lab-a": ""}). */
