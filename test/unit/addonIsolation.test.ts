@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { addonProbe } from '../../extension/core/inspect';
 
+/** A fake addon module in a scratch directory of its own (removed by restore; a fake may keep files there, __dirname). */
 function withAddon(source: string): { file: string; restore: () => void } {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-addon-'));
 	const file = path.join(dir, 'fake_addon.js');
@@ -94,9 +95,8 @@ describe('addon probe isolation (child process)', function () {
 	// Fake: the real crash (2026-12-06 in CI: SIGSEGV in a Node threadpool thread during the probe) cannot be produced
 	// on demand; this module crashes its first process (a marker file tells it which) and answers in the second.
 	it('a probe process killed before it printed anything is run once more; the first crash is named in the note', async () => {
-		const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-marker-')), 'first-ran');
-		const fake = withAddon(`const fs = require('fs'); module.exports = { version: () => "x", probe: () => {
-			if (!fs.existsSync(${JSON.stringify(marker)})) { fs.writeFileSync(${JSON.stringify(marker)}, ''); process.stderr.write('Caught signal 11 (fake)'); process.kill(process.pid, 'SIGSEGV'); }
+		const fake = withAddon(`const fs = require('fs'); const marker = require('path').join(__dirname, 'first-ran'); module.exports = { version: () => "x", probe: () => {
+			if (!fs.existsSync(marker)) { fs.writeFileSync(marker, ''); process.stderr.write('Caught signal 11 (fake)'); process.kill(process.pid, 'SIGSEGV'); }
 			return Promise.resolve({ libraries: [{ soname: 'libsecond.so.1', loaded: true }] });
 		} };`);
 		try {
@@ -104,32 +104,32 @@ describe('addon probe isolation (child process)', function () {
 			assert.ok('result' in outcome, 'error' in outcome ? outcome.error : '');
 			assert.equal(outcome.result.libraries[0]?.soname, 'libsecond.so.1');
 			assert.match(outcome.note ?? '', /^a first probe process was killed by SIGSEGV before it printed a result: Caught signal 11 \(fake\); this result is from a second process$/);
-		} finally { fake.restore(); fs.rmSync(path.dirname(marker), { recursive: true, force: true }); }
+		} finally { fake.restore(); }
 	});
 
 	it('a probe that crashes in both processes is an error naming both crashes, tried no more than twice', async () => {
-		const count = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-count-')), 'runs');
 		const fake = withAddon(`const fs = require('fs'); module.exports = { version: () => "x", probe: () => {
-			fs.appendFileSync(${JSON.stringify(count)}, 'x'); process.kill(process.pid, 'SIGSEGV'); return new Promise(() => {});
+			fs.appendFileSync(require('path').join(__dirname, 'runs'), 'x'); process.kill(process.pid, 'SIGSEGV'); return new Promise(() => {});
 		} };`);
+		const count = path.join(path.dirname(fake.file), 'runs');
 		try {
 			const outcome = await addonProbe();
 			assert.ok('error' in outcome);
 			assert.match(outcome.error, /^a first probe process was killed by SIGSEGV before it printed a result; the second addon probe \(.*\) failed: killed by SIGSEGV/);
 			assert.equal(fs.readFileSync(count, 'utf8'), 'xx');
-		} finally { fake.restore(); fs.rmSync(path.dirname(count), { recursive: true, force: true }); }
+		} finally { fake.restore(); }
 	});
 
 	it('a probe that exits with an error code (no signal) is not retried', async () => {
-		const count = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-count-')), 'runs');
 		const fake = withAddon(`const fs = require('fs'); module.exports = { version: () => "x", probe: () => {
-			fs.appendFileSync(${JSON.stringify(count)}, 'x'); process.exit(5);
+			fs.appendFileSync(require('path').join(__dirname, 'runs'), 'x'); process.exit(5);
 		} };`);
+		const count = path.join(path.dirname(fake.file), 'runs');
 		try {
 			const outcome = await addonProbe();
 			assert.ok('error' in outcome);
 			assert.match(outcome.error, /failed: exit code 5/);
 			assert.equal(fs.readFileSync(count, 'utf8'), 'x');
-		} finally { fake.restore(); fs.rmSync(path.dirname(count), { recursive: true, force: true }); }
+		} finally { fake.restore(); }
 	});
 });

@@ -1,7 +1,7 @@
 /**
  * Fix commands are typed: every MCA parameter, UCX variable and MPICH CVAR a finding's fix sets is checked against
  * that parameter's definition on the inspected host itself, read from what the inspection collected there:
- * `ompi_info --parsable --all` (name, type, enumerators, read-only status), `ucx_info -c` (the variables this UCX and
+ * `ompi_info --parsable --all` (name, type, enumerators), `ucx_info -c` (the variables this UCX and
  * its loaded modules define; with `ucx_info -c -f` output also each one's syntax) and MPICH's `mpivars` (the CVARs
  * it defines). A fix whose parameter does not exist there, or whose value its type refuses, is never offered as a
  * command (core/analyze.ts); where the host's definitions were not collected nothing is claimed.
