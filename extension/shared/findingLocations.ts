@@ -5,6 +5,7 @@
  * result to vscode.Diagnostics and code actions (extension/vscode/findingDiagnostics.ts), the webview uses
  * evidenceTarget to scroll its raw-output view.
  */
+import { commandAssignments, type CommandAssignment } from './fixCommand';
 import type { Evidence, Finding, RawOutput, Report, Severity } from './report';
 
 /** The prefix of the raw output id of an MCA parameter file the collector read (`mca_params:/etc/openmpi/…`). */
@@ -93,25 +94,9 @@ export function reportDocument(report: Pick<Report, 'findings' | 'host' | 'creat
 
 const SETTING = /^\s*([A-Za-z0-9_]+)\s*=\s*(.*?)\s*$/;
 
-/** One MCA assignment in a command line: `--mca name value` / `-mca name value`, or `OMPI_MCA_name=value`. */
-interface McaAssignment { name: string; value: string | null }
-
-/** The MCA assignments of a fix command, in order; `value` is null where none follows the name (or it is empty). */
-function mcaAssignments(command: string | undefined): McaAssignment[] {
-	if (typeof command !== 'string') { return []; }
-	const out: McaAssignment[] = [];
-	const tokens = command.split(/\s+/);
-	for (let i = 0; i < tokens.length; i++) {
-		const name = tokens[i + 1];
-		if ((tokens[i] === '--mca' || tokens[i] === '-mca') && name && !name.startsWith('-')) {
-			const value = tokens[i + 2];
-			out.push({ name, value: value && !value.startsWith('-') ? value : null });
-			continue;
-		}
-		const m = /^OMPI_MCA_([A-Za-z0-9_]+)=(\S*)$/.exec(tokens[i]);
-		if (m) { out.push({ name: m[1], value: m[2] || null }); }
-	}
-	return out;
+/** The MCA assignments of a fix command (alternatives after a `#` included), in order. */
+function mcaAssignments(command: string | undefined): CommandAssignment[] {
+	return commandAssignments(command).filter(a => a.kind === 'mca');
 }
 
 /** The value a fix command gives MCA parameter `name` (`--mca name value`, `OMPI_MCA_name=value`), if it gives one. */

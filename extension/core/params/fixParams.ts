@@ -6,37 +6,15 @@
  * it defines). A fix whose parameter does not exist there, or whose value its type refuses, is never offered as a
  * command (core/analyze.ts); where the host's definitions were not collected nothing is claimed.
  */
+import { commandAssignments, type CommandAssignment } from '../../shared/fixCommand';
 import type { RawOutput } from '../../shared/report';
 
-/** One assignment in a fix command. */
-export interface ParamAssignment {
-	kind: 'mca' | 'ucx' | 'cvar';
-	name: string;
-	/** Null: a name with no value after it (`--mca pml` at the end). */
-	value: string | null;
-}
+/** One assignment in a fix command (read by shared/fixCommand.ts, the one reader of fix command lines). */
+export type ParamAssignment = CommandAssignment;
 
-/** Every assignment in a fix command line: `--mca N V` / `-mca N V`, `OMPI_MCA_N=V`, `UCX_N=V`, `MPIR_CVAR_N=V`. */
+/** Every assignment in a fix command line, alternatives after a `#` included: each is checked. */
 export function fixAssignments(command: string): ParamAssignment[] {
-	const out: ParamAssignment[] = [];
-	const words = command.split(/\s+/).filter(w => w.length > 0);
-	for (let i = 0; i < words.length; i++) {
-		const w = words[i];
-		if (w === '#') { break; }
-		if ((w === '--mca' || w === '-mca') && words[i + 1] && /^[a-z][a-z0-9_]*$/.test(words[i + 1])) {
-			const v = words[i + 2];
-			out.push({ kind: 'mca', name: words[i + 1], value: v && !v.startsWith('-') && v !== '...' ? v : null });
-			i += v && !v.startsWith('-') ? 2 : 1;
-			continue;
-		}
-		const m = /^(?:export\s+)?(OMPI_MCA_([a-z][a-z0-9_]*)|UCX_([A-Z0-9_]+)|(MPIR_CVAR_[A-Z0-9_]+))=(.*)$/.exec(w);
-		if (!m) { continue; }
-		const value = m[5].replace(/^(['"])(.*)\1$/, '$2');
-		if (m[2]) { out.push({ kind: 'mca', name: m[2], value }); }
-		else if (m[3]) { out.push({ kind: 'ucx', name: `UCX_${m[3]}`, value }); }
-		else { out.push({ kind: 'cvar', name: m[4], value }); }
-	}
-	return out;
+	return commandAssignments(command);
 }
 
 /**
@@ -164,7 +142,7 @@ export function fitsUcxSyntax(syntax: string, value: string, onOff = true): bool
 }
 
 /** Why `a` cannot work on the host these definitions come from, or null (fits, or nothing to check it against). */
-export function assignmentProblem(a: ParamAssignment, defs: ParamDefs): string | null {
+export function assignmentProblem(a: Omit<ParamAssignment, 'alternative'>, defs: ParamDefs): string | null {
 	if (a.value === null) { return null; }
 	if (a.kind === 'mca') {
 		if (!defs.mca) { return null; }

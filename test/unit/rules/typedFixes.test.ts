@@ -21,12 +21,21 @@ const MPICH402 = cvarDefs(fixtureText('debian12-linkorder', 'mpivars.txt'));
 const defs = (p: Partial<ParamDefs>): ParamDefs => ({ mca: null, ucx: null, cvar: null, ...p });
 
 describe('typed fix commands (parameter definitions of real installations)', () => {
-	it('reads the assignments of a fix command: --mca / -mca, OMPI_MCA_, UCX_, MPIR_CVAR_; none after a comment', () => {
-		assert.deepEqual(fixAssignments('mpirun --mca pml ucx -mca pml_ucx_tls any ...   # or: export OMPI_MCA_pml=ucx'),
-			[{ kind: 'mca', name: 'pml', value: 'ucx' }, { kind: 'mca', name: 'pml_ucx_tls', value: 'any' }]);
-		assert.deepEqual(fixAssignments('export UCX_TLS=^cuda_ipc MPIR_CVAR_ENABLE_GPU=0 OMPI_MCA_btl=^smcuda'),
-			[{ kind: 'ucx', name: 'UCX_TLS', value: '^cuda_ipc' }, { kind: 'cvar', name: 'MPIR_CVAR_ENABLE_GPU', value: '0' }, { kind: 'mca', name: 'btl', value: '^smcuda' }]);
-		assert.deepEqual(fixAssignments('mpirun --mca pml --oops'), [{ kind: 'mca', name: 'pml', value: null }]);
+	it('reads the assignments of a fix command: --mca / -mca, OMPI_MCA_, UCX_, MPIR_CVAR_; the alternative after a # too', () => {
+		assert.deepEqual(fixAssignments('mpirun --mca pml ucx -mca pml_ucx_tls any ...   # or: export OMPI_MCA_pml=ucx'), [
+			{ kind: 'mca', name: 'pml', value: 'ucx', alternative: false },
+			{ kind: 'mca', name: 'pml_ucx_tls', value: 'any', alternative: false },
+			{ kind: 'mca', name: 'pml', value: 'ucx', alternative: true }]);
+		assert.deepEqual(fixAssignments('export UCX_TLS=^cuda_ipc MPIR_CVAR_ENABLE_GPU=0 OMPI_MCA_btl=^smcuda MPIR_CVAR_X=-1'), [
+			{ kind: 'ucx', name: 'UCX_TLS', value: '^cuda_ipc', alternative: false },
+			{ kind: 'cvar', name: 'MPIR_CVAR_ENABLE_GPU', value: '0', alternative: false },
+			{ kind: 'mca', name: 'btl', value: '^smcuda', alternative: false },
+			{ kind: 'cvar', name: 'MPIR_CVAR_X', value: '-1', alternative: false }]);
+		assert.deepEqual(fixAssignments('mpirun --mca pml --oops'), [{ kind: 'mca', name: 'pml', value: null, alternative: false }]);
+		// a placeholder is no value (it was read as the value "..." by one of the two readers this one replaced)
+		assert.deepEqual(fixAssignments('mpirun --mca pml ... -np 2'), [{ kind: 'mca', name: 'pml', value: null, alternative: false }]);
+		assert.deepEqual(fixAssignments("export UCX_TLS='sm,self' OMPI_MCA_x="), [
+			{ kind: 'ucx', name: 'UCX_TLS', value: 'sm,self', alternative: false }, { kind: 'mca', name: 'x', value: null, alternative: false }]);
 		assert.deepEqual(fixAssignments('ucx_info -v'), []);
 	});
 
