@@ -9,6 +9,7 @@ import { compareVersions, isOpenMpi, visibleGpus } from './helpers';
 import { cudaAwareness } from './mpiRules';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
+import { MEASURED as M } from './measured.generated';
 
 const noGpu: Rule = {
 	id: 'no-gpu-visible', severity: 'info', title: 'No GPU visible on this host',
@@ -62,7 +63,7 @@ const cudaInitOrder: Rule = {
 		src(U.ompiCudaDocs, '"When do I need to select a CUDA device?": Open MPI allocates its CUDA resources lazily; the device must be selected before the first MPI call that needs them'),
 		src(U.ompiAcceleratorCuda5, 'Open MPI 5.0.7: the CUDA accelerator component returns its module and retries a delayed initialisation', "int opal_accelerator_cuda_delayed_init()"),
 		src(U.ompiCommonCuda41, 'Open MPI 4.1.4: common_cuda initialises CUDA lazily', "/* Structure to hold memory registrations that are delayed until first"),
-		src(U.devCudaInit, 'H200 testbed, Open MPI 5.0.7 + UCX 1.13.1: CUDA first touched after MPI_Init — device pointers to MPI 3 of 3 correct at 36 GB/s (ucx) and 2.2 GB/s (ob1); receives into an IPC import under pml ucx crashed in 11 of 11 trials (4 of 11 with CUDA first), ob1 6 of 6 correct either way'),
+		src(U.devCudaInit, `H200 testbed, Open MPI 5.0.7 + UCX 1.13.1: CUDA first touched after MPI_Init — device pointers to MPI 3 of 3 correct at ${M.cudaAfterUcx1G.text} (ucx) and ${M.cudaAfterOb11G.text} (ob1); receives into an IPC import under pml ucx crashed in ${M.ipcDirectCrashedAfter.text} trials (${M.ipcDirectCrashedBefore.text} with CUDA first), ob1 ${M.ipcOb1Correct.text} correct either way`),
 	],
 	fixSummary: 'Nothing to do for CUDA-aware transfers (Open MPI initialises CUDA lazily; measured). If the program receives into or sends from CUDA-IPC-imported memory under pml ucx, bounce through a buffer the rank owns: with CUDA first touched after MPI_Init that pattern crashed in every trial on the H200 testbed.',
 	evaluate(facts) {
@@ -71,7 +72,7 @@ const cudaInitOrder: Rule = {
 		const sig = facts.messages.find((m) => m.kind === 'cuCtxGetCurrent-failed');
 		if (bad.length === 0 && !sig) { return out; }
 		const r = bad[0];
-		out.push(finding(this, `${bad.length > 0 ? `${bad.length} rank(s) had no current CUDA context when MPI_Init ran` : 'Open MPI printed "cuCtxGetCurrent failed" (no CUDA context was current)'}. For CUDA-aware transfers that is fine: Open MPI initialises CUDA lazily, and on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) device pointers to MPI were correct in 3 of 3 trials at the same bandwidth with CUDA first touched after MPI_Init, under pml ucx and ob1. It is not fine for one pattern: under pml ucx, receiving into memory imported with cudaIpcOpenMemHandle crashed in 11 of 11 trials in that order (UCX's cma transport took the import for host memory), against 4 of 11 with CUDA set up first; ob1 (smcuda) was correct in 6 of 6 either way. What those trials can miss: failure rates under 24–39 %, other UCX releases.`,
+		out.push(finding(this, `${bad.length > 0 ? `${bad.length} rank(s) had no current CUDA context when MPI_Init ran` : 'Open MPI printed "cuCtxGetCurrent failed" (no CUDA context was current)'}. For CUDA-aware transfers that is fine: Open MPI initialises CUDA lazily, and on the H200 testbed (Open MPI 5.0.7, UCX 1.13.1) device pointers to MPI were correct in 3 of 3 trials at the same bandwidth with CUDA first touched after MPI_Init, under pml ucx and ob1. It is not fine for one pattern: under pml ucx, receiving into memory imported with cudaIpcOpenMemHandle crashed in ${M.ipcDirectCrashedAfter.text} trials in that order (UCX's cma transport took the import for host memory), against ${M.ipcDirectCrashedBefore.text} with CUDA set up first; ob1 (smcuda) was correct in ${M.ipcOb1Correct.text} either way. What those trials can miss: failure rates under 24–39 %, other UCX releases.`,
 			ev(r?.initialisedBeforeMpiInit.evidence, r?.deviceCount.evidence, sig?.evidence),
 			{ text: 'Only if the program moves CUDA-IPC-imported memory through MPI under pml ucx: bounce it through a buffer the rank owns (or run it under gpumpi-doctor guard with GPUMPI_GUARD=fix); selecting the device before MPI_Init lowered, but did not remove, the crashes.', command: 'gpumpi-doctor repro ipc --pml-ucx --also GPUMPI_CUDA_INIT=after-mpi-init' }));
 		return out;
@@ -142,7 +143,7 @@ const peerPath: Rule = {
 	verifiedAgainst: [
 		src(U.cudaProgrammingGuide, 'peer-to-peer memory access between devices (cudaDeviceCanAccessPeer) and CUDA IPC'),
 		src(U.nvidiaSmi, 'nvidia-smi topo -m: SYS means the path crosses the CPU interconnect'),
-		src(U.devFallback, 'H200 testbed, two ranks on its one GPU: staged through host memory ob1 moved ~4 GB/s and UCX sm + cuda_copy ~36 GB/s (no GPU pair was measured)'),
+		src(U.devFallback, `H200 testbed, two ranks on its one GPU, 1 GiB: staged through host memory ob1 moved ${M.smcudaNoIpc1G.text} and UCX sm + cuda_copy ${M.ucxSmStaged1G.text} (no GPU pair was measured)`),
 	],
 	fixSummary: 'Place ranks that exchange most on GPUs with NVLink / a common PCIe switch (CUDA_VISIBLE_DEVICES, rank mapping), or expect host-staged bandwidth between them.',
 	evaluate(facts) {
@@ -171,7 +172,7 @@ const peerPath: Rule = {
 			}
 		}
 		if (pairs.length === 0) { return []; }
-		return [finding(this, `${pairs.length} GPU pair(s) cannot reach each other directly: ${pairs.slice(0, 6).join(', ')}. MPI then stages these transfers through host memory instead of a direct PCIe / NVLink copy (cuda_ipc / smcuda IPC need peer access); staged, the H200 testbed moved about 4 GB/s with ob1 and about 36 GB/s with UCX sm + cuda_copy (docs/device-results.md). Where only the topology (SYS) says so, peer access may still exist: the engine's cuDeviceCanAccessPeer result decides.`,
+		return [finding(this, `${pairs.length} GPU pair(s) cannot reach each other directly: ${pairs.slice(0, 6).join(', ')}. MPI then stages these transfers through host memory instead of a direct PCIe / NVLink copy (cuda_ipc / smcuda IPC need peer access); staged, the H200 testbed moved ${M.smcudaNoIpc1G.text} with ob1 and ${M.ucxSmStaged1G.text} with UCX sm + cuda_copy at 1 GiB (docs/device-results.md). Where only the topology (SYS) says so, peer access may still exist: the engine's cuDeviceCanAccessPeer result decides.`,
 			evidence.slice(0, 6), { text: 'Map communicating ranks to directly connected GPUs.', command: 'nvidia-smi topo -m' })];
 	},
 };

@@ -7,6 +7,7 @@ import type { Evidence, Finding } from '../../shared/report';
 import type { EngineRankFacts, Facts } from '../facts';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
+import { MEASURED as M } from './measured.generated';
 
 /** Engine ranks grouped by host name (only hosts with two or more ranks). */
 function ranksByHost(facts: Facts): Map<string, EngineRankFacts[]> {
@@ -125,7 +126,7 @@ const sharedWithoutMps: Rule = {
 	reads: ['engine.ranks[].cuda.selected_device', 'engine.ranks[].cuda.devices[].uuid', 'engine.ranks[].mps.control_pipe_exists', 'engine.ranks[].host'],
 	appliesTo: { cuda: ALL_VERSIONS },
 	verifiedAgainst: [
-		src(U.devMps, 'H200, Open MPI 5.0.7 + UCX 1.13.1, 2 ranks on one GPU: 8-byte device latency 150–153 µs without MPS, 13.8–17.7 µs with nvidia-cuda-mps-control -d'),
+		src(U.devMps, `H200, Open MPI 5.0.7 + UCX 1.13.1, 2 ranks on one GPU: 8-byte device latency ${M.latencyAsIs.text} without MPS, ${M.latencyMps.text} with nvidia-cuda-mps-control -d`),
 		src(U.cudaMps, 'CUDA MPS: client processes share a GPU through one MPS server; CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps'),
 	],
 	fixSummary: 'Start the CUDA MPS control daemon for the job with a job-private CUDA_MPS_PIPE_DIRECTORY (the same for all its ranks; the default directory is shared by every user of the node), or run one rank per GPU.',
@@ -136,7 +137,7 @@ const sharedWithoutMps: Rule = {
 		if (pipes.some((p) => p?.value === true)) { return []; }
 		const recorded = pipes.find((p) => p !== null);
 		const mpsText = recorded ? `no MPS control pipe at ${recorded.directory}/control` : 'whether an MPS daemon runs was not recorded (the engine predates that field)';
-		return [finding(this, `${g.ranks.length} ranks on host ${g.host} (ranks ${g.ranks.map((r) => r.rank).join(', ')}) use the same GPU ${g.uuid}, and ${mpsText}. Without MPS their contexts time-share the GPU: on the H200 the 8-byte device latency between two ranks on one GPU was 150–153 µs, and 13.8–17.7 µs with MPS on (docs/device-results.md).`,
+		return [finding(this, `${g.ranks.length} ranks on host ${g.host} (ranks ${g.ranks.map((r) => r.rank).join(', ')}) use the same GPU ${g.uuid}, and ${mpsText}. Without MPS their contexts time-share the GPU: on the H200 the 8-byte device latency between two ranks on one GPU was ${M.latencyAsIs.text}, and ${M.latencyMps.text} with MPS on (docs/device-results.md).`,
 			ev(...g.ranks.slice(0, 2).map((r) => r.devices[r.selectedDevice]?.evidence), recorded?.evidence),
 			{ text: 'Start MPS for the job with a pipe directory of its own (the default /tmp/nvidia-mps is shared by every user of the node, and a daemon of another user shuts down yours), stop it after; or give each rank its own GPU. Where the site runs MPS (Slurm gres/mps), use that instead. With CUDA_VISIBLE_DEVICES set before the daemon starts, the MPS server renumbers the devices: give it GPU UUIDs, not indices.', command: 'export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-$SLURM_JOB_ID CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log-$SLURM_JOB_ID; nvidia-cuda-mps-control -d   # once per node before the ranks start, the same variables in every rank; after the job: echo quit | nvidia-cuda-mps-control' })];
 	},

@@ -10,6 +10,7 @@ import { versionParts } from '../parsers/text';
 import { compareVersions, envSettings, isOpenMpi, mcaSettings, ucxTransports, visibleGpus } from './helpers';
 import { ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
+import { MEASURED as M } from './measured.generated';
 
 /** One place an MCA parameter gets a value. */
 interface McaValue { name: string; value: string; origin: string; evidence: Evidence }
@@ -40,7 +41,7 @@ const smcudaIpcOff: Rule = {
 		src(U.ompiSmcuda5, 'Open MPI 5.0.7 registers btl_smcuda_use_cuda_ipc (CUDA IPC between processes on one node) and btl_smcuda_use_cuda_ipc_same_gpu (CUDA IPC between processes on the same GPU)', "mca_btl_smcuda_param_register_int(\"use_cuda_ipc_same_gpu\", 1, OPAL_INFO_LVL_4,"),
 		src(U.ompiSmcuda41, 'the same two parameters in Open MPI 4.1.4', "mca_btl_smcuda_param_register_int(\"use_cuda_ipc_same_gpu\", 1, OPAL_INFO_LVL_4,&mca_btl_smcuda_component.use_cuda_ipc_same_gpu);"),
 		src(U.ompiIssue12849, 'a CUDA IPC cache leak in smcuda, a reason sites switch it off'),
-		src(U.devFallback, 'H200 testbed (two ranks on one GPU), 1 GiB: ~2030 GB/s with CUDA IPC, 4.0–4.6 GB/s with btl_smcuda_use_cuda_ipc 0, below manual staging'),
+		src(U.devFallback, `H200 testbed (two ranks on one GPU), 1 GiB: ${M.smcudaIpc1G.text} with CUDA IPC, ${M.smcudaNoIpc1G.text} with btl_smcuda_use_cuda_ipc 0, below manual staging (${M.smcudaNoIpcStaged1G.text})`),
 	],
 	fixSummary: 'Remove btl_smcuda_use_cuda_ipc=0 (all GPU pairs of a node) or btl_smcuda_use_cuda_ipc_same_gpu=0 (ranks sharing one GPU) unless it works around a known problem (the smcuda IPC-cache leak of open-mpi/ompi#12849, imported pointers); if it must stay, stage manually through persistent pinned buffers.',
 	evaluate(facts) {
@@ -57,7 +58,7 @@ const smcudaIpcOff: Rule = {
 		const scope = all
 			? 'GPU-to-GPU messages between ranks on this node no longer use CUDA IPC, whichever GPUs they use; smcuda copies them through host shared memory'
 			: 'ranks that share one GPU no longer use CUDA IPC between them (ranks on different GPUs still do); smcuda copies their messages through host shared memory';
-		return [finding(this, `${v.name} is ${v.value} (${v.origin}): ${scope}. On the H200 testbed (two ranks on its one GPU) btl_smcuda_use_cuda_ipc 0 cut 1 GiB transfers from ~2030 GB/s to 4.0–4.6 GB/s, below what manual staging through pinned buffers reached (5.9–7.4 GB/s).${all ? '' : ' Only ranks placed on the same GPU are affected.'}`,
+		return [finding(this, `${v.name} is ${v.value} (${v.origin}): ${scope}. On the H200 testbed (two ranks on its one GPU) btl_smcuda_use_cuda_ipc 0 cut 1 GiB transfers from ${M.smcudaIpc1G.text} to ${M.smcudaNoIpc1G.text}, below what manual staging through pinned buffers reached (${M.smcudaNoIpcStaged1G.text}).${all ? '' : ' Only ranks placed on the same GPU are affected.'}`,
 			off.slice(0, 3).map((x) => x.evidence), { text: 'Drop the setting (CUDA IPC is the default), or if it works around a problem, stage large messages yourself.', command: `mpirun --mca ${v.name} 1 ...` }, all ? 'warning' : 'info')];
 	},
 };
@@ -182,9 +183,9 @@ const ucxRndv: Rule = {
 		src(U.obsH200, 'ucx_info -c of UCX 1.13.1: UCX_RNDV_FRAG_SIZE, UCX_RNDV_FRAG_ALLOC_COUNT'),
 		src(U.ucxContext1131, 'UCX 1.13.1 (through 1.15.0): {"PROTO_ENABLE", "n", "Experimental: enable new protocol selection logic"}', "{\"PROTO_ENABLE\", \"n\", \"Experimental: enable new protocol selection logic\","),
 		src(U.ucxContext1160, 'UCX 1.16.0 on: {"PROTO_ENABLE", "y", "Enable new protocol selection logic"}', "{\"PROTO_ENABLE\", \"y\", \"Enable new protocol selection logic\","),
-		src(U.devRndvForms, 'H200 testbed, UCX 1.13.1: UCX_PROTO_ENABLE=y moved the same 1 GiB messages several times slower than the default engine'),
+		src(U.devRndvForms, `H200 testbed, UCX 1.13.1, 3 trials: UCX_PROTO_ENABLE=y moved the same 1 GiB messages at ${M.protoEnable1G.text}, the default engine at ${M.protoDefault1G.text} (${M.protoEnableSlower.text} slower)`),
 	],
-	fixSummary: 'Check each value against the defaults (ucx_info -c) and remove settings copied from other systems. From UCX 1.16 UCX_PROTO_INFO=y shows the protocol each transfer selects; below 1.16 it needs UCX_PROTO_ENABLE=y, another protocol engine than the default (measured several times slower on 1.13.1): there, measure with and without each setting instead.',
+	fixSummary: `Check each value against the defaults (ucx_info -c) and remove settings copied from other systems. From UCX 1.16 UCX_PROTO_INFO=y shows the protocol each transfer selects; below 1.16 it needs UCX_PROTO_ENABLE=y, another protocol engine than the default (measured ${M.protoEnableSlower.text} slower on 1.13.1): there, measure with and without each setting instead.`,
 	evaluate(facts) {
 		const seen = new Map<string, { value: string; origin: string; evidence: Evidence }>();
 		const names = new Set<string>([...facts.env.map((e) => e.name), ...(facts.engine?.ranks ?? []).flatMap((r) => r.env.map((e) => e.name))]);
@@ -202,7 +203,7 @@ const ucxRndv: Rule = {
 		const newEngine = known && compareVersions(vp, [1, 16]) >= 0;
 		const fix = newEngine
 			? { text: 'See which protocol UCX really selects with these settings (UCX 1.16 on: the default protocol engine lists its choices).', command: 'UCX_PROTO_INFO=y mpirun ...' }
-			: { text: `Compare each value with its default and measure the transfers with and without it.${known ? ` UCX ${facts.ucx?.version?.value} selects protocols with its older engine: UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y there, which switches to another engine (measured several times slower on 1.13.1), so it would not show what your runs do.` : ' (Below UCX 1.16, UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y, another engine than the default: not a way to see what your runs do.)'}`, command: 'ucx_info -c | grep -E "RNDV|PROTO"' };
+			: { text: `Compare each value with its default and measure the transfers with and without it.${known ? ` UCX ${facts.ucx?.version?.value} selects protocols with its older engine: UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y there, which switches to another engine (measured ${M.protoEnableSlower.text} slower on 1.13.1), so it would not show what your runs do.` : ' (Below UCX 1.16, UCX_PROTO_INFO needs UCX_PROTO_ENABLE=y, another engine than the default: not a way to see what your runs do.)'}`, command: 'ucx_info -c | grep -E "RNDV|PROTO"' };
 		return [finding(this, `${seen.size} UCX rendezvous setting(s) are set, and they decide how large GPU messages are moved: ${parts.join('. ')}.`,
 			[...seen.values()].slice(0, 6).map((s) => s.evidence), fix)];
 	},
@@ -234,7 +235,7 @@ const copyBw: Rule = {
 		src(U.ucxParser119, 'UCX 1.19.0 ucs_config_sscanf_key_value: every key (h2d, d2h, d2d, default) needs a value, from its own entry or the un-keyed default entry, else "no value configured for key": so the fix keeps 10000MBs and d2d:320GBs, UCX\'s own defaults, and changes h2d and d2h only', "ucs_error(\"no value configured for key '%s'\", param->keys[idx].name);"),
 		src(U.ucxPr7083, 'UCX PR #7083 (merged) adds UCX_CUDA_COPY_BW: "Allow tuning of estimated Cuda copy bandwidth for tweaking protocol selection"'),
 		src(U.obsH200, 'ucx_info -c of UCX 1.13.1: UCX_CUDA_COPY_BW=10000.00MBps'),
-		src(U.devLib, 'H200 testbed: pinned D2H 54.7–55.3 GB/s, H2D 53.4–55.3 GB/s'),
+		src(U.devLib, `H200 testbed: pinned D2H ${M.pinnedD2H.text}, H2D ${M.pinnedH2D.text}`),
 	],
 	fixSummary: 'Measure host↔device bandwidth (nvbandwidth) and try UCX_CUDA_COPY_BW close to it (UCX ≥ 1.19: change h2d and d2h, keep the default and d2d entries, which the parser needs); compare the selected protocols with UCX_PROTO_INFO=y before and after (untested here).',
 	evaluate(facts) {
@@ -254,7 +255,7 @@ const copyBw: Rule = {
 		if (Number.isFinite(low) && low >= 30000) { return []; }
 		const gen = facts.gpu.gpus.find((g) => g.pcieGen)?.pcieGen;
 		const perDir = value.includes(':');
-		return [finding(this, `UCX ${u.version?.value ?? ''} models cuda_copy at UCX_CUDA_COPY_BW=${value}, far below what a Hopper GPU${gen ? ` on PCIe Gen${gen.value}` : ''} moves between host and device (tens of GB/s per direction; 53–55 GB/s pinned on the H200 testbed). UCX uses this estimate to choose protocols (the variable exists "for tweaking protocol selection", openucx/ucx#7083), so it may choose differently from what the real bandwidth would suggest. Advisory: what a different value does has not been measured; measure before changing it.`,
+		return [finding(this, `UCX ${u.version?.value ?? ''} models cuda_copy at UCX_CUDA_COPY_BW=${value}, far below what a Hopper GPU${gen ? ` on PCIe Gen${gen.value}` : ''} moves between host and device (tens of GB/s per direction; pinned D2H ${M.pinnedD2H.text} and H2D ${M.pinnedH2D.text} on the H200 testbed). UCX uses this estimate to choose protocols (the variable exists "for tweaking protocol selection", openucx/ucx#7083), so it may choose differently from what the real bandwidth would suggest. Advisory: what a different value does has not been measured; measure before changing it.`,
 			ev(cfg?.evidence ?? u.version?.evidence, hop, gen?.evidence),
 			{ text: 'Set the model near the measured bandwidth and compare UCX_PROTO_INFO output (untested here).', command: perDir ? 'export UCX_CUDA_COPY_BW=10000MBs,h2d:45GBs,d2h:45GBs,d2d:320GBs' : 'export UCX_CUDA_COPY_BW=45000MBps' })];
 	},

@@ -9,6 +9,7 @@ import { versionParts } from '../parsers/text';
 import { compareVersions, CUDA_TRANSPORTS, envSettings, isIbTransport, isOpenMpi, pmlUcxRefusal, ucxTransports, visibleGpus } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
+import { MEASURED as M } from './measured.generated';
 
 /** Does the MPI use UCX at all (Open MPI with pml ucx built, or MPICH ch4:ucx)? */
 function mpiUsesUcx(facts: Facts): boolean {
@@ -139,10 +140,10 @@ const stagingPool: Rule = {
 		src(U.ucxMpool120, 'ucs_mpool_params_reset: a pool has no upper limit unless its creator sets one', "params->max_elems       = UINT_MAX;"),
 		src(U.ucxPr11062, 'UCX_RNDV_FRAG_WORKER_MAX_MEM, a cap on staging memory per worker (open, not in a release)'),
 		src(U.rapidsmpf244, 'the same out-of-memory in the staging pool'),
-		src(U.devFallback, 'H200 testbed, UCX 1.13.1: a rank\'s resident memory grew by 775 MiB for one 1 GiB device message, 194 MiB for 256 MiB'),
-		src(U.devRndv, 'H200 testbed, UCX 1.13.1, 3 trials per setting: UCX_RNDV_SCHEME=put_zcopy/get_zcopy and UCX_RNDV_FRAG_MEM_TYPE=cuda end the host growth (0 MiB at 1 GiB) at 0.80–0.83 GB/s instead of 35.7 GB/s; plain UCX_RNDV_FRAG_SIZE / _ALLOC_COUNT values are rejected (1.13 wants host:…,cuda:…)'),
+		src(U.devRndv, `H200 testbed, UCX 1.13.1, 3 trials: a rank's resident memory grew by ${M.rndvDefaultRss1G.text} for one 1 GiB device message, ${M.rndvDefaultRss256M.text} for 256 MiB`),
+		src(U.devRndv, `H200 testbed, UCX 1.13.1, 3 trials per setting: UCX_RNDV_SCHEME=put_zcopy/get_zcopy and UCX_RNDV_FRAG_MEM_TYPE=cuda end the host growth (${M.rndvNoGrowthRss1G.text} at 1 GiB) at ${M.rndvNoGrowthGbps1G.text} instead of ${M.rndvDefaultGbps1G.text}; plain UCX_RNDV_FRAG_SIZE / _ALLOC_COUNT values are rejected (1.13 wants host:…,cuda:…)`),
 	],
-	fixSummary: 'Nothing in a released UCX caps the pool (UCX_RNDV_FRAG_* only size its chunks; the settings that end the growth, UCX_RNDV_SCHEME=put_zcopy/get_zcopy or UCX_RNDV_FRAG_MEM_TYPE=cuda, cost 43–45× the bandwidth, measured): split very large messages, or stage through persistent pinned buffers (libgpumpi). GPUDirect RDMA (nvidia_peermem or dmabuf) avoids host staging between nodes.',
+	fixSummary: `Nothing in a released UCX caps the pool (UCX_RNDV_FRAG_* only size its chunks; the settings that end the growth, UCX_RNDV_SCHEME=put_zcopy/get_zcopy or UCX_RNDV_FRAG_MEM_TYPE=cuda, cost ${M.rndvNoGrowthCost.text} the bandwidth, measured): split very large messages, or stage through persistent pinned buffers (libgpumpi). GPUDirect RDMA (nvidia_peermem or dmabuf) avoids host staging between nodes.`,
 	evaluate(facts) {
 		const u = facts.ucx;
 		if (!u || !u.devicesListed) { return []; }
@@ -156,9 +157,9 @@ const stagingPool: Rule = {
 		if (gdrRdma) { return []; }
 		const why = ib ? 'GPUDirect RDMA is not available (no nvidia_peermem module seen)' : 'no InfiniBand/RoCE transport';
 		return [finding(this,
-			`UCX has cuda_copy but ${why}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). UCX_RNDV_FRAG_SIZE and UCX_RNDV_FRAG_ALLOC_COUNT set the size of the pool's chunks (64 MiB host / 512 MiB GPU by default), not a limit: all fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). A per-worker cap, UCX_RNDV_FRAG_WORKER_MAX_MEM, is proposed in openucx/ucx pull request 11062 (not in a release). Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by 775 MiB, a 256 MiB one by 194 MiB. The settings measured there that end the growth (UCX_RNDV_SCHEME=put_zcopy or get_zcopy, UCX_RNDV_FRAG_MEM_TYPE=cuda: 0 MiB extra at 1 GiB) leave the pipelined protocol and moved data at 0.80–0.83 GB/s instead of 35.7 GB/s, 3 trials each; a UCX_RNDV_FRAG_SIZE without a memory type (e.g. 128K) made MPI_Init fail in UCX 1.13.`,
+			`UCX has cuda_copy but ${why}: GPU messages between nodes (and wherever cuda_ipc cannot be used) go through the rendezvous pipeline, which stages them in host/GPU fragments (defaults UCX_RNDV_FRAG_SIZE=host:512K,cuda:4M, UCX_RNDV_FRAG_ALLOC_COUNT=host:128,cuda:128). UCX_RNDV_FRAG_SIZE and UCX_RNDV_FRAG_ALLOC_COUNT set the size of the pool's chunks (64 MiB host / 512 MiB GPU by default), not a limit: all fragments of a message are posted at once and the ucp_rndv_frags pool has no upper bound ("failed to allocate 536870912 bytes … for ucp_rndv_frags"). A per-worker cap, UCX_RNDV_FRAG_WORKER_MAX_MEM, is proposed in openucx/ucx pull request 11062 (not in a release). Measured on the H200 testbed (UCX 1.13.1, UCX_TLS=sm,cuda_copy,self, 2 ranks): a single 1 GiB device message grew a rank's resident memory by ${M.rndvDefaultRss1G.text}, a 256 MiB one by ${M.rndvDefaultRss256M.text}. The settings measured there that end the growth (UCX_RNDV_SCHEME=put_zcopy or get_zcopy, UCX_RNDV_FRAG_MEM_TYPE=cuda: ${M.rndvNoGrowthRss1G.text} extra at 1 GiB) leave the pipelined protocol and moved data at ${M.rndvNoGrowthGbps1G.text} instead of ${M.rndvDefaultGbps1G.text}, 3 trials each; a UCX_RNDV_FRAG_SIZE without a memory type (e.g. 128K) made MPI_Init fail in UCX 1.13.`,
 			ev(copy.evidence, u.version?.evidence, pm?.evidence),
-			{ text: 'Split very large messages into pieces of a few hundred MiB, or stage through persistent pinned buffers you own (libgpumpi; 0 MiB extra host memory on the H200 testbed where UCX took 1 GiB for 1 GiB). No released UCX setting caps the pool without giving up the bandwidth (measured: 0.8 vs 35.7 GB/s).', command: 'gpumpi-doctor repro fallback --memory device' })];
+			{ text: `Split very large messages into pieces of a few hundred MiB, or stage through persistent pinned buffers you own (libgpumpi: ${M.libShmRss1G.text} extra host memory on the H200 testbed where UCX took ${M.rndvDefaultRss1G.text} for 1 GiB). No released UCX setting caps the pool without giving up the bandwidth (measured: ${M.rndvNoGrowthGbps1G.text} vs ${M.rndvDefaultGbps1G.text}).`, command: 'gpumpi-doctor repro fallback --memory device' })];
 	},
 };
 
