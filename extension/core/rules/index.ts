@@ -5,6 +5,7 @@
 import { cudaRules } from './cudaRules';
 import { ipcMemoryRules } from './ipcMemoryRules';
 import { launchRules } from './launchRules';
+import { libfabricRules } from './libfabricRules';
 import { mpichIpcCacheRules } from './mpichIpcCacheRules';
 import { mpiRules } from './mpiRules';
 import { platformRules } from './platformRules';
@@ -17,4 +18,4 @@ export type { Rule } from './rule';
 export { runRules } from './rule';
 
 /** All rules. */
-export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...ipcMemoryRules, ...mpichIpcCacheRules, ...tuningRules];
+export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...ipcMemoryRules, ...mpichIpcCacheRules, ...tuningRules, ...libfabricRules];

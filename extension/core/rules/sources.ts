@@ -132,4 +132,18 @@ export const URLS = {
 	obsDebian: 'docs/observations.md#debian-12-ci-machine-open-mpi-414-ucx-1131-mpich-402',
 	obsSlurm: 'docs/observations.md#slurm-2205-on-the-ci-machine',
 	obsH200: 'docs/observations.md#h200-testbed-open-mpi-507--ucx-1131',
+	// libfabric / Slingshot (issue 35)
+	lfHmem117: `${GH}/ofiwg/libfabric/blob/v1.17.0/src/hmem.c`,
+	lfHmem122: `${GH}/ofiwg/libfabric/blob/v1.22.0/src/hmem.c`,
+	lfHmemCuda122: `${GH}/ofiwg/libfabric/blob/v1.22.0/src/hmem_cuda.c`,
+	lfSmrAttr117: `${GH}/ofiwg/libfabric/blob/v1.17.0/prov/shm/src/smr_attr.c`,
+	lfSmrAttr122: `${GH}/ofiwg/libfabric/blob/v1.22.0/prov/shm/src/smr_attr.c`,
+	lfGetinfoMan117: `${GH}/ofiwg/libfabric/blob/v1.17.0/man/fi_getinfo.3.md`,
+	lfMrMan122: `${GH}/ofiwg/libfabric/blob/v1.22.0/man/fi_mr.3.md`,
+	lfMemMonitor117: `${GH}/ofiwg/libfabric/blob/v1.17.0/prov/util/src/util_mem_monitor.c`,
+	lfMemMonitor122: `${GH}/ofiwg/libfabric/blob/v1.22.0/prov/util/src/util_mem_monitor.c`,
+	lfIssue9315: `${GH}/ofiwg/libfabric/issues/9315`,
+	lfIssue9160: `${GH}/ofiwg/libfabric/issues/9160`,
+	cscsCrayMpich: `${GH}/eth-cscs/cscs-docs/blob/80abed138e7cc52ebf6703b82ed02520ab9bf92f/docs/software/communication/cray-mpich.md`,
+	obsLibfabric: 'docs/observations.md#debian-12-libfabric-1170-fi_info',
 } as const;
