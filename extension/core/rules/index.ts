@@ -12,10 +12,11 @@ import { platformRules } from './platformRules';
 import { rankIsolationRules } from './rankIsolationRules';
 import type { Rule } from './rule';
 import { tuningRules } from './tuningRules';
+import { ucxMemoryRules } from './ucxMemoryRules';
 import { ucxRules } from './ucxRules';
 
 export type { Rule } from './rule';
 export { runRules } from './rule';
 
 /** All rules. */
-export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...ipcMemoryRules, ...mpichIpcCacheRules, ...tuningRules, ...libfabricRules];
+export const RULES: readonly Rule[] = [...mpiRules, ...launchRules, ...ucxRules, ...cudaRules, ...platformRules, ...rankIsolationRules, ...ipcMemoryRules, ...mpichIpcCacheRules, ...tuningRules, ...ucxMemoryRules, ...libfabricRules];
