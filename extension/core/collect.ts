@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { collectSystemFacts } from './sysCollect';
+import { collectLibfabric } from './collect/libfabric';
 import * as path from 'node:path';
 import type { ProbeResult } from '../shared/addonTypes';
 import type { RawOutput } from '../shared/report';
@@ -105,9 +106,15 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 		progress('Probing libraries with the native addon');
 		byId.set('probe', await runProbe(opts));
 	});
+	let libfabric: RawOutput[] = [];
+	tasks.push(async () => {
+		progress('Running fi_info (libfabric providers and GPU memory support)');
+		libfabric = await collectLibfabric(host, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	});
 	await runBounded(tasks, Math.max(1, opts.concurrency ?? 4));
 
 	const out: RawOutput[] = tools.map(t => byId.get(t.id)).filter((r): r is RawOutput => r !== undefined);
+	out.push(...libfabric);
 	out.push(byId.get('probe') ?? internal('probe', ['addon.probe()'], '', 'probe did not run'));
 	out.push(internal('env', ['env'], filterEnv(env)));
 	out.push(await whichOutput(host));

@@ -5,6 +5,7 @@
  */
 import type { LinkOrder } from './parsers/linkOrder';
 import type { MpivarsListing } from './parsers/mpivars';
+import type { LibfabricFacts } from './parsers/fiInfo';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect, RankAffinity } from '../shared/engineSchema';
 import type { RankAffinityJudgement } from './map/mapAffinity';
@@ -273,7 +274,8 @@ export type LogSignatureKind =
 	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
 	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start'
-	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed' | 'ompi-no-slurm-support' | 'ompi5-no-pmix';
+	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed' | 'ompi-no-slurm-support' | 'ompi5-no-pmix'
+	| 'cxil-map-write-error';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }
@@ -301,6 +303,8 @@ export interface Facts {
 	programLinks: { program: string; order: LinkOrder }[];
 	/** MPICH's control variables as `mpivars` listed them (raw output `mpivars`); null when it was not run. */
 	mpichCvars: MpivarsListing | null;
+	/** libfabric as its `fi_info` saw it (raw outputs fi_info_version, fi_info, fi_info_hmem); null when none was collected. */
+	libfabric: LibfabricFacts | null;
 	issues: ParseIssue[];
 }
 
@@ -324,6 +328,7 @@ export function emptyFacts(hostLabel: string): Facts {
 		messages: [],
 		programLinks: [],
 		mpichCvars: null,
+		libfabric: null,
 		issues: [],
 	};
 }

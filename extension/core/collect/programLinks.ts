@@ -10,7 +10,8 @@
  *   them; and `mpichversion`; the CVARs also as an `env` output.
  * Why readelf and not an ELF reader here: the program may be on an ssh host, where the Host API reads text files
  * only; and the evidence lines are readelf's own, as in the rule's fixtures. Without readelf the rule stays silent and
- * a note says why. Only for MPICH (the rule is about MPICH's cache).
+ * a note says why. Only for MPICH (the rule is about MPICH's cache); ucx-memtype-cache-static-cudart runs on the same
+ * facts (MPICH ch4:ucx, UCX's hook settings as the ranks get them).
  */
 import * as path from 'node:path';
 import type { Finding, RawOutput } from '../../shared/report';
@@ -19,6 +20,7 @@ import type { MpiFlavor } from '../launch/launchSpec';
 import type { ExecuteResult } from '../proc';
 import { buildFacts } from '../parsers/buildFacts';
 import { mpichIpcCacheRules } from '../rules/mpichIpcCacheRules';
+import { programLinkUcxRules } from '../rules/ucxMemoryRules';
 import { runRules } from '../rules/rule';
 
 /** Launcher options (Open MPI mpirun, MPICH hydra, srun) followed by one value. */
@@ -120,7 +122,9 @@ export async function collectProgramLinks(host: Host, req: ProgramLinksRequest):
 	raw.push(toRaw('mpivars', [mv], await run([mv], rankEnv)));
 	const ver = await beside('mpichversion');
 	raw.push(toRaw('mpichversion', [ver], await run([ver])));
-	const cvars = Object.entries({ ...own, ...rankEnv }).filter(([k]) => k.startsWith('MPIR_CVAR_CH4_IPC_') || k.startsWith('MPICH_CH4_IPC_'));
+	// The cache CVARs, MPICH's NOLOCAL switch and UCX's memory-hook settings (ucx-memtype-cache-static-cudart), as the ranks get them.
+	const cvars = Object.entries({ ...own, ...rankEnv }).filter(([k]) => k.startsWith('MPIR_CVAR_CH4_IPC_') || k.startsWith('MPICH_CH4_IPC_')
+		|| /^MPIR_CVAR_NO_?LOCAL$/.test(k) || /^UCX_(MEM_CUDA_HOOK_MODE|MEMTYPE_CACHE|MEM_EVENTS)$/.test(k));
 	raw.push({ id: 'env', command: ['env'], exitCode: 0, stdout: cvars.map(([k, v]) => `${k}=${v}`).join('\n'), stderr: '', durationMs: 0 });
 	return { raw, program, notes };
 }
@@ -130,7 +134,7 @@ export async function programLinkFindings(host: Host, req: ProgramLinksRequest):
 	try {
 		const c = await collectProgramLinks(host, req);
 		if (c.raw.length === 0) { return []; }
-		return runRules(mpichIpcCacheRules, buildFacts(c.raw, host.ref.kind === 'local' ? 'this machine' : 'host'));
+		return runRules([...mpichIpcCacheRules, ...programLinkUcxRules], buildFacts(c.raw, host.ref.kind === 'local' ? 'this machine' : 'host'));
 	} catch {
 		return []; // The link-order check never breaks a guarded run.
 	}

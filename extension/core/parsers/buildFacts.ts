@@ -12,6 +12,7 @@ import { parseNvidiaSmiTopo, parseNvidiaSmiXml } from './nvidiaSmi';
 import { parseOmpiInfo } from './ompiInfo';
 import { parseLinkOrder } from './linkOrder';
 import { parseMpivars } from './mpivars';
+import { emptyLibfabric, FI_INFO_IDS, parseFiInfoRaw } from './fiInfo';
 import { issue, lineEvidence, splitLines } from './text';
 import { parseSysGpuNuma, parseSysInfiniband, parseSysModules } from './sysFacts';
 import { emptyUcx, parseUcxBuild, parseUcxConfig, parseUcxDevices, parseUcxVersion } from './ucxInfo';
@@ -59,6 +60,12 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 
 	for (const r of raw) {
 		facts.raw.push({ id: r.id, ok: !rawFailed(r) && r.exitCode === 0, exitCode: r.exitCode, error: r.error ?? '' });
+		// fi_info reads its own failures: not installed is normal, a time-out is a fact a rule explains, exit 61 an answer.
+		if ((FI_INFO_IDS as readonly string[]).includes(r.id)) {
+			facts.libfabric ??= emptyLibfabric();
+			issues.push(...parseFiInfoRaw(r, facts.libfabric));
+			continue;
+		}
 		if (rawFailed(r)) { const i = failureIssue(r); if (i) { issues.push(i); } if (r.stdout === '') { continue; } }
 		const out = r.stdout;
 		const id = r.id;

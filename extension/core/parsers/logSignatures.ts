@@ -34,6 +34,8 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'ompi5-no-pmix', re: /No PMIx server was reachable, but a PMI1\/2 was detected|Open MPI requires access to a local PMIx server to execute/ },
 	// The launch layer's own note (extension/core/launch/runLaunch.ts singletonStart): N engine documents of size 1.
 	{ kind: 'singleton-start', re: /separate MPI jobs of world size 1 started instead of one job of/ },
+	// libfabric's CXI provider (Slingshot) failing to map a buffer, seen with GPU-aware inter-node MPI (CSCS's Cray MPICH page).
+	{ kind: 'cxil-map-write-error', re: /cxil_map: write error/ },
 ];
 
 /** Most lines of one output that are scanned. */
