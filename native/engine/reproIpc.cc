@@ -13,11 +13,6 @@ namespace {
 using ipc::IpcRun;
 using ipc::RankResult;
 using ipc::copyText;
-using ipc::statusName;
-using ipc::kOk;
-using ipc::kWrongData;
-using ipc::kMpiError;
-using ipc::kSetupError;
 
 void writeRank(JsonWriter& w, const RankResult& r) {
 	w.beginObject();
