@@ -97,6 +97,9 @@ void writeMpiJson(JsonWriter& w);
 /** gethostname(), or "?" */
 std::string hostName();
 
+/** Every rank's hostName() (at most 255 bytes each), in rank order, on every rank (MPI_Allgather of MPI_COMM_WORLD). */
+std::vector<std::string> allHostNames(int size);
+
 /** Marker of the line each rank prints on stderr after MPI_Init, so a runner can map a crashed pid to its rank. */
 constexpr const char* kRankLine = "@@GPUMPI-RANK@@";
 

@@ -62,12 +62,8 @@ void readMeminfo(long long& total, long long& available) {
 
 Job describeJob(const ReproStart& start) {
 	const int size = start.size;
-	char myHost[256] = {0};
-	std::snprintf(myHost, sizeof myHost, "%s", hostName().c_str());
-	std::vector<char> hosts(static_cast<size_t>(size > 0 ? size : 1) * 256, 0);
-	MPI_Allgather(myHost, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
 	Job job;
-	for (int r = 0; r < size; r++) job.hosts.emplace_back(&hosts[static_cast<size_t>(r) * 256], strnlen(&hosts[static_cast<size_t>(r) * 256], 256));
+	job.hosts = allHostNames(size);
 	int myDev = start.device ? start.cuda.device : -1;
 	job.deviceOrdinals.assign(static_cast<size_t>(size > 0 ? size : 1), -1);
 	MPI_Gather(&myDev, 1, MPI_INT, job.deviceOrdinals.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);

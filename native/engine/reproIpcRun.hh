@@ -105,6 +105,16 @@ private:
 	bool sendFrom(Region& from, int to);
 	/** Variants pool and vmm: no application IPC; MPI moves a buffer allocated that way to the same-node partner. */
 	void runAllocated(int rank);
+	/** Every rank's set-up succeeded (MPI_Allreduce MIN on MPI_COMM_WORLD; a failed reduce counts as no). */
+	bool allReady(bool ok);
+	// The steps of run() for the IPC variants (reproIpcRun.cc), each on this rank's Plan.
+	struct Plan;
+	Plan plan(int rank) const;
+	bool shareAllocation(const Plan& p, Region& owned, Region& imported);
+	bool allocLocalBuffer(const Plan& p, Region& local);
+	void crashIfDrawn(const Plan& p);
+	void transfer(const Plan& p, Region& imported, Region& local);
+	void verifyOwner(const Plan& p, Region& owned, Region& local);
 
 	const IpcOptions& mOpt;
 	const CudaSetup& mCuda;
