@@ -54,6 +54,14 @@ private:
 	int plain(void* buf, unsigned long long size);  // mpi / host modes
 	int stagedSend(unsigned long long size);
 	int stagedRecv(unsigned long long size);
+	// The staged pipeline's steps, shared by both directions (kOk, else the failure's status with mError set):
+	/** Staging buffer b (`host`) <-> the device buffer at `off`: async on mStream, then buffer b's event recorded; with
+	 *  --memory host a memcpy, finished on return. */
+	int copyStage(int b, char* host, unsigned long long off, int len, bool toHost);
+	/** Whether buffer b's last copyStage has finished (*done). */
+	int copyDone(int b, bool* done);
+	/** Whether `req` has completed (MPI_Test; *done); `call` names it in the error. */
+	int mpiDone(MPI_Request* req, const char* call, bool* done);
 	void release();
 
 	const FallbackOptions& mOpt;
