@@ -150,11 +150,7 @@ void writeDoc(bool finalized, bool interim) {
 		else if (rename(tmp.c_str(), base.c_str()) != 0) err = std::string("cannot rename ") + tmp + " to " + base + ": " + std::strerror(errno);
 		if (!err.empty()) unlink(tmp.c_str());
 	}
-	if (!err.empty()) {
-		std::string line = "gpumpi-guard: rank " + std::to_string(g.rank) + ": report not written: " + err + "\n";
-		ssize_t n = write(2, line.data(), line.size());
-		(void)n;
-	}
+	if (!err.empty()) say("report not written: " + err);
 }
 
 }  // namespace

@@ -29,6 +29,12 @@ State& st() {
 	return *s;
 }
 
+void say(const std::string& line) {
+	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
+	ssize_t w = write(2, s.data(), s.size());
+	(void)w;
+}
+
 namespace {
 
 std::unordered_map<MPI_Comm, std::vector<int>>& commMap() {
@@ -36,24 +42,30 @@ std::unordered_map<MPI_Comm, std::vector<int>>& commMap() {
 	return *m;
 }
 
-void say(const std::string& line) {
-	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
-	ssize_t w = write(2, s.data(), s.size());
-	(void)w;
+/** GPUMPI_GUARD as a mode: unset or empty is report; a value that is none of report, warn, fix, off is off, with
+ *  *bad set to it (MPI_Init says so; *bad stays empty otherwise). */
+Mode envMode(std::string* bad) {
+	const char* m = std::getenv("GPUMPI_GUARD");
+	std::string v = m ? m : "";
+	bad->clear();
+	if (v.empty() || v == "report") return Mode::Report;
+	if (v == "warn") return Mode::Warn;
+	if (v == "fix") return Mode::Fix;
+	if (v != "off") *bad = v;
+	return Mode::Off;
+}
+
+/** GPUMPI_GUARD_DIR, where the reports go (default: the working directory). */
+void envDir(State& g) {
+	const char* d = std::getenv("GPUMPI_GUARD_DIR");
+	if (d && *d) g.dir = d;
 }
 
 /** Environment (after PMPI_Init, so messages carry the rank). Bad values: a message, the default. */
 void readEnv(State& g) {
-	const char* m = std::getenv("GPUMPI_GUARD");
-	std::string v = m ? m : "";
-	if (v.empty() || v == "report") g.mode = Mode::Report;
-	else if (v == "warn") g.mode = Mode::Warn;
-	else if (v == "fix") g.mode = Mode::Fix;
-	else if (v == "off") g.mode = Mode::Off;
-	else {
-		g.mode = Mode::Off;
-		say("GPUMPI_GUARD='" + v + "' is not one of report, warn, fix, off: the guard is off (calls pass through)");
-	}
+	std::string bad;
+	g.mode = envMode(&bad);
+	if (!bad.empty()) say("GPUMPI_GUARD='" + bad + "' is not one of report, warn, fix, off: the guard is off (calls pass through)");
 	const char* s = std::getenv("GPUMPI_GUARD_STAGE");
 	std::string sv = s ? s : "";
 	if (sv == "1") {
@@ -73,8 +85,7 @@ void readEnv(State& g) {
 			g.stageMin = x;
 		}
 	}
-	const char* d = std::getenv("GPUMPI_GUARD_DIR");
-	if (d && *d) g.dir = d;
+	envDir(g);
 }
 
 bool hasToken(const std::string& list, const char* tok) {
@@ -248,15 +259,14 @@ void bypassCheck() {
 	if (PMPI_Initialized(&init) != MPI_SUCCESS) return;
 	PMPI_Finalized(&fin);
 	if (!init && !fin) return;
-	const char* m = std::getenv("GPUMPI_GUARD");
-	if (m && std::strcmp(m, "off") == 0) return;
+	std::string bad;
+	if (envMode(&bad) == Mode::Off && bad.empty()) return;  // GPUMPI_GUARD=off: nothing at all
 	long rank = envRank({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
 	long size = envRank({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
 	if (rank < 0 || size <= rank) return;
 	g.rank = int(rank);
 	g.size = int(size);
-	const char* d = std::getenv("GPUMPI_GUARD_DIR");
-	if (d && *d) g.dir = d;
+	envDir(g);
 	char host[256] = {0};
 	gethostname(host, sizeof host - 1);
 	g.host = std::string(host).substr(0, 63);

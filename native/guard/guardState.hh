@@ -96,6 +96,10 @@ struct State {
 };
 State& st();
 
+/** "gpumpi-guard: rank R: LINE" on stderr, in one write(2) (a rank's line is not cut by another's); the guard's only
+ *  way of speaking to the user. */
+void say(const std::string& line);
+
 /** Holds the state lock when the program runs with MPI_THREAD_MULTIPLE; otherwise nothing. */
 class Lock {
 public:
