@@ -2,10 +2,6 @@
 // so a reader never sees half a file. Written at MPI_Finalize (or exit), and also at each new danger ("interim":
 // true), so a program that crashes or is killed after a dangerous call still leaves its evidence (on the H200 the
 // seed's IPC pattern aborted in 12 of 12 runs, and the final report never came). A write error is one stderr line.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,16 +25,6 @@ std::string hex(uintptr_t v) {
 	return b;
 }
 
-bool writeAll(int fd, const std::string& s) {
-	size_t off = 0;
-	while (off < s.size()) {
-		ssize_t n = write(fd, s.data() + off, s.size() - off);
-		if (n < 0 && errno == EINTR) continue;
-		if (n <= 0) return false;
-		off += size_t(n);
-	}
-	return true;
-}
 
 /** ticks -> ns (1 where nowNs is clock_gettime; the TSC rate over this run on x86-64). */
 double nsPerTick(const State& g, double t1, uint64_t tick1) {
@@ -150,21 +136,6 @@ void writeTail(JsonWriter& w, const State& g) {
 		.key("cacheHits").value(static_cast<unsigned long long>(g.cacheHits)).endObject();
 }
 
-/** `doc` into `base` through BASE.tmp and a rename; "" or what failed. */
-std::string writeFile(const std::string& base, const std::string& doc) {
-	std::string tmp = base + ".tmp";
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) return std::string("cannot create ") + tmp + ": " + std::strerror(errno);
-	std::string err;
-	bool ok = writeAll(fd, doc);
-	int e = errno;
-	if (close(fd) != 0 && ok) { ok = false; e = errno; }
-	if (!ok) err = std::string("cannot write ") + tmp + ": " + std::strerror(e);
-	else if (rename(tmp.c_str(), base.c_str()) != 0) err = std::string("cannot rename ") + tmp + " to " + base + ": " + std::strerror(errno);
-	if (!err.empty()) unlink(tmp.c_str());
-	return err;
-}
-
 void writeDoc(bool finalized, bool interim) {
 	State& g = st();
 	double t1 = finalized ? g.t1 : double(clockNs()) * 1e-9;
@@ -180,8 +151,12 @@ void writeDoc(bool finalized, bool interim) {
 	writeDangers(w, g);
 	writeTail(w, g);
 	w.endObject();
-	std::string err = writeFile(g.dir + "/guard-" + g.host + "-" + std::to_string(g.pid) + ".json", w.str() + "\n");
-	if (!err.empty()) say("report not written: " + err);
+	const std::string file = g.dir + "/guard-" + g.host + "-" + std::to_string(g.pid) + ".json", tmp = file + ".tmp";
+	const char* step = "";
+	std::string why;
+	if (writeFileAtomically(file, w.str() + "\n", &step, &why)) return;
+	if (std::strcmp(step, "rename") == 0) say("report not written: cannot rename " + tmp + " to " + file + ": " + why);
+	else say("report not written: cannot " + std::string(step) + " " + tmp + ": " + why);
 }
 
 }  // namespace

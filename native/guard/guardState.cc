@@ -1,9 +1,11 @@
 // Process state (the floor of the guard: every other file uses it, it uses none of them): the state itself, say(),
 // communicator ranks, per-peer statistics and the dangerous calls. The lifecycle on top: guardLifecycle.cc.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -28,6 +30,26 @@ void say(const std::string& line) {
 	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
 	ssize_t w = write(2, s.data(), s.size());
 	(void)w;
+}
+
+bool writeFileAtomically(const std::string& file, const std::string& text, const char** step, std::string* why) {
+	std::string tmp = file + ".tmp";
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) { *step = "create"; *why = std::strerror(errno); return false; }
+	size_t off = 0;
+	int e = 0;
+	while (off < text.size() && e == 0) {
+		ssize_t n = write(fd, text.data() + off, text.size() - off);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) e = n < 0 ? errno : EIO;
+		else off += size_t(n);
+	}
+	if (close(fd) != 0 && e == 0) e = errno;
+	if (e != 0) { *step = "write"; *why = std::strerror(e); }
+	else if (rename(tmp.c_str(), file.c_str()) != 0) { *step = "rename"; *why = std::strerror(errno); }
+	else return true;
+	unlink(tmp.c_str());
+	return false;
 }
 
 namespace {

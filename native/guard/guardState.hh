@@ -105,6 +105,9 @@ State& st();
 /** "gpumpi-guard: rank R: LINE" on stderr, in one write(2) (a rank's line is not cut by another's); the guard's only
  *  way of speaking to the user. */
 void say(const std::string& line);
+/** `text` into `file` through FILE.tmp and a rename, so a reader never sees part of it (FILE.tmp removed on failure).
+ *  False with *step ("create", "write" or "rename") and *why (strerror) set. Used for the reports and the init files. */
+bool writeFileAtomically(const std::string& file, const std::string& text, const char** step, std::string* why);
 
 /** Holds the state lock when the program runs with MPI_THREAD_MULTIPLE; otherwise nothing. */
 class Lock {
