@@ -33,11 +33,7 @@ TRIALS="${UCXV_TRIALS:-6}"
 GROUPS_="${UCXV_GROUPS:-inspect,ipc64,fallback,pool,ipc4}"
 START=$(date +%s)
 NEW=/opt/ucx120
-NODE="$(command -v node || true)"
-if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
-  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
-fi
-if [ -z "$NODE" ] || [ ! -f dist/cli.js ]; then log "ucxVersions.sh: needs node and dist/cli.js"; error_doc "no node or dist/cli.js" >"$JSON"; exit 1; fi
+gpu_cli_node
 gpu_require timeout
 
 if [ ! -f "$NEW/lib/libucp.so.0" ]; then
