@@ -35,7 +35,8 @@ export const MPI4PY_PROBE = [
 	'try:',
 	'    rc.initialize = False; rc.finalize = False',
 	'    from mpi4py import MPI',
-	'    print("library_version=" + MPI.Get_library_version().strip().splitlines()[0])',
+	// Open MPI's string ends in a NUL (its length counts it): dropped, so the line is text.
+	'    print("library_version=" + MPI.Get_library_version().replace("\\x00", "").strip().splitlines()[0])',
 	'except Exception as e:',
 	'    print("library_version="); print("error=" + type(e).__name__ + ": " + str(e))',
 ].join('\n');

@@ -69,12 +69,16 @@ export function programCandidates(command: readonly string[], launcher: boolean)
 	return { candidates, wdir };
 }
 
-/** Variables the command forwards to the ranks: Open MPI `-x NAME=V` (or `-x NAME`: the launcher's own), hydra `-genv`/`-env NAME V`. */
+/**
+ * Variables the command forwards to the ranks: Open MPI `-x NAME=V` (or `-x NAME`: the launcher's own), hydra
+ * `-genv`/`-env NAME V`; and Open MPI's `--mca NAME V` (`-mca`), which the ranks read as they read OMPI_MCA_NAME.
+ */
 export function forwardedEnv(command: readonly string[], own: Record<string, string>): Array<[string, string]> {
 	const out: Array<[string, string]> = [];
 	for (let i = 1; i < command.length; i++) {
 		const a = command[i];
 		if ((a === '-genv' || a === '-env') && i + 2 < command.length) { out.push([command[i + 1], command[i + 2]]); i += 2; continue; }
+		if ((a === '--mca' || a === '-mca') && i + 2 < command.length && /^[a-z][a-z0-9_]*$/.test(command[i + 1])) { out.push([`OMPI_MCA_${command[i + 1]}`, command[i + 2]]); i += 2; continue; }
 		if (a === '-x' && i + 1 < command.length) {
 			const v = command[++i];
 			const eq = v.indexOf('=');
@@ -90,7 +94,7 @@ function toRaw(id: string, command: string[], r: ExecuteResult, stdout = r.stdou
 }
 
 /** The variables the program rules read, as the ranks get them (kept in the `env` output). */
-export const PROGRAM_RULE_ENV = /^(MPIR_CVAR_CH4_IPC_|MPICH_CH4_IPC_|MPICH_GPU_SUPPORT_ENABLED$|PYTORCH_(CUDA_)?ALLOC_CONF$|JULIA_CUDA_MEMORY_POOL$|MPI4PY_RC_|CRAY_MPICH|LD_PRELOAD$|OMPI_MCA_pml$)/;
+export const PROGRAM_RULE_ENV = /^(MPIR_CVAR_CH4_IPC_|MPICH_CH4_IPC_|MPICH_GPU_SUPPORT_ENABLED$|PYTORCH_(CUDA_)?ALLOC_CONF$|JULIA_CUDA_MEMORY_POOL$|MPI4PY_RC_|CRAY_MPICH|LD_PRELOAD$|OMPI_MCA_pml)/;
 /** Largest script read for its allocator / mpi4py lines. */
 const MAX_SCRIPT_BYTES = 4 * 1024 * 1024;
 /** The tail of a guarded program's output that is scanned for known messages. */

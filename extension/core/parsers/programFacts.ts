@@ -118,7 +118,8 @@ export function parseMpi4pyProbe(text: string, source = 'mpi4py'): Mpi4pyFacts {
 	for (const l of splitLines(text)) {
 		const m = /^([a-z0-9_.]+)=(.*)$/.exec(l.text);
 		if (!m) { continue; }
-		const v = { value: m[2].trim(), evidence: lineEvidence(source, l) };
+		// eslint-disable-next-line no-control-regex
+		const v = { value: m[2].replace(/\u0000/g, '').trim(), evidence: lineEvidence(source, l) };
 		switch (m[1]) {
 			case 'python': f.python = v.value; break;
 			case 'mpi4py': if (v.value !== '' && v.value !== 'none') { f.version = v; } break;

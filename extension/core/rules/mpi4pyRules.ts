@@ -12,7 +12,7 @@
 import type { Evidence } from '../../shared/report';
 import type { Facts } from '../facts';
 import { versionParts } from '../parsers/text';
-import { compareVersions, envSettings, isOpenMpi, mcaSettings } from './helpers';
+import { compareVersions, envSettings, isOpenMpi, mcaSettings, pmlUcxRefusal } from './helpers';
 import { ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
 
@@ -86,14 +86,17 @@ const threadMultiple: Rule = {
 			? ` Open MPI said so: "${said.evidence.line.trim().slice(0, 160)}".`
 			: five ? ' Open MPI 5 prints "UCP worker does not support MPI_THREAD_MULTIPLE. PML UCX could not be selected" at MPI_Init.' : ' Open MPI 4.1 does this silently (the message is at pml_ucx_verbose 1).';
 		const ran = ranOther ? ` The guarded run used pml ${ranOther.pml} (rank ${ranOther.rank}).` : '';
+		// pml ucx refusing this host's transports anyway (ompi-pml-ucx-transport-defaults): the thread level is the next wall.
+		const refusal = said ? null : pmlUcxRefusal(facts);
+		const also = refusal ? ` Here pml ucx also refuses this host's UCX ${refusal.refuses} with its pml_ucx_tls / pml_ucx_devices values (rule ompi-pml-ucx-transport-defaults): once those are set, the thread level still keeps it off.` : '';
 		const consequence = forced
 			? ` Here pml is set to ucx (${pml?.origin}): no pml is left and MPI_Init fails ("No components were able to be opened in the pml framework").`
 			: ' The job then runs over pml ob1 instead: GPU buffers go through smcuda (CUDA IPC by cuIpcGetMemHandle) or are staged by Open MPI, not through UCX\'s cuda_ipc / cuda_copy lanes or UCX_* settings; nothing fails, the path and its speed differ.';
 		return [finding(this,
-			`${who} asks MPI_Init_thread for MPI_THREAD_${req.level.toUpperCase()} (${req.why})${lib ? ` of ${lib.trim()}` : ompiV ? ` of Open MPI ${ompiV}` : ''}; ${ucx}, so pml ucx cannot give MPI_THREAD_MULTIPLE and disqualifies itself.${happened}${ran}${consequence}`,
+			`${who} asks MPI_Init_thread for MPI_THREAD_${req.level.toUpperCase()} (${req.why})${lib ? ` of ${lib.trim()}` : ompiV ? ` of Open MPI ${ompiV}` : ''}; ${ucx}, so pml ucx cannot give MPI_THREAD_MULTIPLE and disqualifies itself.${happened}${ran}${consequence}${also}`,
 			ev(said?.evidence, req.evidence, m4?.version?.evidence, m4?.libraryVersion?.evidence, mt?.evidence, pml && (forced || !excluded) ? pml.evidence : undefined, pmlComponent?.evidence, ranOther?.evidence),
 			{ text: 'If the program\'s Python threads do not call MPI at the same time, ask for less than MPI_THREAD_MULTIPLE before mpi4py.MPI is imported (MPI4PY_RC_THREAD_LEVEL=single was run under pml ucx on the testbed; funneled and serialized are below MULTIPLE too), forwarded to the ranks (mpirun -x MPI4PY_RC_THREAD_LEVEL); or use a UCX built with --enable-mt.', command: 'export MPI4PY_RC_THREAD_LEVEL=single   # mpirun -x MPI4PY_RC_THREAD_LEVEL …' },
-			forced ? 'error' : 'warning')];
+			forced ? 'error' : refusal ? 'info' : 'warning')];
 	},
 };
 

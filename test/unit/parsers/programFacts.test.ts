@@ -35,6 +35,7 @@ describe('program facts parsers', () => {
 		assert.match(p.mpiModule?.value ?? '', /^\/usr\/lib\/python3\/dist-packages\/mpi4py\/MPI\.cpython-311-x86_64-linux-gnu\.so$/);
 		assert.match(p.libraryVersion?.value ?? '', /^Open MPI v4\.1\.4, package: Debian OpenMPI/);
 		assert.equal(p.libraryVersion?.evidence.lineNo, 7);
+		assert.doesNotMatch(p.libraryVersion?.value ?? '', /\u0000/, 'Open MPI\'s trailing NUL is dropped');
 		const none = parseMpi4pyProbe(fixtureText('debian12-mpi4py', 'mpi4py-probe-not-installed.txt'));
 		assert.equal(none.version, null);
 		assert.match(none.python, /pyenv/);
