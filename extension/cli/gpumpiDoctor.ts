@@ -107,7 +107,7 @@ function srunOf(values: Values): Omit<SrunSpec, 'jobName'> | null {
 }
 
 /** Inspect this machine or the ssh host `where.host` (engine deployed and built there unless settings name one). */
-async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof normalizeSettings>['settings'], io: CliIo, logger: Logger): Promise<Report> {
+async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof normalizeSettings>['settings'], io: CliIo, logger: Logger, program?: string): Promise<Report> {
 	if (where.host === undefined && (where.setup !== undefined || where.sshConfig !== undefined)) { throw new UsageError('--setup and --ssh-config need --host'); }
 	if (where.host === undefined && where.connectTimeoutSeconds !== undefined) { throw new UsageError('--connect-timeout needs --host'); }
 	let remote: RemoteTarget | undefined;
@@ -129,6 +129,7 @@ async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof nor
 			...settings,
 			...(remote ? { enginePath: remote.enginePath, locateEngine: remote.locateEngine, probe: remote.probe, srun: remote.srun } : {}),
 			...(where.srun ? { srun: where.srun } : {}),
+			...(program !== undefined ? { program } : {}),
 			signal: io.signal,
 			logger,
 			onProgress: m => logger.info(m),
@@ -143,7 +144,7 @@ async function inspectWhere(where: InspectWhere, settings: ReturnType<typeof nor
  * The checked values of `inspect` (UsageError for any bad one; nothing is run): settings, where to inspect and the
  * HTML file to write (undefined: none).
  */
-function checkInspectArgs(values: Values, positionals: string[], cwd: string): { settings: ReturnType<typeof normalizeSettings>['settings']; where: InspectWhere; htmlFile: string | undefined } {
+function checkInspectArgs(values: Values, positionals: string[], cwd: string): { settings: ReturnType<typeof normalizeSettings>['settings']; where: InspectWhere; htmlFile: string | undefined; program: string | undefined } {
 	if (positionals.length > 0) { throw new UsageError(`unexpected argument: ${positionals[0]}`); }
 	const numberOf = (flag: string, v: Values[string]): number | undefined => {
 		if (v === undefined) { return undefined; }
@@ -175,7 +176,11 @@ function checkInspectArgs(values: Values, positionals: string[], cwd: string): {
 	}
 	const htmlFile = typeof values.html === 'string' ? path.resolve(cwd, values.html)
 		: values.json ? undefined : path.join(cwd, 'gpumpi-report.html');
-	return { settings, where, htmlFile };
+	// --program: a path here (made absolute), or on --host a path there; a bare name is looked up on the host's PATH.
+	const prog = values.program;
+	if (typeof prog === 'string' && (prog.trim() === '' || prog.includes('\0') || /[\r\n]/.test(prog))) { throw new UsageError('--program needs a program or script path'); }
+	const program = typeof prog !== 'string' ? undefined : (prog.includes('/') || /\.(py|jl)$/.test(prog)) && where.host === undefined ? path.resolve(cwd, prog) : prog;
+	return { settings, where, htmlFile, program };
 }
 
 /**
@@ -191,7 +196,7 @@ export function parseInspectArgs(args: readonly string[], cwd: string): ReturnTy
 const inspectCommand: ParsedSubcommand = {
 	name: 'inspect',
 	summary: 'Inspect this host\'s MPI / UCX / CUDA stack and explain what GPU buffers will do.',
-	usage: `gpumpi-doctor inspect [--json] [--html FILE] [--ranks N] [--engine PATH] [--mpirun PATH] [--timeout S] [--verbose]
+	usage: `gpumpi-doctor inspect [--json] [--html FILE] [--ranks N] [--engine PATH] [--mpirun PATH] [--timeout S] [--verbose] [--program PATH]
                       [--host SSH-HOST [--setup LINE] [--ssh-config FILE] [--connect-timeout S]] [--srun [--srun-mpi P] [--srun-arg X]…]
 
   --json          print the report as JSON on stdout (nothing else; no HTML unless --html)
@@ -201,6 +206,8 @@ const inspectCommand: ParsedSubcommand = {
   --mpirun PATH   the mpirun to launch the engine with (default: mpirun on PATH)
   --timeout S     seconds after which a tool is killed (1..3600, default 60)
   --verbose       log what is being run to stderr
+  --program PATH  also read your program (readelf, ldd; a .py / .jl script with python3 / julia as its interpreter):
+                  its link order, Cray MPICH's GTL, framework allocator settings in the script, mpi4py's thread level
   --host H        inspect the ssh host H (an alias from ~/.ssh/config or user@host) instead of this machine, with the
                   system ssh client (key login, host key already in known_hosts); without --engine the engine is
                   copied to and built on H (cached in ~/.cache/gpumpi-doctor/ there)
@@ -226,11 +233,12 @@ const inspectCommand: ParsedSubcommand = {
 		srun: { type: 'boolean' },
 		'srun-mpi': { type: 'string' },
 		'srun-arg': { type: 'string', multiple: true },
+		program: { type: 'string' },
 	},
 	async run(values, positionals, io) {
-		const { settings, where, htmlFile } = checkInspectArgs(values, positionals, io.cwd);
+		const { settings, where, htmlFile, program } = checkInspectArgs(values, positionals, io.cwd);
 		const logger = values.verbose ? createLogger(streamSink(io.stderr, 'debug'), 'cli') : nullLogger;
-		const report = await inspectWhere(where, settings, io, logger);
+		const report = await inspectWhere(where, settings, io, logger, program);
 		if (io.signal.aborted) { io.stderr('gpumpi-doctor: interrupted; running tools were stopped\n'); return EXIT.interrupted; }
 
 		if (values.json) { io.stdout(JSON.stringify(report, null, 2) + '\n'); } else { io.stdout(renderReportText(report)); }

@@ -6,6 +6,7 @@
 import type { LinkOrder } from './parsers/linkOrder';
 import type { MpivarsListing } from './parsers/mpivars';
 import type { LibfabricFacts } from './parsers/fiInfo';
+import type { GuardRankFacts, LddLibrary, Mpi4pyFacts, ProgramFacts, ScriptLine } from './parsers/programFacts';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect, RankAffinity } from '../shared/engineSchema';
 import type { RankAffinityJudgement } from './map/mapAffinity';
@@ -119,6 +120,9 @@ export interface UcxFacts {
 	/** From `--with-cuda` in the configure flags or `#define HAVE_CUDA 1` in -b. */
 	builtWithCuda: Located<boolean> | null;
 	builtWithGdrcopy: Located<boolean> | null;
+	/** Built with thread support (`#define ENABLE_MT 1` in `ucx_info -b`, configure --enable-mt); null when -b was
+	 *  not read. Absent in reports saved before 2026-12-07. */
+	threadSupport?: Located<boolean> | null;
 	/** Whether `ucx_info -d` was read at all (transports are meaningful only then). */
 	devicesListed: boolean;
 	memoryDomains: Located<string>[];
@@ -275,7 +279,8 @@ export type LogSignatureKind =
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
 	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start'
 	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed' | 'ompi-no-slurm-support' | 'ompi5-no-pmix'
-	| 'cxil-map-write-error';
+	| 'cxil-map-write-error'
+	| 'pml-ucx-no-thread-multiple';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }
@@ -305,6 +310,16 @@ export interface Facts {
 	mpichCvars: MpivarsListing | null;
 	/** libfabric as its `fi_info` saw it (raw outputs fi_info_version, fi_info, fi_info_hmem); null when none was collected. */
 	libfabric: LibfabricFacts | null;
+	/** The program a guarded command runs, or `inspect --program` names (raw output `program`); null when none. */
+	program: ProgramFacts | null;
+	/** `ldd` of the program, or of mpi4py's MPI module (raw outputs `ldd:<object>`): the libraries the loader resolves. */
+	programLibs: { object: string; libs: LddLibrary[] }[];
+	/** The lines of the program's script that set allocator or mpi4py options (raw outputs `script:<path>`). */
+	scripts: { path: string; lines: ScriptLine[] }[];
+	/** The mpi4py probe (raw output `mpi4py`); null when it was not run or the interpreter was not found. */
+	mpi4py: Mpi4pyFacts | null;
+	/** Per guarded rank: the pml it ran with and the buffer classes it passed to MPI (raw `guard_ranks`); null outside the guard. */
+	guardRanks: GuardRankFacts[] | null;
 	issues: ParseIssue[];
 }
 
@@ -329,6 +344,11 @@ export function emptyFacts(hostLabel: string): Facts {
 		programLinks: [],
 		mpichCvars: null,
 		libfabric: null,
+		program: null,
+		programLibs: [],
+		scripts: [],
+		mpi4py: null,
+		guardRanks: null,
 		issues: [],
 	};
 }

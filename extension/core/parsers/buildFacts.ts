@@ -13,12 +13,13 @@ import { parseOmpiInfo } from './ompiInfo';
 import { parseLinkOrder } from './linkOrder';
 import { parseMpivars } from './mpivars';
 import { emptyLibfabric, FI_INFO_IDS, parseFiInfoRaw } from './fiInfo';
+import { parseGuardRanks, parseLdd, parseMpi4pyProbe, parseProgram, parseScriptLines } from './programFacts';
 import { issue, lineEvidence, splitLines } from './text';
 import { parseSysGpuNuma, parseSysInfiniband, parseSysModules } from './sysFacts';
 import { emptyUcx, parseUcxBuild, parseUcxConfig, parseUcxDevices, parseUcxVersion } from './ucxInfo';
 
 /** Ids whose absence is normal (the tool simply is not installed): no issue when they fail with "not found". */
-const OPTIONAL_IDS = new Set(['mpichversion', 'mpivars', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
+const OPTIONAL_IDS = new Set(['mpichversion', 'mpivars', 'mpi4py', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
 
 function rawFailed(r: RawOutput): boolean {
 	return r.exitCode === null || r.timedOut === true;
@@ -127,6 +128,15 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 			issues.push(...parseSysModules(out, facts.sys, facts.gpu, id));
 		} else if (id === 'sys_infiniband') { issues.push(...parseSysInfiniband(out, facts.sys, id)); }
 		else if (id === 'sys_gpu_numa') { issues.push(...parseSysGpuNuma(out, facts.sys, id)); }
+		else if (id.startsWith('ldd:')) { facts.programLibs.push({ object: id.slice('ldd:'.length), libs: parseLdd(out, id) }); }
+		else if (id.startsWith('script:')) { facts.scripts.push({ path: id.slice('script:'.length), lines: parseScriptLines(out, id) }); }
+		else if (id === 'program') { facts.program = parseProgram(out, id); }
+		else if (id === 'guard_ranks') { facts.guardRanks = parseGuardRanks(out, id); }
+		else if (id === 'mpi4py' && r.exitCode === 0) {
+			const p = parseMpi4pyProbe(out, id);
+			// The interpreter answered (mpi4py installed or not: version null says not): kept; an empty output is nothing known.
+			if (p.version || p.python !== '') { facts.mpi4py = p; }
+		}
 	}
 	if (ucxSeen) { facts.ucx = ucx; }
 	facts.messages = scanLogSignatures(raw);

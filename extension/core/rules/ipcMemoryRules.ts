@@ -9,6 +9,7 @@
  * staged pipeline or tcp, ucx#11548); 1.22 also exports cuMemCreate (VMM) memory that allows POSIX-FD handles
  * (cuMemRetainAllocationHandle + cuMemExportToShareableHandle), not pool memory. Open MPI's smcuda uses legacy IPC only.
  */
+import type { Evidence } from '../../shared/report';
 import type { EngineRankFacts, Facts, IpcMemoryProbe } from '../facts';
 import { versionParts } from '../parsers/text';
 import { compareVersions } from './helpers';
@@ -20,6 +21,53 @@ function notLegacy(facts: Facts): { rank: EngineRankFacts; kinds: IpcMemoryProbe
 	for (const r of facts.engine?.ranks ?? []) {
 		const kinds = (r.ipcMemory ?? []).filter((p) => p.kind !== 'cuMemAlloc' && p.allocated && p.legacyIpcCapable === false);
 		if (kinds.length > 0) { return { rank: r, kinds, baseline: r.ipcMemory?.find((p) => p.kind === 'cuMemAlloc') }; }
+	}
+	return null;
+}
+
+/** What this stack does with non-legacy-IPC GPU memory of one kind, as gpu-memory-not-legacy-ipc reads it. */
+export interface NonLegacyPath {
+	/** One sentence per component that handles such memory (UCX's cuda_ipc, Open MPI's smcuda). */
+	text: string;
+	/** The stack exports GPU buffers with legacy CUDA IPC only, for this kind (UCX < 1.22 with cuda_ipc, or smcuda). */
+	legacyOnly: boolean;
+	evidence: Evidence[];
+}
+
+/**
+ * What UCX's cuda_ipc (by its version, read from cuda_ipc_md.c at each tag) and Open MPI's smcuda do with pool or VMM
+ * memory (`vmmPosixFd`: VMM memory that allows POSIX-FD handles, which UCX 1.22 exports). Null when neither is here
+ * (no cuda_ipc listed, Open MPI not built with CUDA) or the facts do not say.
+ */
+export function nonLegacyPath(facts: Facts, kind: 'pool' | 'vmm', vmmPosixFd = false): NonLegacyPath | null {
+	const u = facts.ucx;
+	const cudaIpc = u?.transports.find((t) => t.name === 'cuda_ipc');
+	const vp = versionParts(u?.version?.value ?? '');
+	const known = cudaIpc !== undefined && vp.length >= 2;
+	const ompiCuda = facts.mpi.openmpi?.builtWithCuda?.value === true;
+	const parts: string[] = [];
+	let legacyOnly = false;
+	if (known && compareVersions(vp, [1, 18]) < 0) {
+		parts.push(`UCX ${u?.version?.value} registers every GPU buffer with cuIpcGetMemHandle (cuda_ipc_md.c up to 1.17): for ${kind} memory that call fails, and with it the registration (ucx#7110)`);
+		legacyOnly = true;
+	} else if (known && compareVersions(vp, [1, 22]) < 0) {
+		parts.push(`UCX ${u?.version?.value} exports ${kind} memory only as a fabric handle where the allocation allows one, and otherwise does not use CUDA IPC for it: its staged pipeline or tcp (ucx#11548: ~200 → ~0.3 GB/s, data correct)`);
+		legacyOnly = true;
+	} else if (known) {
+		parts.push(kind === 'vmm' && vmmPosixFd
+			? `UCX ${u?.version?.value} exports cuMemCreate memory that allows POSIX-FD handles (cuda_ipc_md.c@v1.22.0)`
+			: `UCX ${u?.version?.value} exports cuMemCreate memory that allows POSIX-FD handles, but not ${kind === 'pool' ? 'pool memory' : 'VMM memory that allows no shareable handle'}: no CUDA IPC for it`);
+	}
+	if (ompiCuda) { parts.push('Open MPI\'s smcuda BTL exports GPU buffers with cuIpcGetMemHandle only'); legacyOnly = true; }
+	if (parts.length === 0) { return null; }
+	return { text: parts.join('; '), legacyOnly, evidence: ev(u?.version?.evidence, cudaIpc?.evidence, facts.mpi.openmpi?.builtWithCuda?.evidence) };
+}
+
+/** The engine probe's line for one allocation kind (first rank that allocated it), for evidence. */
+export function probedKind(facts: Facts, kind: string): IpcMemoryProbe | null {
+	for (const r of facts.engine?.ranks ?? []) {
+		const p = (r.ipcMemory ?? []).find((x) => x.kind === kind && x.allocated);
+		if (p) { return p; }
 	}
 	return null;
 }
