@@ -90,10 +90,17 @@ std::string mappedPml() {
 	return found.size() == 1 ? *found.begin() : "";
 }
 
-/** The MPI_T control variable `name` as a string, or "". */
+/**
+ * The MPI_T control variable `name` as a string, or "". Called after MPI_Init: the tool interface is initialised with
+ * the thread level the program already has, never a lower one. Open MPI's MPI_T_init_thread sets the MPI library's
+ * own thread level from its argument (ompi_mpi_thread_level, ompi/runtime/ompi_mpi_init.c at v4.1.4 and v5.0.7): asked
+ * with MPI_THREAD_SINGLE it turned a program's MPI_THREAD_MULTIPLE into SINGLE (MPI_Query_thread said so, and Open MPI
+ * dropped its own locking), seen with mpi4py under the guard on Open MPI 4.1.4 and 5.0.7.
+ */
 std::string cvarString(const char* name) {
-	int provided = 0;
-	if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "";
+	int level = MPI_THREAD_SINGLE, provided = 0;
+	if (PMPI_Query_thread(&level) != MPI_SUCCESS) return "";
+	if (PMPI_T_init_thread(level, &provided) != MPI_SUCCESS) return "";
 	std::string out;
 	int idx = -1;
 	if (PMPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS && idx >= 0) {
