@@ -5,9 +5,10 @@
 //   node scripts/ucxVersionsTable.mjs [CAPTURE]          print the section (Markdown) on stdout
 //   node scripts/ucxVersionsTable.mjs --write [CAPTURE]  replace the section between its markers in docs/device-results.md
 //   node scripts/ucxVersionsTable.mjs --check [CAPTURE]  exit 1 when the doc's section is not what the capture gives
-// CAPTURE defaults to the newest test-fixtures/repro/h200-testbed/ucx-versions-*.json.
+// CAPTURE defaults to the newest test-fixtures/repro/*/ucx-versions-*.json[.gz] (kept gzipped: the CLI's whole documents).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,12 +21,14 @@ const args = process.argv.slice(2);
 const mode = args.includes('--write') ? 'write' : args.includes('--check') ? 'check' : 'print';
 let file = args.find((a) => !a.startsWith('--'));
 if (!file) {
-	const dir = path.join(root, 'test-fixtures/repro/h200-testbed');
-	const all = fs.readdirSync(dir).filter((f) => /^ucx-versions-.*\.json$/.test(f)).sort();
-	if (all.length === 0) { process.stderr.write('ucxVersionsTable: no test-fixtures/repro/h200-testbed/ucx-versions-*.json\n'); process.exit(2); }
-	file = path.join(dir, all[all.length - 1]);
+	const base = path.join(root, 'test-fixtures/repro');
+	const all = fs.readdirSync(base).flatMap((d) => (fs.statSync(path.join(base, d)).isDirectory() ? fs.readdirSync(path.join(base, d)).map((f) => path.join(base, d, f)) : []))
+		.filter((f) => /\/ucx-versions-[^/]*\.json(\.gz)?$/.test(f)).sort((a, b) => path.basename(a).localeCompare(path.basename(b)));
+	if (all.length === 0) { process.stderr.write('ucxVersionsTable: no test-fixtures/repro/*/ucx-versions-*.json[.gz]\n'); process.exit(2); }
+	file = all[all.length - 1];
 }
-const cap = JSON.parse(fs.readFileSync(path.resolve(file), 'utf8'));
+const bytes = fs.readFileSync(path.resolve(file));
+const cap = JSON.parse((file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'));
 const rel = path.relative(root, path.resolve(file));
 const stacks = cap.stacks.map((s) => s.ucx);
 const run = (stack, name) => cap.runs.find((r) => r.stack === stack && r.name === name);
@@ -78,7 +81,8 @@ for (const size of ['64M', '4M']) {
 	}
 }
 for (const variant of ['pool', 'vmm', 'direct']) {
-	row(`plain send of ${variant === 'pool' ? 'cudaMallocAsync (pool)' : variant === 'vmm' ? 'VMM (cuMemCreate, POSIX-FD)' : 'cuMemAlloc'} memory, 64M`, (s) => ipcCell(run(s, 'pool-64M'), () => true, variant));
+	const what = variant === 'pool' ? 'plain send of cudaMallocAsync (pool) memory' : variant === 'vmm' ? 'plain send of VMM (cuMemCreate, POSIX-FD) memory' : 'receive into an IPC import (direct), same run';
+	row(`${what}, 64M, \`UCX_LOG_LEVEL=info\``, (s) => ipcCell(run(s, 'pool-64M'), () => true, variant));
 }
 const fbStat = (s, mode) => run(s, 'fallback-tryucx')?.doc?.stats.find((x) => x.mode === mode && x.sizeBytes === GiB);
 row('fallback 1 GiB, `UCX_TLS=sm,cuda_copy,self`: MPI GB/s (median, min–max of 3)', (s) => fbStat(s, 'mpi') ? gb(fbStat(s, 'mpi').bestGbps) : missing(run(s, 'fallback-tryucx')));

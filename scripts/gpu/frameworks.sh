@@ -24,7 +24,7 @@
 # ({"schema":"gpumpi.gpu-frameworks/1","host","python","probe","probe_ldd","ucx_enable_mt","inspect","runs":[...]};
 # each run: name, guard (true: under the guard), command, env, exit_code, timed_out, duration_s, output (rank / BW / RESULT lines and Open MPI's,
 # UCX's and the guard's warnings), reports (the guard's per-rank JSON documents)).
-# The integrator copies $OUT/frameworks.json to test-fixtures/engine/h200-testbed/frameworks.json; the test
+# The integrator copies $OUT/frameworks.json to test-fixtures/engine/h100-testbed/frameworks.json; the test
 # test/unit/rules/h200Frameworks.test.ts then checks the rules against it.
 set -u
 . "$(dirname "$0")/common.bash" frameworks

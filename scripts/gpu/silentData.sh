@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # testGpu: only when named (bash scripts/testGpu.sh silentData): SILENT_BUDGET_S (default 200) bounds it, ~3 minutes.
-# Issue 35 part B on the device: what the new rules read, captured where a GPU is (test-fixtures/tools/h200-silentdata/
+# Issue 35 part B on the device: what the new rules read, captured where a GPU is (test-fixtures/tools/gpu-silentdata/
 # README.md says how the integrator turns the result into fixtures; test/unit/rules/silentDataRules.test.ts and
 # libfabricRules.test.ts read it):
 #   mpi4py         which MPI /opt/torch/.venv's mpi4py links: mpi4py.get_config(), MPI.Get_library_version(), ldd

@@ -151,6 +151,7 @@ export const URLS = {
 	devCudaInit: 'docs/device-results.md#cuda-first-touched-after-mpi_init',
 	devRndv: 'docs/device-results.md#ucx-rendezvous-settings-and-the-host-memory-of-the-staging-pipeline',
 	devIpcTrials: 'docs/device-results.md#ipc-pointer-reproducer-with-trials-issue-12s-check',
+	devUcxVersions: 'docs/device-results.md#ucx-1200-beside-1131-issue-33',
 	devH100Cli: 'docs/device-results.md#the-headless-cli-on-the-h100-second-call-0311-utc',
 	devRndvForms: 'docs/device-results.md#ucx-rendezvous-settings-in-their-accepted-forms-call-c-item-8',
 	devForeign: 'docs/device-results.md#2026-12-06-second-session-guard-on-programs-it-was-not-written-for-issue-31',

@@ -13,6 +13,7 @@ import { versionParts } from '../parsers/text';
 import { compareVersions, envSettings, ucxTransports, visibleGpus } from './helpers';
 import { ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
+import { MEASURED as M } from './measured.generated';
 
 /** A UCX setting as the ranks get it: the environment (engine ranks first), else ucx_info -c, else null. */
 function ucxSetting(facts: Facts, name: string): { value: string; evidence: Evidence; origin: string } | null {
@@ -43,7 +44,7 @@ function ucxUnder(facts: Facts, soname: string): Evidence | null {
 }
 
 const staticCudart: Rule = {
-	id: 'ucx-memtype-cache-static-cudart', severity: 'warning', title: 'Static CUDA runtime with UCX\'s CUDA hooks in reloc mode: GPU buffers taken for host memory',
+	id: 'ucx-memtype-cache-static-cudart', severity: 'info', title: 'Static CUDA runtime with UCX\'s CUDA hooks in reloc mode: GPU buffers taken for host memory',
 	reads: ['programLinks[] (readelf: cudaFree defined in the program)', 'env.UCX_MEM_CUDA_HOOK_MODE', 'ucx.config.UCX_MEM_CUDA_HOOK_MODE', 'env.UCX_MEMTYPE_CACHE', 'env.UCX_MEM_EVENTS', 'mpi.mpich.device', 'mpi.openmpi.components (pml ucx)'],
 	appliesTo: { ucx: '>=1.13', cuda: 'all' },
 	verifiedAgainst: [
@@ -55,6 +56,7 @@ const staticCudart: Rule = {
 		src(U.ucxMemtypeCache1131Src, 'UCX 1.13.1: without memory-event hooks the memtype cache is not created (UCX then asks the driver for every buffer)', 'ucs_diag("failed to set UCM memtype event handler: %s",'),
 		src(U.ucxGlobalOpts1131, 'the fix\'s variable: UCX_MEMTYPE_CACHE, a ternary defaulting to try, in UCX 1.13.1 (n takes the cache away)', '{"MEMTYPE_CACHE", "try", "Enable memory type (cuda/rocm) cache", ucs_offsetof(ucs_global_opts_t, enable_memtype_cache), UCS_CONFIG_TYPE_TERNARY},'),
 		src(U.ucxGlobalOpts122, 'the same definition in UCX 1.22.0: the fix is valid across the rule\'s range', '{"MEMTYPE_CACHE", "try", "Enable memory type (cuda/rocm) cache", ucs_offsetof(ucs_global_opts_t, enable_memtype_cache), UCS_CONFIG_TYPE_TERNARY},'),
+		src(U.devStaticCudart, `H100, Open MPI 5.0.7 + UCX 1.13.1 with UCX_MEM_CUDA_HOOK_MODE=reloc and the memtype cache on: the static-cudart program ${M.relocStaticCudart.text} launches (the miss UCX documents was not seen there; info, not warning)`),
 		src(U.devStaticCudart, 'H200 / H100 testbed, UCX 1.13.1 with its default bistro hooks: a program built with nvcc\'s default static cudart passed cudaMalloc, pool and VMM buffers through pml ucx correctly in every trial (c-malloc, c-pool, c-vmm)'),
 	],
 	fixSummary: 'UCX_MEMTYPE_CACHE=n for programs with a static CUDA runtime whenever UCX\'s CUDA hooks are not in bistro mode (UCX then asks the driver for each buffer: slower small messages); or unset UCX_MEM_CUDA_HOOK_MODE (bistro is the default where built); or link the runtime shared (nvcc -cudart shared).',
@@ -73,7 +75,7 @@ const staticCudart: Rule = {
 			if (!order.staticCudart || !order.mpi) { continue; }
 			const under = ucxUnder(facts, order.mpi.soname);
 			if (!under) { continue; }
-			out.push(finding(this, `${program} has the CUDA runtime linked in statically (cudaFree is defined in the program) and runs its MPI (${order.mpi.soname}) over UCX, whose CUDA memory hooks are in ${modes.join(',')} mode here (UCX_MEM_CUDA_HOOK_MODE=${hook.value}, ${hook.origin}). In that mode UCX hooks the program's relocation tables; a statically linked runtime calls the driver past them, and UCX says so itself: "some memory events may be missed and not reported". Its memory-type cache (UCX_MEMTYPE_CACHE=${cache?.value ?? 'try'}, the default) then never hears of the program's cudaMalloc buffers, and a buffer it does not know is taken for host memory: the CPU touches GPU memory (SIGSEGV, "Bad address") or the data is wrong. UCX's 1.13 FAQ: statically compiled programs "must disable memory detection cache by setting UCX_MEMTYPE_CACHE=n". In bistro mode, UCX's default where it is built, the hooks see these allocations (a static-cudart program was correct in every trial on the testbed with it).`,
+			out.push(finding(this, `${program} has the CUDA runtime linked in statically (cudaFree is defined in the program) and runs its MPI (${order.mpi.soname}) over UCX, whose CUDA memory hooks are in ${modes.join(',')} mode here (UCX_MEM_CUDA_HOOK_MODE=${hook.value}, ${hook.origin}). In that mode UCX hooks the program's relocation tables; a statically linked runtime calls the driver past them, and UCX says so itself: "some memory events may be missed and not reported". Its memory-type cache (UCX_MEMTYPE_CACHE=${cache?.value ?? 'try'}, the default) then never hears of the program's cudaMalloc buffers, and a buffer it does not know is taken for host memory: the CPU touches GPU memory (SIGSEGV, "Bad address") or the data is wrong. UCX's 1.13 FAQ: statically compiled programs "must disable memory detection cache by setting UCX_MEMTYPE_CACHE=n". In bistro mode, UCX's default where it is built, the hooks see these allocations (a static-cudart program was correct in every trial on the testbed with it). Measured in reloc mode too (H100, Open MPI 5.0.7 + UCX 1.13.1, cudaMalloc and pool buffers): the program ${M.relocStaticCudart.text} launches, so the miss was not seen there; it depends on which allocations the program makes before UCX hooks in: measure yours with and without the fix.`,
 				ev(order.staticCudart, order.mpi.evidence, hook.evidence, cache?.evidence, under),
 				{ text: 'Switch the memory-type cache off for this program (UCX then asks the driver for each buffer: slower small messages), or unset UCX_MEM_CUDA_HOOK_MODE so UCX uses its default bistro hooks, or link the CUDA runtime shared (nvcc -cudart shared).', command: 'export UCX_MEMTYPE_CACHE=n' }));
 		}

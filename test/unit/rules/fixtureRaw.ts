@@ -109,7 +109,7 @@ export interface SilentDataDoc {
 	runs: { setting: string; alloc: string; trial: number; rc: number; result: string }[];
 }
 export function silentDataDoc(): SilentDataDoc | null {
-	const f = path.join(FIXTURES, 'h200-silentdata', 'silentData.json');
+	const f = path.join(FIXTURES, 'gpu-silentdata', 'silentData.json');
 	return fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, 'utf8')) as SilentDataDoc : null;
 }
 

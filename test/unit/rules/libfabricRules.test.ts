@@ -157,7 +157,7 @@ describe('libfabric-cxi-map-write-error', () => {
 	});
 });
 
-describe('libfabric on the GPU machine (scripts/gpu/silentData.sh → test-fixtures/tools/h200-silentdata/silentData.json)', () => {
+describe('libfabric on the GPU machine (scripts/gpu/silentData.sh → test-fixtures/tools/gpu-silentdata/silentData.json)', () => {
 	it('its fi_info (when installed there): the finding fires exactly when libfabric\'s log says its CUDA interface did not start', function () {
 		const doc = silentDataDoc();
 		if (!doc?.fi_info.installed || !doc.fi_info.hmem || !doc.fi_info.version || !doc.fi_info.plain) { this.skip(); }
