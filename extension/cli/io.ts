@@ -25,24 +25,18 @@ export interface CliIo {
 /** A mistake in the command line: printed with the subcommand's usage, exit 2. An empty message asks for the usage. */
 export class UsageError extends Error {}
 
-/** Does `e` come from node:util parseArgs refusing the command line? */
-export function isParseArgsError(e: unknown): boolean {
-	const code = (e as { code?: unknown } | null)?.code;
-	return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
-}
-
 /**
- * Run one subcommand body with the exit-code table applied: a UsageError (or a parseArgs refusal) prints the message
- * and the usage on stderr and gives 2 (an empty message: the usage on stdout, 0); any other error gives 3.
+ * Run one subcommand body with the exit-code table applied: a UsageError prints the message, the synopsis (the
+ * usage's first line) and where the rest is on stderr and gives 2 (an empty message: the whole usage on stdout, 0);
+ * any other error gives 3.
  */
 export async function runSubcommand(name: string, usage: string, io: CliIo, body: () => Promise<number>): Promise<number> {
 	try {
 		return await body();
 	} catch (e) {
-		if (e instanceof UsageError || isParseArgsError(e)) {
-			const msg = (e as Error).message;
-			if (!msg) { io.stdout(usage); return EXIT.ok; }
-			io.stderr(`gpumpi-doctor ${name}: ${msg}\n\n${usage}`);
+		if (e instanceof UsageError) {
+			if (!e.message) { io.stdout(usage); return EXIT.ok; }
+			io.stderr(`gpumpi-doctor ${name}: ${e.message}\n${usage.split('\n')[0]}\n(gpumpi-doctor ${name} --help lists every option)\n`);
 			return EXIT.usage;
 		}
 		io.stderr(`gpumpi-doctor ${name}: failed: ${errorText(e)}\n`);

@@ -212,7 +212,7 @@ describe('gpumpi-doctor guard usage', () => {
 	it('usage errors exit 2 with a message and start nothing', async () => {
 		for (const [argv, re] of [
 			[[], /no command to run/], [['--'], /no command to run/], [['./app'], /put the command after --/],
-			[['--mode', 'repor', '--', 'a'], /--mode needs report, warn, fix, got "repor"/], [['--np', '0', '--', 'a'], /--np needs an integer 1\.\.4096/],
+			[['--mode', 'repor', '--', 'a'], /--mode needs report, warn or fix, got "repor"/], [['--np', '0', '--', 'a'], /--np needs an integer 1\.\.4096/],
 			[['--np', '2', '--', 'mpirun', 'a'], /is a launcher/], [['--srun', '--', 'a'], /--srun needs --np/],
 			[['--report-dir', 'rel', '--', 'a'], /absolute/], [['--setup', 'x', '--', 'a'], /--setup and --ssh-config need --host/],
 			[['--host', '-oProxyCommand=x', '--', 'a'], /--host/], [['--preset', 'bad', '--', 'a'], /--preset needs NAME=VALUE/],
