@@ -3,18 +3,20 @@
  * (core/guard/guardRunner.ts), merges the per-rank reports (core/guard/guardMerge.ts) and prints the verdict, the
  * findings with evidence and fix, and the per-peer traffic (or the gpumpi-guard-result/1 document with --json; the
  * program's own output then goes to stderr so stdout stays the JSON). Every option is checked before anything is
- * launched (exit 2); the program's exit code becomes ours (3 when it has none: killed, not started), 130 on Ctrl-C.
+ * launched; the program's exit code becomes ours, and the guard's own failures have codes of their own, as timeout(1)'s
+ * do (GUARD_EXIT: 124 timed out, 125 the guard failed, usage errors included, 126 not runnable, 127 not found, 128+N a
+ * signal, 130 Ctrl-C).
  */
 import * as path from 'node:path';
 import { version as toolVersion } from '../../package.json';
 import { writeFileWhole } from '../core/fileWrite';
 import { mergeGuardReports, bytesText, printable } from '../core/guard/guardMerge';
-import { guardExitCode, guardResult, type GuardResult } from '../core/guard/guardResult';
+import { GUARD_EXIT, guardExitCode, guardResult, type GuardResult } from '../core/guard/guardResult';
 import { GUARD_LIB_NAME, GUARD_MODES, launcherKind, runGuarded, type GuardMode } from '../core/guard/guardRunner';
 import { withJobName } from '../core/launch/launchSpec';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { posixQuoteArgv } from '../shared/shellQuote';
-import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
+import { runSubcommand, shown, UsageError, type CliIo } from './io';
 import { flag, helpText, integer, oneOf, option, parseArgv, text, withHelp } from './argv';
 import { checkLaunchOptions, cliLaunchTarget, launchCliOptions, LAUNCH_OPTIONS, TARGET_OPTIONS, type LaunchCliOptions } from './launchArgs';
 import { renderFindingText, terminalSafe } from './textReport';
@@ -38,7 +40,7 @@ export const GUARD_OPTIONS = {
 const USAGE = helpText(GUARD_OPTIONS, {
 	usage: 'gpumpi-doctor guard [options] -- COMMAND [ARGS…]',
 	intro: 'Runs your MPI program under gpumpi-guard (docs/guard.md) and reports what it does with GPU buffers: calls, bytes and buffer classes per peer, the dangerous calls with their call site, and the fix. COMMAND is your launch line (mpirun … ./app args, mpiexec …, srun …): the guard\'s variables are forwarded by the launcher (-x, -genv, --export=ALL,…). A COMMAND that is not a launcher runs alone (one rank), or with --np N / --srun like the other commands.',
-	footer: 'Exit code: the program\'s own (0 when it succeeded, whatever the findings), 2 usage error, 3 it could not run or has no exit code (killed), 130 interrupted (the whole job is ended).',
+	footer: `Exit code: the program's own when it exited (0 when it succeeded, whatever the findings), 128+N when signal N ended it; the guard keeps the codes of timeout(1) for itself: ${GUARD_EXIT.timedOut} --timeout stopped it, ${GUARD_EXIT.guardFailed} the guard failed (a usage error, no guard library, --out not written, the host lost; the reason on stderr, no result printed), ${GUARD_EXIT.cannotRun} COMMAND found but not runnable, ${GUARD_EXIT.notFound} COMMAND not found, ${GUARD_EXIT.interrupted} interrupted (Ctrl-C: the whole job is ended). A program that itself exits 124-127 is told apart by the result (--json: exitCode, signal, timedOut, error).`
 });
 
 /** Launcher options of the other commands that guard refuses: they belong in COMMAND. */
@@ -112,7 +114,7 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 		const kind = launcherKind(o.command);
 		const target = await cliLaunchTarget({ ...o, engine: o.guardLib }, o.np ?? 1, io.cwd, progress);
 		for (const n of target.notes) { progress(n); }
-		if (!target.ok) { progress(target.error); return EXIT.failed; }
+		if (!target.ok) { progress(target.error); return GUARD_EXIT.guardFailed; }
 		let result: GuardResult;
 		try {
 			const guardLib = o.guardLib ?? path.posix.join(path.posix.dirname(target.engine), GUARD_LIB_NAME);
@@ -126,7 +128,7 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 			}
 			if (!listing?.includes(path.posix.basename(guardLib))) {
 				progress(`no guard library at ${guardLib} on ${target.label} (build it: node scripts/ensure.mjs --all-mpis, or give --guard-lib)`);
-				return EXIT.failed;
+				return GUARD_EXIT.guardFailed;
 			}
 			const spec = !kind && (o.np !== null || o.srun) ? { ...target.spec, np: o.np ?? 1 } : null;
 			// Known only now (the flavour): what the launcher refuses, still before anything is launched.
@@ -147,16 +149,16 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 			await target.close();
 		}
 		// Interrupted: the ranks were killed before they could report; nothing half is printed or written.
-		if (io.signal.aborted) { progress('interrupted; the program was stopped'); return EXIT.interrupted; }
+		if (io.signal.aborted) { progress('interrupted; the program was stopped'); return GUARD_EXIT.interrupted; }
 		const doc = JSON.stringify(result, null, 1) + '\n';
 		if (o.out) {
 			try { writeFileWhole(path.resolve(io.cwd, o.out), doc); } catch (e) {
-				progress(`cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}`);
-				return EXIT.failed;
+				progress(`cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)} (the program's exit code was ${guardExitCode(result)})`);
+				return GUARD_EXIT.guardFailed;
 			}
 		}
 		if (!o.json) { io.stdout('\n'); }
 		io.stdout(o.json ? doc : renderGuardText(result));
 		return guardExitCode(result);
-	});
+	}, { usage: GUARD_EXIT.guardFailed, failed: GUARD_EXIT.guardFailed });
 }

@@ -3,14 +3,17 @@
  * tool-output parsers: random and hostile argv (unknown flags, missing values, huge numbers, unicode, lone
  * surrogates, NUL, values that start with "-", shell metacharacters, 5 000-character values) must give a parsed
  * result that honours the engine's limits, or a UsageError — never another exception. The options drawn are every
- * option of each subcommand's table (extension/cli/argv.ts), so a new option is fuzzed as soon as it exists. Then a sample of the refused command lines goes through the real `main()`: exit 2 (0
- * for --help) and not one child process started (test/unit/cli/spawnSpy.ts). The argv are synthetic by design.
+ * option of each subcommand's table (extension/cli/argv.ts), so a new option is fuzzed as soon as it exists. Then a
+ * sample of the refused command lines goes through the real `main()`: exit 2 (125 for guard, whose usage error must
+ * not look like its program's 2; 0 for --help) and not one child process started (test/unit/cli/spawnSpy.ts). The
+ * argv are synthetic by design.
  */
 import * as assert from 'node:assert/strict';
 import type { OptionTable } from '../../../extension/cli/argv';
 import { ANALYZE_OPTIONS, COLLECT_OPTIONS, parseAnalyzeArgs, parseCollectArgs } from '../../../extension/cli/bundleCli';
 import { main } from '../../../extension/cli/gpumpiDoctor';
 import { EXIT, UsageError } from '../../../extension/cli/io';
+import { GUARD_EXIT } from '../../../extension/core/guard/guardResult';
 import { GUARD_OPTIONS, parseGuardArgs } from '../../../extension/cli/guardCli';
 import { INSPECT_OPTIONS, parseInspectArgs } from '../../../extension/cli/inspectCli';
 import { MAP_OPTIONS, parseMapArgs } from '../../../extension/cli/mapCli';
@@ -140,7 +143,7 @@ describe('fuzz the CLI argument parsers', function () {
 		});
 	}
 
-	it('main() on 150 refused command lines per subcommand: exit 2 (0 for --help), nothing on stdout but help, no process started', async () => {
+	it('main() on 150 refused command lines per subcommand: exit 2 (guard: 125; 0 for --help), nothing on stdout but help, no process started', async () => {
 		for (const sub of Object.keys(OPTIONS)) {
 			for (const { argv, help } of (refused[sub] ?? []).slice(0, 150)) {
 				const io = captureIo('/tmp');
@@ -148,7 +151,7 @@ describe('fuzz the CLI argument parsers', function () {
 				const what = `${sub} ${JSON.stringify(argv)}: ${io.err.slice(0, 300)}`;
 				assert.deepEqual(spawned, [], `${what} started processes`);
 				if (help) { assert.equal(code, EXIT.ok, what); continue; }
-				assert.equal(code, EXIT.usage, what);
+				assert.equal(code, sub === 'guard' ? GUARD_EXIT.guardFailed : EXIT.usage, what);
 				assert.equal(io.out, '', what);
 				assert.match(io.err, /^gpumpi-doctor/, what);
 			}
