@@ -79,6 +79,8 @@ export interface ActivationTimings {
 	moduleLoadMs: number;
 	/** activate() called → every command registered. */
 	commandsMs: number;
+	/** When every command was registered, wall clock (ms since 1970; for comparing with another process's clock). */
+	commandsAtEpochMs: number;
 	/** The body of activate(). */
 	activateMs: number;
 }
@@ -100,10 +102,10 @@ export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 		registerReproCommands(context, logger.child('repro'), key => service.reportFor(key), showLog),
 	);
 	const commandsAt = performance.now();
-	// After the commands (a command picked while this runs already works): what a killed window left is ended.
+	// Last, not awaited: the sweep of what a killed window left reads its markers and may signal and wait for processes.
 	const sweep = startRunMarkers(context, logger);
 	const timings = activationTimings(activateStart, commandsAt);
-	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): bundle ${timings.bundleEvalMs.toFixed(1)} ms, VS Code's context ${timings.contextMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms (commands after ${timings.commandsMs.toFixed(1)} ms); extension host pid ${process.pid}`);
+	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): bundle ${timings.bundleEvalMs.toFixed(1)} ms, VS Code's context ${timings.contextMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms (commands after ${timings.commandsMs.toFixed(1)} ms, at ${new Date(timings.commandsAtEpochMs).toISOString()}); extension host pid ${process.pid}`);
 	return extensionApi(context, service, inspection, hostsTree, timings, sweep);
 }
 
@@ -117,6 +119,7 @@ function activationTimings(activateStart: number, commandsAt: number): Activatio
 		contextMs: activateStart - end,
 		moduleLoadMs: activateStart - start,
 		commandsMs: commandsAt - activateStart,
+		commandsAtEpochMs: performance.timeOrigin + commandsAt,
 		activateMs: performance.now() - activateStart,
 	};
 }

@@ -50,10 +50,11 @@ describe('extension', () => {
 		// Our share, as the extension measured it whoever activated it: evaluating the bundle (banner → footer), VS
 		// Code's part before it calls activate() (the extension context), and activate() with its commands.
 		const t = (a.activationTimings as () => Record<string, number>)();
-		for (const k of ['bundleEvalMs', 'contextMs', 'moduleLoadMs', 'commandsMs', 'activateMs']) {
+		for (const k of ['bundleEvalMs', 'contextMs', 'moduleLoadMs', 'commandsMs', 'activateMs', 'commandsAtEpochMs']) {
 			assert.ok(Number.isFinite(t[k]) && t[k] >= 0, `activationTimings().${k} is ${t[k]} (the bundle's banner and footer marks?)`);
 		}
 		assert.ok(t.commandsMs <= t.activateMs, 'the commands are registered within activate()');
+		assert.ok(Math.abs(t.commandsAtEpochMs - Date.now()) < 10 * 60_000, `commandsAtEpochMs ${t.commandsAtEpochMs} is not a time of this run`);
 		recordMetric('activationBundleEvalMs', t.bundleEvalMs);
 		recordMetric('activationContextMs', t.contextMs);
 		recordMetric('activationModuleLoadMs', t.moduleLoadMs);
