@@ -280,7 +280,7 @@ async function main() {
 		'- Target: evaluating our bundle under 100 ms. The whole "module load" (banner → `activate()` called) is not the',
 		'  target, because it also waits for VS Code to create the extension context (its storage), which took longer',
 		'  than our whole bundle in a just-opened window; that wait is VS Code\'s, and its row is shown beside ours.',
-		`- The bundles measured are the production ones the .vsix ships (minified): dist/extension.js ${host ? `${(host.bundleBytes / 1024).toFixed(0)} KB` : '(not built)'};`,
+		`- The bundles measured are the production ones the .vsix ships (minified): dist/extension.js ${host ? `${(host.bundleBytes / 1024).toFixed(0)} KB` : '(not measured: --no-vscode)'};`,
 		'  the collector, parsers, rules and runners are in dist/core.js, loaded on the first command that needs them',
 		'  (extension/vscode/lazyCore.ts), so no activation row includes them.',
 		'- `api.inspect()` in the extension host also opens the diagnostics panel and runs in a fresh window; the CLI row is',
