@@ -25,7 +25,7 @@
  */
 import * as path from 'node:path';
 import type { Finding, RawOutput } from '../../shared/report';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { MpiFlavor } from '../launch/launchSpec';
 import type { ExecuteResult } from '../proc';
 import { buildFacts } from '../parsers/buildFacts';

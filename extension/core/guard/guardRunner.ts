@@ -11,7 +11,7 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { ExecuteResult, StreamName } from '../proc';
 import { runLaunch } from '../launch/runLaunch';
 import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, removeShmDir, type ShmDir } from '../launch/shmBacking';

@@ -6,7 +6,7 @@
 import { engineBuildOf, findEngineFor } from '../native';
 import { defaultSpec, type LaunchSpec, type MpiFlavor, type SrunSpec } from '../launch/launchSpec';
 import { detectFlavor } from '../launch/runLaunch';
-import type { Host } from './host';
+import type { Host } from '../host';
 import type { HostSetting } from './hostSettings';
 import { LocalHost } from './localHost';
 import { mpiFlavorOfSoname, parseLinkOrder } from '../parsers/linkOrder';

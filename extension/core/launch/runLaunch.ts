@@ -4,7 +4,7 @@
  * separate singletons instead of one job, and which MPI flavour an mpirun is.
  */
 import type { ExecuteResult } from '../proc';
-import type { Host, HostRunOptions } from '../hosts/host';
+import type { Host, HostRunOptions } from '../host';
 import { LocalHost } from '../hosts/localHost';
 import { buildLaunchArgv } from './launchArgv';
 import { withJobName, type LaunchSpec, type MpiFlavor } from './launchSpec';

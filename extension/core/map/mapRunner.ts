@@ -4,7 +4,7 @@
  * the evidence to it (mapEvidence.ts). Never throws on a failed run: the result says what went wrong.
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import { formatSeconds } from '../proc';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';

@@ -10,7 +10,7 @@ import {
 	type FallbackVerdict, type ReproFallbackDocument, type ReproFallbackReport, type TransportEvidence,
 } from '../../shared/reproSchema';
 import { compareSpreads, DEFAULT_TRIALS, spreadOf, spreadText, type Spread } from '../../shared/trialStats';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';

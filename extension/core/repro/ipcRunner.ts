@@ -9,7 +9,7 @@ import {
 	type IpcVariantOutcome, type IpcVariantResult, type IpcVariantSummary, type OutcomeCounts, type ReproIpcReport, type ReproMpiInfo,
 } from '../../shared/reproSchema';
 import { DEFAULT_TRIALS, trialVerdict } from '../../shared/trialStats';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
