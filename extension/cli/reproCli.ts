@@ -12,7 +12,7 @@ import { runFallbackRepro } from '../core/repro/fallbackRunner';
 import { runIpcVariants } from '../core/repro/ipcRunner';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
-import { PML_UCX_MCA } from '../core/repro/evidence';
+import { PML_UCX_MCA } from '../core/launch/evidenceSwitches';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';

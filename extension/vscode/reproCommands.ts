@@ -11,9 +11,10 @@ import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
 import { registerCommand, type CommandId } from './commands';
 import {
-	checkCustomPreset, checkMpirun, checkSize, checkSizes, checkUcxSetting, configsFromChoices, DEFAULT_CHOICES, MAX_TRY_UCX, REPRO_PRESETS,
+	checkCustomPreset, checkSize, checkSizes, checkUcxSetting, configsFromChoices, DEFAULT_CHOICES, MAX_TRY_UCX, REPRO_PRESETS,
 	UCX_STAGING_TRY_INFO, ucxSettingsOf, validateChoices, type ReproChoices,
 } from '../core/repro/reproChoices';
+import { checkMpirun } from '../core/launch/launchSpec';
 import { core } from './lazyCore';
 import type { Report } from '../shared/report';
 import type { ReproPanelData } from '../shared/reproProtocol';

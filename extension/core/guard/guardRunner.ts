@@ -18,7 +18,7 @@ import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, remo
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
 import { MAX_GUARD_REPORT_BYTES } from './guardReport';
 import type { GuardReportFile } from './guardMerge';
-import { detectLaunchFailure, type LaunchFailure } from '../repro/reproParsers';
+import { detectLaunchFailure, type LaunchFailure } from '../launch/launcherOutput';
 import type { Finding } from '../../shared/report';
 import { programCandidates, programLinkFindings } from '../collect/programLinks';
 

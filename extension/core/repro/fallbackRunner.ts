@@ -14,10 +14,12 @@ import type { Host } from '../host';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
-import { withEvidence } from './evidence';
+import { withEvidence } from '../launch/evidenceSwitches';
 import { rankFallback, statKey, type FallbackRanking } from './fallbackRanking';
 import { errorLines } from './failureSignatures';
-import { crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, launchFailureText, parseRankLines } from './reproParsers';
+import { crashedWho, detectCrash, detectLaunchFailure, launchFailureText, parseRankLines } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 
 /** What to run. */
 export interface FallbackRunOptions {

@@ -13,10 +13,13 @@ import type { Host } from '../host';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
-import { withEvidence } from './evidence';
+import { withEvidence } from '../launch/evidenceSwitches';
 import { groupFailureModes, matchSignatures } from './failureSignatures';
 import { ipcVerdict } from './ipcVerdict';
-import { cleanLine, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText, parseRankLines } from './reproParsers';
+import { cleanLine } from '../parsers/text';
+import { crashedWho, detectCrash, detectLaunchFailure, interestingLines, launchFailureText, parseRankLines } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 
 /** What to run. */
 export interface IpcRunOptions {
