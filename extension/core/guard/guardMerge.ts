@@ -8,7 +8,7 @@ import type { Finding, SourceRef } from '../../shared/report';
 import { MAP_SCHEMA, type MapDocument, type MapPair, type MapRank, type PathClass } from '../../shared/mapSchema';
 import { launchFailureText, type LaunchFailure } from '../launch/launcherOutput';
 import { src, URLS } from '../rules/sources';
-import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from './guardReport';
+import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from '../parsers/guardReport';
 
 /** One report file as read from the report directory. */
 export interface GuardReportFile { name: string; text: string }

@@ -16,7 +16,7 @@ import type { ExecuteResult, StreamName } from '../proc';
 import { runLaunch } from '../launch/runLaunch';
 import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, removeShmDir, type ShmDir } from '../launch/shmBacking';
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
-import { MAX_GUARD_REPORT_BYTES } from './guardReport';
+import { MAX_GUARD_REPORT_BYTES } from '../parsers/guardReport';
 import type { GuardReportFile } from './guardMerge';
 import { detectLaunchFailure, type LaunchFailure } from '../launch/launcherOutput';
 import type { Finding } from '../../shared/report';

@@ -5,6 +5,7 @@
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
 import type { Host } from '../host';
+import { LocalHost } from '../hosts/localHost';
 import { formatSeconds } from '../proc';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';
@@ -71,7 +72,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 		opts.onProgress?.(`running ${opts.spec.np} ranks: ${posixQuoteArgv(argv)}`);
 		opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
 	};
-	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch });
+	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch });
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session (a pair may hang: try fewer ranks or --pairs sampled)`); }
