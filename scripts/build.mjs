@@ -118,8 +118,8 @@ const targets = [
 			]),
 			outdir: 'dist',
 			platform: 'node', format: 'cjs',
-			// Test bundles load mocha, vscode, @vscode/test-electron, playwright-core and eslint at run time.
-			external: ['vscode', '*.node', 'mocha', '@vscode/test-electron', 'playwright-core', 'eslint'],
+			// Test bundles load mocha, vscode, @vscode/test-electron, playwright-core, eslint and typescript at run time.
+			external: ['vscode', '*.node', 'mocha', '@vscode/test-electron', 'playwright-core', 'eslint', 'typescript'],
 		},
 	},
 ].filter(t => !only || only.has(t.name))
