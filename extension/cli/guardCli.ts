@@ -8,13 +8,11 @@
  * signal, 130 Ctrl-C).
  */
 import * as path from 'node:path';
-import { version as toolVersion } from '../../package.json';
 import { writeFileWhole } from '../core/fileWrite';
-import { mergeGuardReports, bytesText, printable } from '../core/guard/guardMerge';
-import { GUARD_EXIT, guardExitCode, guardResult, type GuardResult } from '../core/guard/guardResult';
-import { GUARD_LIB_NAME, GUARD_MODES, launcherKind, runGuarded, type GuardMode } from '../core/guard/guardRunner';
-import { withJobName } from '../core/launch/launchSpec';
-import { buildLaunchArgv } from '../core/launch/launchArgv';
+import { bytesText, printable } from '../core/guard/guardMerge';
+import { GUARD_EXIT, guardExitCode, type GuardResult } from '../core/guard/guardResult';
+import { GUARD_LIB_NAME, GUARD_MODES, launcherKind, type GuardMode } from '../core/guard/guardRunner';
+import { runGuardUseCase } from '../core/guard/guardUseCase';
 import { posixQuoteArgv } from '../shared/shellQuote';
 import { runSubcommand, shown, UsageError, type CliIo } from './io';
 import { flag, helpText, integer, oneOf, option, parseArgv, text, withHelp } from './argv';
@@ -111,40 +109,20 @@ export async function guardMain(args: string[], io: CliIo): Promise<number> {
 	return runSubcommand('guard', USAGE, io, async () => {
 		const o = parseGuardArgs(args);
 		const progress = (l: string): void => io.stderr(`gpumpi-doctor guard: ${l}\n`);
-		const kind = launcherKind(o.command);
 		const target = await cliLaunchTarget({ ...o, engine: o.guardLib }, o.np ?? 1, io.cwd, progress);
 		for (const n of target.notes) { progress(n); }
 		if (!target.ok) { progress(target.error); return GUARD_EXIT.guardFailed; }
 		let result: GuardResult;
 		try {
-			const guardLib = o.guardLib ?? path.posix.join(path.posix.dirname(target.engine), GUARD_LIB_NAME);
-			let listing = await target.host.listDir(path.posix.dirname(guardLib));
-			if (!listing?.includes(path.posix.basename(guardLib)) && o.host && !o.guardLib && !o.engine) {
-				// The engine deployed on an ssh host is built for gpumpi_cli only: build the guard in the same build folder.
-				progress(`building ${GUARD_LIB_NAME} on ${target.label} (cmake --build ${path.posix.dirname(guardLib)} --target gpumpi_guard)`);
-				const b = await target.host.run(['cmake', '--build', path.posix.dirname(guardLib), '--target', 'gpumpi_guard', '-j', '2'], { timeoutMs: 600_000, signal: io.signal });
-				if (b.exitCode !== 0) { progress(`building the guard failed: ${b.error ?? (b.stderr.trim().split('\n').slice(-5).join(' | ') || `exit ${b.exitCode}`)}`); }
-				listing = await target.host.listDir(path.posix.dirname(guardLib));
-			}
-			if (!listing?.includes(path.posix.basename(guardLib))) {
-				progress(`no guard library at ${guardLib} on ${target.label} (build it: node scripts/ensure.mjs --all-mpis, or give --guard-lib)`);
-				return GUARD_EXIT.guardFailed;
-			}
-			const spec = !kind && (o.np !== null || o.srun) ? { ...target.spec, np: o.np ?? 1 } : null;
-			// Known only now (the flavour): what the launcher refuses, still before anything is launched.
-			if (spec) { try { buildLaunchArgv(withJobName(spec), o.command); } catch (e) { throw new UsageError((e as Error).message); } }
-			const outcome = await runGuarded({
-				command: o.command, mode: o.mode, host: target.host, flavor: target.flavor, guardLib, spec, env: o.stage && !o.env.some(([k]) => k === 'GPUMPI_GUARD_STAGE') ? [...o.env, ['GPUMPI_GUARD_STAGE', '1']] : o.env,
-				reportParent: o.reportDir, timeoutMs: o.timeoutS * 1000, signal: io.signal,
+			const run = await runGuardUseCase({
+				target, command: o.command, np: o.np, mode: o.mode, stage: o.stage, env: o.env, guardLib: o.guardLib, reportParent: o.reportDir,
+				timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: progress, guardOptions: args.slice(0, Math.max(0, args.indexOf('--'))),
 				onOutput: (_s, line) => { if (o.json || _s === 'stderr') { io.stderr(`${line}\n`); } else { io.stdout(`${line}\n`); } },
 			});
-			const merge = mergeGuardReports({
-				files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal,
-				userCommand: o.command, where: target.label, mode: o.mode, guardOptions: args.slice(0, Math.max(0, args.indexOf('--'))),
-				launchFailure: outcome.launchFailure,
-			});
-			result = guardResult({ version: toolVersion, where: target.label, mode: o.mode, flavor: target.flavor, guardLib, command: o.command, outcome, merge });
-			if (outcome.result.exitCode === null && outcome.result.error && !io.signal.aborted) { progress(`${posixQuoteArgv(outcome.argv)}: ${outcome.result.error}`); }
+			if (!run.ok && run.refused) { throw new UsageError(run.error); }
+			if (!run.ok) { progress(run.error); return GUARD_EXIT.guardFailed; }
+			result = run.result;
+			if (result.exitCode === null && result.error && !io.signal.aborted) { progress(`${posixQuoteArgv(result.argv)}: ${result.error}`); }
 		} finally {
 			await target.close();
 		}

@@ -9,7 +9,7 @@ import { resolveHost } from '../core/hosts/hostSettings';
 import { hostListArgs, resolveLaunchTarget, type LaunchTarget } from '../core/hosts/launchTarget';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { defaultSpec, parsePreset, SRUN_MPI_PLUGIN, type MpiFlavor } from '../core/launch/launchSpec';
-import { checkMpirun } from '../core/repro/reproChoices';
+import { checkMpirun } from '../core/launch/launchSpec';
 import { oneOf, option, pair, repeatable, flag, integer, text, type Kind, type OptionValues } from './argv';
 import { shown, UsageError } from './io';
 

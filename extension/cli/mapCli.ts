@@ -13,7 +13,8 @@ import { loadMapText } from '../core/map/mapFile';
 import { mapAffinity, renderAffinityLines } from '../core/map/mapAffinity';
 import { LocalHost } from '../core/hosts/localHost';
 import { DEFAULT_EXPERIMENT_TRIALS, LATENCY_FACTORS, renderLatencyExperiment, runLatencyExperiment, type LatencyFactor } from '../core/map/latencyExperiment';
-import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions } from '../core/map/mapRunner';
+import { DEFAULT_MAP_OPTIONS, mapProgram, type MapEngineOptions } from '../core/map/mapRunner';
+import { runMapUseCase } from '../core/map/mapUseCase';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
 import { posixQuoteArgv } from '../shared/shellQuote';
@@ -141,16 +142,15 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
 		let r;
 		try {
-			const spec = { ...target.spec, loopbackOnly: o.loopback && target.flavor === 'openmpi' };
 			const env = [...o.env];
 			if (o.loopback) { env.push(['UCX_NET_DEVICES', 'lo']); }
 			const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
-			// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
-			try { buildLaunchArgv(withJobName(withConfig(spec, config)), mapProgram(target.engine, o.map)); } catch (e) { throw new UsageError((e as Error).message); }
-			r = await runMap({ engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
+			r = await runMapUseCase({ target, config, loopback: o.loopback, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
 		} finally {
 			await target.close();
 		}
+		// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
+		if (!r.ok && r.refused) { throw new UsageError(r.error); }
 		if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted; the run was stopped\n'); return EXIT.interrupted; }
 		if (!r.ok) {
 			io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);

@@ -8,14 +8,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runFallbackRepro } from '../core/repro/fallbackRunner';
-import { runIpcVariants } from '../core/repro/ipcRunner';
-import { buildLaunchArgv } from '../core/launch/launchArgv';
-import { withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
-import { PML_UCX_MCA } from '../core/repro/evidence';
+import type { LaunchConfig } from '../core/launch/launchSpec';
+import { PML_UCX_MCA } from '../core/launch/evidenceSwitches';
 import { bugReportMarkdown } from '../core/repro/bugReport';
 import { loadReproText } from '../core/repro/reproFile';
 import { renderFallbackReport, renderIpcReport } from '../core/repro/reproRender';
+import { runReproUseCase } from '../core/repro/reproUseCase';
 import { IPC_ALLOC_VARIANTS, IPC_VARIANTS, FALLBACK_MODES } from '../shared/reproSchema';
 import { DEFAULT_TRIALS, MAX_TRIALS } from '../shared/trialStats';
 import { posixQuoteArgv } from '../shared/shellQuote';
@@ -202,37 +200,32 @@ function fromJson(o: CliOptions, file: string, io: CliIo): number {
 }
 
 async function runOn(o: CliOptions, target: Extract<LaunchTarget, { ok: true }>, io: CliIo, progress: (l: string) => void, signal?: AbortSignal): Promise<number> {
-	const { engine, flavor, host } = target;
-	const spec = { ...target.spec, loopbackOnly: o.loopback && flavor === 'openmpi' };
 	const config: LaunchConfig = {
 		label: configLabel(o),
 		env: [...(o.loopback ? [['UCX_NET_DEVICES', 'lo'] as [string, string]] : []), ...o.env],
 		mca: [...(o.pmlUcx ? PML_UCX_MCA : []), ...o.mca],
 		extraArgs: o.extra,
 	};
-	try {
-		// Validate early; the run adds its own switches, and an srun run its own --job-name.
-		const argvShown = buildLaunchArgv(withJobName(withConfig(spec, config)), [engine, 'repro', o.which]);
-		io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${posixQuoteArgv(argvShown)} …\n`);
-	} catch (e) {
-		// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
-		throw new UsageError(e instanceof Error ? e.message : String(e));
-	}
+	const common = {
+		target, loopback: o.loopback, memory: o.memory, trials: o.trials, timeoutMs: o.timeoutS * 1000, onProgress: progress, signal,
+		onLaunchLine: (argv: string[]): void => io.stderr(o.json || o.markdown ? '' : `launching on ${target.label}: ${posixQuoteArgv(argv)} …\n`),
+	};
+	const run = await runReproUseCase(o.which === 'ipc' ? {
+		...common, which: 'ipc', configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))],
+		variants: o.variants, sizeBytes: o.sizeBytes,
+		engineArgs: o.inject ? ['--inject', o.inject, ...(/^(crash|wrong)-fraction=/.test(o.inject) ? ['--inject-seed', String(o.injectSeed)] : [])] : [],
+	} : {
+		...common, which: 'fallback', configs: [config], modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
+		protoInfo: o.protoInfo, ucxSettings: o.tryUcx,
+	});
+	// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
+	if (!run.ok) { throw new UsageError(run.error); }
 	const where = target.label === 'this machine' ? 'run on this host' : `run on ${target.label}`;
-	const timeoutMs = o.timeoutS * 1000;
-	if (o.which === 'ipc') {
-		const sizeBytes = o.sizeBytes;
-		const rep = await runIpcVariants({
-			engine, host, spec, configs: [config, ...o.also.map(([k, v]): LaunchConfig => ({ ...config, label: `${config.label}, ${k}=${v}`, env: [...config.env, [k, v]] }))], variants: o.variants, sizeBytes, memory: o.memory, timeoutMs,
-			engineArgs: o.inject ? ['--inject', o.inject, ...(/^(crash|wrong)-fraction=/.test(o.inject) ? ['--inject-seed', String(o.injectSeed)] : [])] : [],
-			trials: o.trials, onProgress: progress, signal,
-		});
+	if (run.ipc) {
+		const rep = run.ipc;
 		io.stdout(o.markdown ? bugReportMarkdown({ ipc: rep, source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderIpcReport(rep, o));
 	} else {
-		const rep = await runFallbackRepro({
-			engine, host, spec, config, modes: o.modes, sizes: o.sizes, iters: o.iters, chunk: o.chunk ?? undefined, nbuf: o.nbuf ?? undefined,
-			memory: o.memory, timeoutMs, trials: o.trials, protoInfo: o.protoInfo, ucxSettings: o.tryUcx, onProgress: progress, signal,
-		});
+		const rep = run.fallback[0];
 		io.stdout(o.markdown ? bugReportMarkdown({ fallback: [rep], source: where }) : o.json ? JSON.stringify(rep, null, 2) + '\n' : renderFallbackReport(rep, o));
 	}
 	return EXIT.ok;

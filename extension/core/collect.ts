@@ -9,9 +9,9 @@ import { performance } from 'node:perf_hooks';
 import { collectSystemFacts } from './sysCollect';
 import { collectLibfabric } from './collect/libfabric';
 import * as path from 'node:path';
-import type { ProbeResult } from '../shared/addonTypes';
+import type { EngineLocator, ProbeOutcome } from './native';
 import type { RawOutput } from '../shared/report';
-import type { Host } from './hosts/host';
+import type { Host } from './host';
 import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
 import { defaultSpec, type LaunchSpec, type SrunSpec } from './launch/launchSpec';
@@ -24,13 +24,6 @@ import { interpreterKind } from './parsers/programFacts';
 
 /** Which MPI a `mpirun` belongs to. */
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
-
-/** What the addon probe gave: a result, or why the addon could not be used. */
-/** The addon probe's outcome; `note` says what happened beside a result (a crashed first process, a crash after printing). */
-export type ProbeOutcome = { result: ProbeResult; note?: string } | { error: string; tried: string[] };
-
-/** Where the engine is: an explicit path or a lookup by the mpirun's flavor (core/native.ts findEngine). */
-export type EngineLocator = (flavor: 'default' | 'openmpi' | 'mpich') => { path: string | null; tried: string[] };
 
 /** Options for `collect`. */
 export interface CollectOptions {

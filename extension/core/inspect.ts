@@ -9,10 +9,10 @@ import type { ProbeResult } from '../shared/addonTypes';
 import { reportHeadline } from '../shared/headline';
 import { REPORT_SCHEMA, type Report } from '../shared/report';
 import { analyze } from './analyze';
-import { collect, type EngineLocator, type ProbeOutcome } from './collect';
-import type { Host } from './hosts/host';
+import { collect } from './collect';
+import type { Host } from './host';
 import { nullLogger, errorText, type Logger } from './logger';
-import { findAddonFile, findEngine, loadAddon } from './native';
+import { findAddonFile, findEngine, loadAddon, type EngineLocator, type ProbeOutcome } from './native';
 import { execute } from './proc';
 import type { InspectSettings } from './inspectSettings';
 

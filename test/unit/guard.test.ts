@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { guardMain, parseGuardArgs, renderGuardText } from '../../extension/cli/guardCli';
 import { mergeGuardReports, printable, type GuardMergeInput, type GuardReportFile } from '../../extension/core/guard/guardMerge';
-import { parseGuardReport, siteText, validateStageDetail } from '../../extension/core/guard/guardReport';
+import { parseGuardReport, siteText, validateStageDetail } from '../../extension/core/parsers/guardReport';
 import { gpuBufferCalls, guardInspectionReport, guardResult } from '../../extension/core/guard/guardResult';
 import { forwardVariables, launcherKind, ranksAsked, splitArgLine } from '../../extension/core/guard/guardRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';

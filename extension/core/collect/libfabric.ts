@@ -10,7 +10,7 @@
  * stopped at the collector's per-tool timeout and kept with `timedOut` (a finding says what that means).
  */
 import type { RawOutput } from '../../shared/report';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { ExecuteResult } from '../proc';
 
 /** What the runs need from the collector's options. */

@@ -7,7 +7,7 @@
  * is made with rc.initialize = False, so MPI_Init is not called — MPI_Get_library_version may be called before it.
  */
 import type { RawOutput } from '../../shared/report';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { ExecuteResult } from '../proc';
 
 /** The probe's Python code (one `-c` argument). Prints `key=value` lines; exits 0 whatever it finds. */

@@ -25,12 +25,12 @@
  */
 import * as path from 'node:path';
 import type { Finding, RawOutput } from '../../shared/report';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { MpiFlavor } from '../launch/launchSpec';
 import type { ExecuteResult } from '../proc';
 import { buildFacts } from '../parsers/buildFacts';
 import { interpreterKind, scriptLines } from '../parsers/programFacts';
-import { BUFFER_CLASSES, parseGuardReport } from '../guard/guardReport';
+import { BUFFER_CLASSES, parseGuardReport } from '../parsers/guardReport';
 import { PROGRAM_RULES } from '../rules/index';
 import { runRules } from '../rules/rule';
 import { runMpi4pyProbe } from './mpi4pyProbe';

@@ -6,9 +6,9 @@
  */
 import type { Finding, SourceRef } from '../../shared/report';
 import { MAP_SCHEMA, type MapDocument, type MapPair, type MapRank, type PathClass } from '../../shared/mapSchema';
-import { launchFailureText, type LaunchFailure } from '../repro/reproParsers';
+import { launchFailureText, type LaunchFailure } from '../launch/launcherOutput';
 import { src, URLS } from '../rules/sources';
-import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from './guardReport';
+import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from '../parsers/guardReport';
 
 /** One report file as read from the report directory. */
 export interface GuardReportFile { name: string; text: string }
@@ -29,7 +29,7 @@ export interface GuardMergeInput {
 	mode: string;
 	/** The `gpumpi-doctor guard` options before `--` (kept in the fix-mode command; --mode, --json and --out are not). */
 	guardOptions?: string[];
-	/** What the launcher said when it could not start the program (repro/reproParsers.ts detectLaunchFailure). */
+	/** What the launcher said when it could not start the program (launch/launcherOutput.ts detectLaunchFailure). */
 	launchFailure?: LaunchFailure | null;
 }
 

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import { REPORT_SCHEMA, type Finding, type Report } from '../../shared/report';
 import { printable } from './guardMerge';
 import type { MapDocument } from '../../shared/mapSchema';
-import type { GuardRankReport } from './guardReport';
+import type { GuardRankReport } from '../parsers/guardReport';
 import type { GuardCallTotal, GuardMerge, GuardPairTraffic, GuardTotals } from './guardMerge';
 import type { GuardRunOutcome } from './guardRunner';
 

@@ -11,14 +11,14 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { ExecuteResult, StreamName } from '../proc';
 import { runLaunch } from '../launch/runLaunch';
 import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, removeShmDir, type ShmDir } from '../launch/shmBacking';
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
-import { MAX_GUARD_REPORT_BYTES } from './guardReport';
+import { MAX_GUARD_REPORT_BYTES } from '../parsers/guardReport';
 import type { GuardReportFile } from './guardMerge';
-import { detectLaunchFailure, type LaunchFailure } from '../repro/reproParsers';
+import { detectLaunchFailure, type LaunchFailure } from '../launch/launcherOutput';
 import type { Finding } from '../../shared/report';
 import { programCandidates, programLinkFindings } from '../collect/programLinks';
 

@@ -4,14 +4,18 @@
  * the evidence to it (mapEvidence.ts). Never throws on a failed run: the result says what went wrong.
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
+import { LocalHost } from '../hosts/localHost';
 import { formatSeconds } from '../proc';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch, singletonStart } from '../launch/runLaunch';
-import { withEvidence } from '../repro/evidence';
-import { cleanLine, crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText } from '../repro/reproParsers';
+import { withEvidence } from '../launch/evidenceSwitches';
+import { cleanLine } from '../parsers/text';
+import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, failureLines, launchFailureText } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 import { applyEvidence } from './mapEvidence';
 
 /** Engine options of one map run (strings are validated again by the engine). */
@@ -68,7 +72,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 		opts.onProgress?.(`running ${opts.spec.np} ranks: ${posixQuoteArgv(argv)}`);
 		opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
 	};
-	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch });
+	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch });
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session (a pair may hang: try fewer ranks or --pairs sampled)`); }
@@ -93,41 +97,4 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
 	opts.onProgress?.(`map done: ${withEv.pairs.length} pairs in ${formatSeconds(r.durationMs)}`);
 	return { ok: true, doc: withEv };
-}
-
-/** Launcher chatter that says nothing of a failure: the verbose component listing (btl_base_verbose, which the map
- * turns on), a btl's parameter line ("btl: smcuda: cuda_max_send_size=…"), PMIx's "bad prefix" notes, ORTE's lost
- * help messages. */
-const NOT_A_CAUSE = /mca: ?base|mca: bml|select: init|components_(open|register)|ORTE_ERROR_LOG: .*show_help\.c|has bad prefix|pmix_mca_|^\s*or\s*$|\bbtl: \w+: \w+=/;
-
-/**
- * The first lines of a failed run's output that say what failed, at most 3, one per text (the same line of several
- * ranks once): the first line of each Open MPI help block ("At least one pair of MPI processes are unable to reach
- * each other for"), its "BTLs attempted:" field, and the lines interestingLines keeps (errors, MPI_ERR, UCX errors).
- * Seen on the H100: `--memory host` under `--mca btl smcuda,self` gave exit 14 and "BTLs attempted: self".
- */
-export function failureLines(text: string): string[] {
-	const all = text.split(/\r?\n/);
-	const out: string[] = [];
-	const seen = new Set<string>();
-	const add = (l: string): void => {
-		const c = cleanLine(l.trim());
-		const key = c.replace(/^\[[^\]]*\]\s*/, '');
-		if (c.length === 0 || seen.has(key)) { return; }
-		seen.add(key);
-		out.push(c);
-	};
-	let inBlock = false;
-	let first = false;
-	for (const l of all) {
-		if (out.length >= 3) { break; }
-		// Open MPI's help blocks sit between lines of dashes: only their first line and the attempted-transports field.
-		if (/^\s*-{10,}\s*$/.test(l)) { inBlock = !inBlock; first = inBlock; continue; }
-		if (inBlock) {
-			if (first && /\S/.test(l)) { add(l); first = false; } else if (/^\s*BTLs attempted:/.test(l)) { add(l); }
-			continue;
-		}
-		if (!NOT_A_CAUSE.test(l) && interestingLines(l).length > 0) { add(l); }
-	}
-	return out;
 }

@@ -12,46 +12,8 @@
  * a timed-out one a fact a rule reports (`libfabric-probe-hung`), text that is not fi_info's format a parse issue.
  */
 import type { RawOutput } from '../../shared/report';
-import type { Located, ParseIssue } from '../facts';
+import type { FiInfoEntry, LibfabricFacts, ParseIssue } from '../facts';
 import { firstLineEvidence, issue, lineEvidence, looksBinary, splitLines } from './text';
-
-/** One provider/domain pair as fi_info prints it. */
-export interface FiInfoEntry { provider: string; fabric: string; domain: string; evidence: Located<string>['evidence'] }
-
-/** What libfabric's core said about one GPU memory interface at start-up. */
-export interface HmemIface {
-	/** "FI_HMEM_CUDA", "FI_HMEM_ROCR", "FI_HMEM_ZE", … */
-	iface: string;
-	state: 'not supported' | 'failed';
-	/** The error text of a failed initialisation (empty for "not supported"). */
-	detail: string;
-	evidence: Located<string>['evidence'];
-}
-
-/** How one fi_info run ended. */
-export type FiInfoRun = 'ok' | 'no match' | 'timeout' | 'failed' | 'not installed' | 'unreadable';
-
-/** Everything the three fi_info outputs said; null in Facts when none was collected. */
-export interface LibfabricFacts {
-	/** The "libfabric: X.Y.Z" line of fi_info --version. */
-	version: Located<string> | null;
-	/** The pairs plain fi_info listed; null when it did not run cleanly. */
-	providers: FiInfoEntry[] | null;
-	/** The pairs fi_info -c FI_HMEM listed (empty: none matched); null when it did not run cleanly. */
-	hmemProviders: FiInfoEntry[] | null;
-	/** How the FI_HMEM query ended, with the line or note that shows it. */
-	hmemRun: { state: FiInfoRun; detail: string; seconds: number | null; evidence: Located<string>['evidence'] | null };
-	/** Whether the FI_HMEM run's stderr carried libfabric's core log at all (FI_LOG_LEVEL=info took effect). */
-	logSeen: boolean;
-	/** GPU interfaces libfabric did not initialise (an interface that initialised prints neither line). */
-	hmemIfaces: HmemIface[];
-	/** hmem_cuda.c: the CUDA runtime (unversioned libcudart.so) could not be dlopen'ed. */
-	cudaRuntimeMissing: Located<string> | null;
-	/** hmem_cuda.c: "Number of CUDA devices detected: N". */
-	cudaDevices: Located<number> | null;
-	/** FI_ variables libfabric reported reading ("read string var mr_cache_monitor=userfaultfd"), by its own name. */
-	settingsRead: { name: string; value: string; evidence: Located<string>['evidence'] }[];
-}
 
 /** Raw output ids of the collector's fi_info runs. */
 export const FI_INFO_IDS = ['fi_info_version', 'fi_info', 'fi_info_hmem'] as const;

@@ -10,12 +10,8 @@
  * - `guard_ranks` (internal): one line per guarded rank: the pml it ran with and the buffer classes it passed to MPI.
  * Pure, never throw; a line that is not of the form expected is skipped.
  */
-import type { Evidence } from '../../shared/report';
-import type { Located } from '../facts';
+import type { GuardRankFacts, LddLibrary, Located, Mpi4pyFacts, ProgramFacts, ProgramKind, ScriptLine } from '../facts';
 import { evidence, lineEvidence, splitLines } from './text';
-
-/** One library of an `ldd` listing: soname (as the program or a library names it) and where it resolved. */
-export interface LddLibrary { soname: string; path: string | null; evidence: Evidence }
 
 /** Parse `ldd` output: `\tlibx.so.1 => /path/libx.so.1 (0x…)`, `\tlibx.so => not found`, `\t/lib64/ld-linux… (0x…)`. */
 export function parseLdd(text: string, source: string): LddLibrary[] {
@@ -27,18 +23,6 @@ export function parseLdd(text: string, source: string): LddLibrary[] {
 		if (p) { out.push({ soname: p[1].replace(/^.*\//, ''), path: p[1], evidence: lineEvidence(source, l) }); }
 	}
 	return out;
-}
-
-/** What kind of program a command runs. */
-export type ProgramKind = 'elf' | 'python' | 'julia' | 'other';
-
-/** The program a command runs (raw `program`). */
-export interface ProgramFacts {
-	/** The program as resolved on the host (absolute where it could be resolved). */
-	path: Located<string>;
-	kind: ProgramKind;
-	/** The script a Python / Julia interpreter runs, when the command names one. */
-	script: Located<string> | null;
 }
 
 /** Parse the internal `program` output (`program=`, `kind=`, `script=` lines). */
@@ -82,9 +66,6 @@ export function scriptLines(text: string, max = 200): string {
 	return out.join('\n');
 }
 
-/** One kept script line, with its own line number as evidence. */
-export interface ScriptLine { text: string; evidence: Evidence }
-
 /** Parse a `script:<path>` output (`N:text` lines) back into lines with evidence at the script's own line numbers. */
 export function parseScriptLines(text: string, source: string): ScriptLine[] {
 	const out: ScriptLine[] = [];
@@ -93,23 +74,6 @@ export function parseScriptLines(text: string, source: string): ScriptLine[] {
 		if (m) { out.push({ text: m[2], evidence: evidence(source, m[2], Number(m[1])) }); }
 	}
 	return out;
-}
-
-/** What the mpi4py probe printed (collect/mpi4pyProbe.ts). */
-export interface Mpi4pyFacts {
-	/** The interpreter that was asked. */
-	python: string;
-	/** mpi4py's version; null when it is not installed for that interpreter. */
-	version: Located<string> | null;
-	/** `mpi4py.rc.thread_level` / `mpi4py.rc.threads` as the package sets them before any program changes them. */
-	rcThreadLevel: Located<string> | null;
-	rcThreads: Located<string> | null;
-	/** The MPI extension module's file (its `ldd` tells which MPI library it loads). */
-	mpiModule: Located<string> | null;
-	/** The first line of MPI_Get_library_version as this mpi4py's MPI reports it. */
-	libraryVersion: Located<string> | null;
-	/** `mpi4py.get_config()` (the mpicc it was built with). */
-	config: Located<string> | null;
 }
 
 /** Parse the probe's `key=value` lines. */
@@ -132,16 +96,6 @@ export function parseMpi4pyProbe(text: string, source = 'mpi4py'): Mpi4pyFacts {
 		}
 	}
 	return f;
-}
-
-/** One guarded rank as the internal `guard_ranks` output summarises its report. */
-export interface GuardRankFacts {
-	rank: number;
-	/** The pml the guard saw loaded (Open MPI) or "ucx" for MPICH's ch4:ucx; null when it could not tell. */
-	pml: string | null;
-	/** Buffers passed to MPI, by class (device, pool, vmm, managed, ipc-import, …), summed over peers and collectives. */
-	buffers: Record<string, number>;
-	evidence: Evidence;
 }
 
 /** Parse `rank=0 pml=ob1 device=12 pool=0 vmm=3 …` lines. */

@@ -10,14 +10,17 @@ import {
 	type FallbackVerdict, type ReproFallbackDocument, type ReproFallbackReport, type TransportEvidence,
 } from '../../shared/reproSchema';
 import { compareSpreads, DEFAULT_TRIALS, spreadOf, spreadText, type Spread } from '../../shared/trialStats';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
+import { LocalHost } from '../hosts/localHost';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
-import { withEvidence } from './evidence';
+import { withEvidence } from '../launch/evidenceSwitches';
 import { rankFallback, statKey, type FallbackRanking } from './fallbackRanking';
 import { errorLines } from './failureSignatures';
-import { crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, launchFailureText, parseRankLines } from './reproParsers';
+import { crashedWho, detectCrash, detectLaunchFailure, launchFailureText, parseRankLines } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 
 /** What to run. */
 export interface FallbackRunOptions {
@@ -102,7 +105,7 @@ export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproF
 			const base: LaunchConfig = setting ? withUcxSetting(opts.config, setting) : opts.config;
 			const config = mode === 'mpi' ? withEvidence(base, opts.spec.flavor, opts.protoInfo) : base;
 			const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
-			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: left, signal: opts.signal });
+			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host ?? new LocalHost(), timeoutMs: left, signal: opts.signal });
 			if (opts.signal?.aborted) { stopped = true; break; }  // the cut run is dropped; finished trials are kept
 			const { run, doc } = classifyFallbackRun([name ? `mpi+${name}` : mode], base.label, argv, r, left, trial);
 			if (launchNotes.length > 0) { run.detail = `${run.detail} (${launchNotes.join('; ')})`; }
