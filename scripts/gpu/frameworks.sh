@@ -19,7 +19,9 @@
 #   cupy-*       test/foreign/cupy_send.py the same way: -default (MemoryPool), -async (MemoryAsyncPool)
 #   inspect      `gpumpi inspect`, 2 ranks, with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the ranks'
 #                environment as the engine records it and the ipc_memory probe of the real driver
-# Knobs: PY (/opt/torch/.venv/bin/python3), ITERS (3), FRAMEWORKS_BUDGET_S (200, for the launches after the build).
+# Knobs: PY (/opt/torch/.venv/bin/python3), ITERS (3), FRAMEWORKS_BUDGET_S (200, for the launches after the build),
+# FRAMEWORKS_ONLY (an extended regex: only the runs whose name matches; the inspect then too only if it matches
+# "inspect"; the build is then the guard alone), FRAMEWORKS_REPEAT (1: each run that many times, named NAME#k).
 # Writes exactly two files: $OUT/frameworks.log and $OUT/frameworks.json
 # ({"schema":"gpumpi.gpu-frameworks/1","host","python","probe","probe_ldd","ucx_enable_mt","inspect","runs":[...]};
 # each run: name, guard (true: under the guard), command, env, exit_code, timed_out, duration_s, output (rank / BW / RESULT lines and Open MPI's,
@@ -42,7 +44,11 @@ log "== nvidia-smi -L: $(nvidia-smi -L 2>&1 | tr '\n' ' ')"
 log "== python: $("$PY" -c 'import sys, mpi4py, torch; print(sys.version.split()[0], "mpi4py", mpi4py.__version__, "torch", torch.__version__)' 2>&1 | tail -n1)"
 log "== mpi4py.get_config(): $("$PY" -c 'import mpi4py; print(mpi4py.get_config())' 2>&1 | tail -n1)"
 log "== MPI.Get_library_version(): $("$PY" -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Get_library_version().splitlines()[0])' 2>&1 | tr -d '\000' | tail -n1)"
-if ! gpu_build gpumpi_cli gpumpi_guard; then log "frameworks.sh: build failed (see $LOG)"; error_doc "build failed" >"$JSON"; exit 1; fi
+ONLY="${FRAMEWORKS_ONLY:-}"
+REPEAT="${FRAMEWORKS_REPEAT:-1}"
+targets=(gpumpi_cli gpumpi_guard)
+[ -n "$ONLY" ] && ! [[ inspect =~ $ONLY ]] && targets=(gpumpi_guard)
+if ! gpu_build "${targets[@]}"; then log "frameworks.sh: build failed (see $LOG)"; error_doc "build failed" >"$JSON"; exit 1; fi
 GUARD="$BUILD/libgpumpi_guard.so"
 START=$(date +%s)  # the budget is for the launches, not the build
 
@@ -58,6 +64,12 @@ log "== ucx_info -b: $mt"
 entries=()
 # run guard|plain NAME TIMEOUT ENV-OPTIONS… -- PROGRAM…: one launch of 2 ranks, under the guard in report mode or not.
 run() {
+  local k
+  [ -n "$ONLY" ] && ! [[ $2 =~ $ONLY ]] && return
+  if [ "$REPEAT" -le 1 ]; then run_once "$@"; return; fi
+  for k in $(seq 1 "$REPEAT"); do run_once "$1" "$2#$k" "${@:3}"; done
+}
+run_once() {
   local how=$1 name=$2 limit=$3 pre=() dir out rc secs timed output reports f sep guard=()
   shift 3
   while [ $# -gt 0 ] && [ "$1" != -- ]; do pre+=("$1"); shift; done
@@ -102,7 +114,9 @@ run guard cupy-async 90 "${TORCH[@]}" -x CUPY_SEND_ALLOC=async -- "$PY" test/for
 
 inspect_doc=null
 left=$(( BUDGET_S - ($(date +%s) - START) ))
-if [ "$left" -ge 20 ]; then
+if [ -n "$ONLY" ] && ! [[ inspect =~ $ONLY ]]; then
+  log "== inspect: not asked (FRAMEWORKS_ONLY=$ONLY)"
+elif [ "$left" -ge 20 ]; then
   out=$(mktemp)
   log "== inspect np2: ${MPIRUN_BASE[*]} -x PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -np 2 $ENGINE inspect"
   timeout -k 5 60 "${MPIRUN_BASE[@]}" -x PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -np 2 "$ENGINE" inspect >"$out" 2>>"$LOG"
