@@ -150,18 +150,17 @@ export async function runPanelChecks(page, { check, shotDir, debugDir }) {
 		// the list then grows below the view and does not scroll to it. So press End again until it is there (30 s).
 		const history = pane.locator('.monaco-list-row', { hasText: /History \(\d+\)/ }).first();
 		const t0 = Date.now();
-		for (let presses = 1; ; presses++) {
+		let presses = 0;
+		await until(async () => {
 			await pane.locator('.monaco-list-row', { hasText: 'MPI' }).first().click();
 			await page.keyboard.press('End');
-			if (await history.waitFor({ state: 'visible', timeout: 1000 }).then(() => true, () => false)) {
-				console.log(`    (History row in view after ${presses} End press(es), ${Date.now() - t0} ms)`);
-				break;
-			}
-			if (Date.now() - t0 > 30_000) {
-				await page.screenshot({ path: path.join(debugDir, 'history-failure.png') }).catch(() => {});
-				throw new Error('no "History (n)" row in the Hosts view 30 s after the second inspection');
-			}
-		}
+			presses++;
+			return await history.isVisible() || 'no "History (n)" row in the Hosts view';
+		}, 30_000, 'the History row after the second inspection').catch(async (e) => {
+			await page.screenshot({ path: path.join(debugDir, 'history-failure.png') }).catch(() => {});
+			throw e;
+		});
+		console.log(`    (History row in view after ${presses} End press(es), ${Date.now() - t0} ms)`);
 		await webview(page).locator('button#compare').click({ timeout: 15_000 });
 		// The pick lists the kept inspections (the shown one left out): take the first one.
 		const row = page.locator('.quick-input-list .monaco-list-row', { hasText: /errors?, \d+ warnings?/ }).first();
