@@ -46,8 +46,10 @@ log "== mpi4py.get_config(): $("$PY" -c 'import mpi4py; print(mpi4py.get_config(
 log "== MPI.Get_library_version(): $("$PY" -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Get_library_version().splitlines()[0])' 2>&1 | tr -d '\000' | tail -n1)"
 ONLY="${FRAMEWORKS_ONLY:-}"
 REPEAT="${FRAMEWORKS_REPEAT:-1}"
+want_inspect=1
+[ -n "$ONLY" ] && ! [[ inspect =~ $ONLY ]] && want_inspect=0
 targets=(gpumpi_cli gpumpi_guard)
-[ -n "$ONLY" ] && ! [[ inspect =~ $ONLY ]] && targets=(gpumpi_guard)
+[ "$want_inspect" = 1 ] || targets=(gpumpi_guard)
 if ! gpu_build "${targets[@]}"; then log "frameworks.sh: build failed (see $LOG)"; error_doc "build failed" >"$JSON"; exit 1; fi
 GUARD="$BUILD/libgpumpi_guard.so"
 START=$(date +%s)  # the budget is for the launches, not the build
@@ -114,7 +116,7 @@ run guard cupy-async 90 "${TORCH[@]}" -x CUPY_SEND_ALLOC=async -- "$PY" test/for
 
 inspect_doc=null
 left=$(( BUDGET_S - ($(date +%s) - START) ))
-if [ -n "$ONLY" ] && ! [[ inspect =~ $ONLY ]]; then
+if [ "$want_inspect" = 0 ]; then
   log "== inspect: not asked (FRAMEWORKS_ONLY=$ONLY)"
 elif [ "$left" -ge 20 ]; then
   out=$(mktemp)
