@@ -22,9 +22,12 @@ import { MAX_TRIALS } from '../shared/trialStats';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
+import { jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
 
 const USAGE = `Usage: gpumpi-doctor map [options]
   --json                 print the map document (schema gpumpi.map/1, docs/map-schema.md) instead of the table
+  --json-lines           one JSON object per line as the run goes: the plan, a record per round, the map last
+                         (progress on stderr); Ctrl-C writes the map of what was measured
   --out FILE             also write the map document to FILE (open it with "GPU-MPI: Show Transport Map")
   --np N                 ranks, 2..4096 (default 4)
   --mpirun PATH          launcher (default: mpirun on PATH); --flavor openmpi|mpich overrides detection
@@ -32,6 +35,9 @@ const USAGE = `Usage: gpumpi-doctor map [options]
   --memory device|host   buffers (default device; without a GPU the engine uses host memory and says why)
   --large S --small S    bandwidth / latency sizes, 1..1G / 1..1M (default 64M / 8)   --iters N, 1..1000 (default 5)
   --pairs all|sampled    --max-ranks N, 2..1048576 (default 16: all pairs up to N ranks, else sampled)
+  --schedule S           auto|sequential|rounds: one pair at a time, or rounds of pairs that share no rank measured
+                         at once (O(hosts) rounds); auto (default): sequential for all pairs, rounds when sampled
+  --pair-timeout S       seconds a pair may take before it is a timeout finding and the run goes on (default 60)
   --mca K V              Open MPI MCA parameter, repeatable (e.g. btl tcp,self)
   --preset NAME=VALUE    environment for every rank, repeatable (e.g. UCX_TLS=^cuda_ipc)
   --loopback             keep TCP on loopback (Open MPI btl_tcp_if_include lo, UCX_NET_DEVICES=lo)
@@ -50,6 +56,8 @@ ${LATENCY_FACTORS.map(f => `                           ${f.id.padEnd(16)}${f.set
 /** What `map` runs, from its command line. */
 export interface MapCliOptions extends LaunchCliOptions {
 	json: boolean; out: string | null; np: number; map: MapEngineOptions; loopback: boolean;
+	/** `--json-lines`: the streamed records and the map, one JSON object per line. */
+	jsonLines: boolean;
 	/** `--explain-latency`: the factors to change (null: a plain map). */
 	explain: LatencyFactor[] | null;
 	trials: number;
@@ -61,7 +69,7 @@ export interface MapCliOptions extends LaunchCliOptions {
  */
 export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 	const o: MapCliOptions = {
-		json: false, out: null, np: 4, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
+		json: false, jsonLines: false, out: null, np: 4, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
 		memory: DEFAULT_MAP_OPTIONS.memory, env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
 		explain: null, trials: DEFAULT_EXPERIMENT_TRIALS,
 	};
@@ -75,6 +83,14 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 		given.add(a);
 		switch (a) {
 			case '--json': o.json = true; break;
+			case '--json-lines': o.jsonLines = true; break;
+			case '--schedule': {
+				const v = value(i++, a);
+				if (v !== 'auto' && v !== 'sequential' && v !== 'rounds') { throw new UsageError(`--schedule needs auto, sequential or rounds, got ${shown(v)}`); }
+				o.map.schedule = v;
+				break;
+			}
+			case '--pair-timeout': o.map.pairTimeout = int(value(i++, a), a, 1, 86400); break;
 			case '--loopback': o.loopback = true; break;
 			case '--out': o.out = value(i++, a); if (o.out === '') { throw new UsageError('--out needs a file name'); } break;
 			case '--np': o.np = int(value(i++, a), a, 2, 4096); break;
@@ -101,6 +117,8 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 		}
 	}
 	o.map.memory = o.memory;
+	if (o.json && o.jsonLines) { throw new UsageError('--json prints the map once; --json-lines prints it as it is measured: give one of them'); }
+	if (o.jsonLines && o.explain !== null) { throw new UsageError('--json-lines streams a map; --explain-latency prints an experiment (use --json)'); }
 	if (o.explain !== null || given.has('--trials')) {
 		if (!given.has('--explain-latency')) { throw new UsageError('--factors and --trials need --explain-latency'); }
 		if (given.has('--np') && o.np !== 2) { throw new UsageError(`--explain-latency measures one pair: 2 ranks, got --np ${o.np}`); }
@@ -137,7 +155,9 @@ function fmt(v: number | null, digits: number): string {
 /** The map as a text table: the hosts and GPUs, each rank's CPU affinity against its GPU's NUMA node (when the engine recorded it), then one line per pair. */
 export function renderMapText(doc: MapDocument): string {
 	const out: string[] = [];
-	out.push(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} of ${doc.total_pairs} pairs${doc.sampled ? ' (sampled)' : ''}, ${doc.memory} memory, ${doc.mpi.library_version.split(',')[0]}`);
+	const sched = doc.schedule ? `, ${doc.schedule.mode === 'rounds' ? `${doc.schedule.rounds} rounds of up to ${doc.schedule.max_concurrent_pairs} pairs at once` : 'one pair at a time'}${doc.elapsed_s !== undefined ? ` in ${doc.elapsed_s.toFixed(1)} s` : ''}` : '';
+	out.push(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} of ${doc.total_pairs} pairs${doc.sampled ? ' (sampled)' : ''}${sched}, ${doc.memory} memory, ${doc.mpi.library_version.split(',')[0]}`);
+	if (doc.partial) { out.push(`  partial: ${doc.partial.reason}`); }
 	if (doc.gpu_unavailable_reason) { out.push(`  no GPU: ${doc.gpu_unavailable_reason}`); }
 	const hosts = new Map<string, number[]>();
 	for (const r of doc.ranks) { hosts.set(r.host, [...(hosts.get(r.host) ?? []), r.rank]); }
@@ -152,7 +172,7 @@ export function renderMapText(doc: MapDocument): string {
 	out.push(...renderAffinityLines(mapAffinity(doc)));
 	out.push('', '  pair      class               channel         GB/s       µs  reason');
 	for (const p of doc.pairs) {
-		out.push(`  ${`${p.a}-${p.b}`.padEnd(8)}  ${PATH_CLASS_LABELS[p.class].padEnd(18)}  ${(p.channel ?? '').replace('_', ' ').padEnd(14)} ${fmt(p.bandwidth_gbps, 2).padStart(6)} ${fmt(p.latency_us, 2).padStart(8)}  ${p.status === 'ok' ? '' : `[${p.status}] `}${p.reason}`);
+		out.push(`  ${`${p.a}-${p.b}`.padEnd(8)}  ${PATH_CLASS_LABELS[p.class].padEnd(18)}  ${(p.channel ?? '').replace('_', ' ').padEnd(14)} ${fmt(p.bandwidth_gbps, 2).padStart(6)} ${fmt(p.latency_us, 2).padStart(8)}  ${p.status === 'ok' ? '' : `[${p.status}] `}${p.error ?? p.reason}`);
 	}
 	return out.join('\n') + '\n';
 }
@@ -161,14 +181,15 @@ export function renderMapText(doc: MapDocument): string {
 export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 	return runSubcommand('map', USAGE, io, async () => {
 		const o = parseMapArgs(argv);
-		const emit = (doc: MapDocument): number => {
+		const emit = (saved: MapDocument): number => {
+			const doc = withOutliers(saved);
 			if (o.out) {
 				try { writeFileWhole(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
 					io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}\n`);
 					return EXIT.failed;
 				}
 			}
-			io.stdout(o.json ? JSON.stringify(doc, null, 2) + '\n' : renderMapText(doc));
+			io.stdout(o.jsonLines ? jsonLine(doc) : o.json ? JSON.stringify(doc, null, 2) + '\n' : outlierText(doc) + renderMapText(doc));
 			return EXIT.ok;
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
@@ -185,11 +206,20 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 			const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
 			// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
 			try { buildLaunchArgv(withJobName(withConfig(spec, config)), mapProgram(target.engine, o.map)); } catch (e) { throw new UsageError((e as Error).message); }
-			r = await runMap({ engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
+			r = await runMap({
+				engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal,
+				onProgress: l => io.stderr(`${l}\n`), onRecord: o.jsonLines ? recordLines(io) : undefined,
+			});
 		} finally {
 			await target.close();
 		}
-		if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted; the run was stopped\n'); return EXIT.interrupted; }
+		// Interrupted or ended early: the map of what was measured, when the plan had come (mapStream.ts).
+		if (r.ok && r.partial) {
+			io.stderr(partialNote(r.doc, r.partial, io.signal.aborted));
+			const code = emit(r.doc);
+			return io.signal.aborted ? EXIT.interrupted : code;
+		}
+		if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted before the plan came; nothing was measured\n'); return EXIT.interrupted; }
 		if (!r.ok) {
 			io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
 			return EXIT.failed;

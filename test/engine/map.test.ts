@@ -5,7 +5,7 @@
  * Engines: node scripts/buildNative.mjs --engine-only --all-mpis (a missing engine fails the suite).
  */
 import * as assert from 'node:assert/strict';
-import { runMap } from '../../extension/core/map/mapRunner';
+import { DEFAULT_MAP_OPTIONS, runMap } from '../../extension/core/map/mapRunner';
 import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { execute } from '../../extension/core/proc';
 import { defaultSpec, type LaunchConfig } from '../../extension/core/launch/launchSpec';
@@ -13,7 +13,7 @@ import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
 import { MAP_SCHEMA, validateMapDocument, type MapDocument } from '../../extension/shared/mapSchema';
 
 const TIMEOUT_MS = 90_000;
-const HOST_ONLY = { pairs: 'all' as const, maxRanks: 16, large: '1M', small: '8', iters: 3, memory: 'host' as const };
+const HOST_ONLY = { ...DEFAULT_MAP_OPTIONS, large: '1M', iters: 3, memory: 'host' as const };
 
 function enginePath(flavor: EngineFlavor): string {
 	const found = findEngine(flavor, {});
