@@ -99,12 +99,30 @@ struct Facts {
 	std::map<std::string, bool> peerAccess;  // bus id -> can access
 	bool peermem = false;
 	int ibCount = 0;
+	std::string machine;  // /proc/sys/kernel/random/boot_id: one kernel, whatever the hostname (containers, namespaces)
+	int onlineCpus = 0;
 };
+
+/** Which machine a rank runs on: its kernel's boot id, else its host name. */
+std::string machineKey(const Facts& f) { return f.machine.empty() ? "host " + f.host : f.machine; }
+
+/** This kernel's boot id ("" when unreadable). */
+std::string bootId() {
+	FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (!f) return "";
+	char buf[64] = {0};
+	const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
+	std::fclose(f);
+	std::string id = ok ? buf : "";
+	while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+	return id;
+}
 
 std::string encodeFacts(const Facts& f) {
 	std::string peers;
 	for (const auto& [bus, can] : f.peerAccess) peers += bus + "=" + (can ? "1" : "0") + ";";
-	return f.host + kSep + f.uuid + kSep + f.busId + kSep + peers + kSep + (f.peermem ? "1" : "0") + kSep + std::to_string(f.ibCount);
+	return f.host + kSep + f.uuid + kSep + f.busId + kSep + peers + kSep + (f.peermem ? "1" : "0") + kSep + std::to_string(f.ibCount) + kSep +
+	       f.machine + kSep + std::to_string(f.onlineCpus);
 }
 
 Facts decodeFacts(const std::string& s) {
@@ -118,6 +136,7 @@ Facts decodeFacts(const std::string& s) {
 	}
 	f.peermem = p[4] == "1";
 	f.ibCount = std::atoi(p[5].c_str());
+	if (p.size() >= 8) { f.machine = p[6]; f.onlineCpus = std::atoi(p[7].c_str()); }
 	return f;
 }
 
@@ -200,6 +219,8 @@ RankReport describeRank(const repro::ReproStart& start) {
 	}
 	std::string peermemModule;
 	mine.peermem = peermemLoaded(peermemModule);
+	mine.machine = bootId();
+	mine.onlineCpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 	const std::vector<Nic> nics = listNics();
 	for (const auto& n : nics) mine.ibCount += n.kind == "ib";
 	const std::vector<int> cpus = cpuAffinity();
@@ -243,7 +264,14 @@ struct Plan {
 	std::vector<bool> measure;
 	bool sampled = false;
 	size_t maxConcurrent = 0;
+	/** More ranks than CPUs on this rank's machine: its waits nap between polls (oversubscribed, like CI). */
+	int ranksOnMyMachine = 0;
+	bool nap = false;
+	std::vector<int> oversubscribedRanks;  // every rank whose machine has more ranks than CPUs
 };
+
+/** Microseconds a rank naps between polls where its machine runs more ranks than it has CPUs. */
+constexpr long kOversubscribedNapUs = 50;
 
 bool planPairs(const MapOptions& o, const repro::ReproStart& start, const Facts& mine, Plan& plan, std::string& err) {
 	std::vector<std::string> factsText;
@@ -260,6 +288,16 @@ bool planPairs(const MapOptions& o, const repro::ReproStart& start, const Facts&
 		plan.measure.push_back(plan.classes.back().measure);
 	}
 	for (const auto& r : plan.schedule.roundPairs) plan.maxConcurrent = std::max(plan.maxConcurrent, r.size());
+	// Ranks that share a kernel share its CPUs: beyond one rank per CPU, spinning ranks take the CPU from the ones that
+	// move data (measured on the 2-core CI machine: pairs 2-7x apart when spinning, 1.5-3x when napping).
+	std::map<std::string, int> perMachine;
+	for (const auto& f : plan.facts) perMachine[machineKey(f)]++;
+	for (size_t r = 0; r < plan.facts.size(); r++) {
+		const Facts& f = plan.facts[r];
+		if (f.onlineCpus > 0 && perMachine[machineKey(f)] > f.onlineCpus) plan.oversubscribedRanks.push_back(static_cast<int>(r));
+	}
+	plan.ranksOnMyMachine = perMachine[machineKey(plan.facts[start.rank])];
+	plan.nap = std::find(plan.oversubscribedRanks.begin(), plan.oversubscribedRanks.end(), start.rank) != plan.oversubscribedRanks.end();
 	return true;
 }
 
@@ -286,7 +324,22 @@ void writeHeader(JsonWriter& w, const MapOptions& o, const repro::ReproStart& st
 	w.key("total_pairs").value(static_cast<long long>(start.size) * (start.size - 1) / 2);
 	w.key("schedule").beginObject().key("mode").value(plan.schedule.rounds ? "rounds" : "sequential");
 	w.key("rounds").value(static_cast<long long>(plan.schedule.roundPairs.size()));
-	w.key("max_concurrent_pairs").value(static_cast<long long>(plan.maxConcurrent)).key("pair_timeout_s").value(o.pairTimeoutS).endObject();
+	w.key("max_concurrent_pairs").value(static_cast<long long>(plan.maxConcurrent)).key("pair_timeout_s").value(o.pairTimeoutS);
+	w.key("wait").beginObject().key("mode").value(plan.oversubscribedRanks.empty() ? "spin" : "nap");
+	w.key("nap_us").value(plan.oversubscribedRanks.empty() ? 0L : kOversubscribedNapUs).key("oversubscribed_ranks").beginArray();
+	for (int r : plan.oversubscribedRanks) w.value(r);
+	w.endArray().key("reason");
+	if (plan.oversubscribedRanks.empty()) {
+		w.null();
+	} else {
+		const Facts& f = plan.facts[plan.oversubscribedRanks.front()];
+		int same = 0;
+		for (const auto& x : plan.facts) same += machineKey(x) == machineKey(f);
+		w.value(std::to_string(same) + " ranks share the " + std::to_string(f.onlineCpus) + " CPUs of one machine (kernel boot id " +
+		        (f.machine.empty() ? "unknown, host " + f.host : f.machine) + "): waiting ranks sleep " + std::to_string(kOversubscribedNapUs) +
+		        " us between polls of bandwidth messages instead of spinning");
+	}
+	w.endObject().endObject();
 	w.key("ranks").beginArray();
 	for (const auto& r : rankJson) w.raw(r);
 	w.endArray();
@@ -439,6 +492,7 @@ int runMap(const MapOptions& o) {
 		return 3;
 	}
 	if (start.rank == 0 && o.json && o.stream) printPlanRecord(o, start, plan, rankJson);
+	if (plan.nap) setWaitNap(kOversubscribedNapUs);
 	RoundsConfig cfg;
 	cfg.device = start.device;
 	cfg.smallBytes = o.smallBytes;

@@ -194,10 +194,22 @@ std::string PairBuffers::check(int i, unsigned long long bytes, uint64_t seed) {
 
 namespace {
 
+long gWaitNapUs = 0;
+
+}  // namespace
+
+void setWaitNap(long microseconds) { gWaitNapUs = std::max(0L, std::min(microseconds, 100000L)); }
+
+namespace {
+
 constexpr int kTimedOut = -1;
 
-/** Poll the requests (each set to MPI_REQUEST_NULL when complete) until they are done or `deadline` (MPI_Wtime) passes. */
-int waitUntil(MPI_Request* reqs, int n, double deadline) {
+/**
+ * Poll the requests (each set to MPI_REQUEST_NULL when complete) until they are done or `deadline` (MPI_Wtime)
+ * passes. `nap`: sleep gWaitNapUs between polls when it is set (bandwidth messages only: a nap would be most of a
+ * small message's round trip).
+ */
+int waitUntil(MPI_Request* reqs, int n, double deadline, bool nap = false) {
 	for (unsigned spins = 1;; spins++) {
 		bool all = true;
 		for (int i = 0; i < n; i++) {
@@ -209,8 +221,14 @@ int waitUntil(MPI_Request* reqs, int n, double deadline) {
 		}
 		if (all) return MPI_SUCCESS;
 		if (MPI_Wtime() > deadline) return kTimedOut;
-		// Yield now and then: ranks may share cores (CI, oversubscribed nodes); a free core returns at once.
-		if (spins % 64 == 0) sched_yield();
+		// Yield now and then: ranks may share cores (CI, oversubscribed nodes); a free core returns at once. On a
+		// machine with more ranks than CPUs, sleep between polls instead (gWaitNapUs, set by setWaitNap).
+		if (nap && gWaitNapUs > 0) {
+			timespec t{0, gWaitNapUs * 1000};
+			nanosleep(&t, nullptr);
+		} else if (spins % 64 == 0) {
+			sched_yield();
+		}
 	}
 }
 
@@ -273,7 +291,7 @@ PairMeasure measurePair(const PairSpec& s, PairBuffers& b) {
 				int rc = MPI_Irecv(b.ptr(1), count, MPI_BYTE, s.peer, kTagEcho, MPI_COMM_WORLD, &reqs[1]);
 				const double t0 = MPI_Wtime();
 				if (rc == MPI_SUCCESS) rc = MPI_Isend(b.ptr(0), count, MPI_BYTE, s.peer, kTagData, MPI_COMM_WORLD, &reqs[0]);
-				if (rc == MPI_SUCCESS) rc = waitUntil(reqs, 2, deadline);
+				if (rc == MPI_SUCCESS) rc = waitUntil(reqs, 2, deadline, ph == 1);
 				const double t = MPI_Wtime() - t0;
 				if (rc != MPI_SUCCESS) return stop(rc, where(it, "round trip"));
 				if (it > 0) best[ph] = std::min(best[ph], t);
@@ -287,11 +305,11 @@ PairMeasure measurePair(const PairSpec& s, PairBuffers& b) {
 			if (rc != MPI_SUCCESS) return stop(rc, where(0, "receive"));
 			for (int it = 0; it < n; it++) {
 				const int cur = it % 2;
-				rc = waitUntil(&reqs[0], 1, deadline);
+				rc = waitUntil(&reqs[0], 1, deadline, ph == 1);
 				if (rc != MPI_SUCCESS) return stop(rc, where(it, "receive"));
 				if (s.corruptEcho && ph == 1 && it == 0) b.corrupt(cur, bytes / 2);
 				rc = MPI_Isend(b.ptr(cur), count, MPI_BYTE, s.peer, kTagEcho, MPI_COMM_WORLD, &reqs[1]);
-				if (rc == MPI_SUCCESS) rc = waitUntil(&reqs[1], 1, deadline);
+				if (rc == MPI_SUCCESS) rc = waitUntil(&reqs[1], 1, deadline, ph == 1);
 				if (rc != MPI_SUCCESS) return stop(rc, where(it, "echo"));
 				if (it + 1 < n) {
 					rc = MPI_Irecv(b.ptr(1 - cur), count, MPI_BYTE, s.peer, kTagData, MPI_COMM_WORLD, &reqs[0]);

@@ -88,6 +88,9 @@ struct PairMeasure {
 	bool abandoned = false;                     // a request could not be completed nor cancelled
 };
 
+/** Sleep this long between polls of a pair's bandwidth messages (0: spin, yielding now and then). */
+void setWaitNap(long microseconds);
+
 /** Measure the pair from this rank's side (both ranks call it for the same spec, mirrored). */
 PairMeasure measurePair(const PairSpec& spec, PairBuffers& buffers);
 

@@ -236,11 +236,6 @@ RoundsResult runRounds(const RoundsConfig& cfg, const Schedule& schedule, const 
 	};
 
 	for (int r = 0; r < rounds; r++) {
-		if (kill.at(rank, r)) {
-			std::fprintf(stderr, "gpumpi map: rank %d kills itself at round %d (GPUMPI_TEST_MAP_KILL)\n", rank, r);
-			std::fflush(stderr);
-			raise(SIGKILL);
-		}
 		if (synced) {
 			MPI_Request barrier = MPI_REQUEST_NULL;
 			const double deadline = MPI_Wtime() + barrierWait;
@@ -250,12 +245,7 @@ RoundsResult runRounds(const RoundsConfig& cfg, const Schedule& schedule, const 
 			while (synced && !done) {
 				if (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) { synced = false; break; }
 				if (done) break;
-				if (collector) {
-					collector->drain();
-					// Hand the previous round over as soon as it is complete: if a rank dies now, the launcher may end
-					// the job (mpirun does) before this barrier would ever complete.
-					if (r > 0 && handedOver < r - 1 && roundReported(r - 1)) handOver(r - 1, false);
-				}
+				if (collector) collector->drain();
 				sender.progress();
 				if (MPI_Wtime() > deadline) { synced = false; break; }
 				// Waiting ranks leave the cores to the measuring ones after the first millisecond.
@@ -270,15 +260,11 @@ RoundsResult runRounds(const RoundsConfig& cfg, const Schedule& schedule, const 
 				std::fflush(stderr);
 			}
 		}
-		if (rank == 0 && r > 0 && handedOver < r - 1) {
-			// Synchronised: every pair of the previous round has been reported (or is about to be): wait for them briefly.
-			if (synced) {
-				const double until = MPI_Wtime() + kGraceS;
-				while (!roundReported(r - 1) && MPI_Wtime() < until) { collector->drain(); if (!roundReported(r - 1)) napMicroseconds(50); }
-			} else {
-				collector->drain();
-			}
-			handOver(r - 1, false);
+		if (kill.at(rank, r)) {
+			// After the round's barrier: every message of the rounds before has been taken by its receiver.
+			std::fprintf(stderr, "gpumpi map: rank %d kills itself at round %d (GPUMPI_TEST_MAP_KILL)\n", rank, r);
+			std::fflush(stderr);
+			raise(SIGKILL);
 		}
 		const int p = myPair[r];
 		if (p >= 0 && measure[p]) {
@@ -291,7 +277,9 @@ RoundsResult runRounds(const RoundsConfig& cfg, const Schedule& schedule, const 
 			spec.largeBytes = cfg.largeBytes;
 			spec.latencyIters = cfg.latencyIters;
 			spec.iters = cfg.iters;
-			spec.timeoutS = cfg.pairTimeoutS;
+			// Unsynchronised, partners left the missed barrier up to one pair timeout apart (the one whose pair had timed
+			// out left last): twice the timeout, so that skew alone is no timeout.
+			spec.timeoutS = synced ? cfg.pairTimeoutS : 2 * cfg.pairTimeoutS;
 			spec.corruptEcho = corrupt.at(rank, r);
 			if (stall.at(rank, r)) {
 				std::fprintf(stderr, "gpumpi map: rank %d stalls %g s before its pair of round %d (GPUMPI_TEST_MAP_STALL)\n", rank, stall.seconds, r);
@@ -314,6 +302,18 @@ RoundsResult runRounds(const RoundsConfig& cfg, const Schedule& schedule, const 
 			}
 		}
 		sender.progress();
+		// Rank 0 hands the previous round over after its own pair of this round, so that it starts that pair with the
+		// others (the record's printing falls between rounds, where everyone waits at the barrier anyway). Synchronised:
+		// every pair of the previous round has been reported (or is about to be): wait for them briefly.
+		if (rank == 0 && r > 0 && handedOver < r - 1) {
+			if (synced) {
+				const double until = MPI_Wtime() + kGraceS;
+				while (!roundReported(r - 1) && MPI_Wtime() < until) { collector->drain(); if (!roundReported(r - 1)) napMicroseconds(50); }
+			} else {
+				collector->drain();
+			}
+			handOver(r - 1, false);
+		}
 	}
 
 	// The end: every rank tells rank 0 whether its MPI state is clean; rank 0 waits for all of them (or the deadline).

@@ -2,7 +2,8 @@
 // a round starts with a nonblocking barrier polled against a deadline, then the round's pairs are measured at the
 // same time (mapPair.hh). The first rank of each pair reports it to rank 0 (and the second rank too when its side
 // failed), point to point, so rank 0 holds every result so far without a collective a dead rank could block; rank 0
-// hands them to the caller round by round (the streamed records). A barrier that does not complete within
+// hands them to the caller round by round (the streamed records: round r-1 once its own pair of round r is done, so a
+// record's printing never delays the start of a round's pairs). A barrier that does not complete within
 // --pair-timeout + 10 s (a rank hangs outside a pair, or died while the launcher keeps the others running) ends the
 // synchronisation: the remaining rounds run unsynchronised and the run ends with MPI_Abort after the document,
 // because MPI_Finalize would wait for the missing rank. Thread: main thread only. Never throws.
@@ -57,8 +58,8 @@ using RoundSink = std::function<void(int round, const std::vector<int>& changed,
 /**
  * Walk the schedule on every rank. `measure[i]` false: pair i is not measured (skipped by class). Rank 0 calls
  * `sink` after each round (throttled in sequential schedules) and once more at the end (round = number of rounds).
- * Test hooks (engine tier only; each <rank>@<round>): GPUMPI_TEST_MAP_KILL makes that rank SIGKILL itself when it
- * reaches that round (a rank dying mid-run); GPUMPI_TEST_MAP_STALL=<rank>@<round>:<seconds> makes it sleep before its
+ * Test hooks (engine tier only; each <rank>@<round>): GPUMPI_TEST_MAP_KILL makes that rank SIGKILL itself when that
+ * round has started (after its barrier: a rank dying mid-run); GPUMPI_TEST_MAP_STALL=<rank>@<round>:<seconds> makes it sleep before its
  * pair of that round (a hung peer); GPUMPI_TEST_MAP_CORRUPT makes it flip one byte of the first large message it
  * echoes in that round (corrupted data).
  */
