@@ -22,7 +22,7 @@ import { MAX_TRIALS } from '../shared/trialStats';
 import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
-import { jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
+import { incompleteNote, jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
 
 const USAGE = `Usage: gpumpi-doctor map [options]
   --json                 print the map document (schema gpumpi.map/1, docs/map-schema.md) instead of the table
@@ -213,18 +213,22 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		} finally {
 			await target.close();
 		}
-		// Interrupted or ended early: the map of what was measured, when the plan had come (mapStream.ts).
+		// Interrupted or ended early: the map of what was measured, when the plan had come (mapStream.ts); the exit status
+		// still says the run did not end well (130 interrupted, 3 a rank died or the timeout).
 		if (r.ok && r.partial) {
+			for (const n of r.notes ?? []) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
 			io.stderr(partialNote(r.doc, r.partial, io.signal.aborted));
 			const code = emit(r.doc);
-			return io.signal.aborted ? EXIT.interrupted : code;
+			return io.signal.aborted ? EXIT.interrupted : code === EXIT.ok ? EXIT.failed : code;
 		}
 		if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted before the plan came; nothing was measured\n'); return EXIT.interrupted; }
 		if (!r.ok) {
 			io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
 			return EXIT.failed;
 		}
-		return emit(r.doc);
+		const code = emit(r.doc);
+		if (r.doc.incomplete) { io.stderr(incompleteNote(r.doc.incomplete)); return code === EXIT.ok ? EXIT.failed : code; }
+		return code;
 	});
 }
 

@@ -124,6 +124,8 @@ export interface MapScheduleInfo {
 	rounds: number;
 	max_concurrent_pairs: number;
 	pair_timeout_s: number;
+	/** How ranks wait: spinning, or napping between polls where a machine runs more ranks than it has CPUs. */
+	wait?: { mode: 'spin' | 'nap'; nap_us: number; oversubscribed_ranks: number[]; reason: string | null };
 }
 
 /** Why a run's end was not clean (the engine printed the document, then ended the job with MPI_Abort). */
@@ -183,10 +185,11 @@ export interface MapOutlier {
 	kind: 'failed' | 'slow' | 'high_latency';
 	/** Path class and channel of the pairs compared ("host_memory over network"). */
 	path_class: string;
-	/** Its median (GB/s or µs), the median and MAD of the rest of its path class, how many pairs each. */
+	/** Its median (GB/s or µs), the median of the rest of its path class, the MAD of the rest's logarithms, the value the rule needed it beyond, how many pairs each. */
 	value: number | null;
 	reference: number | null;
 	mad: number | null;
+	threshold?: number | null;
 	pairs: number;
 	reference_pairs: number;
 	/** The pairs (a, b) behind it, with their numbers. */
@@ -205,7 +208,9 @@ export interface MapOutlierReport {
 	/** The first finding's sentence, or "no outlier: …". */
 	headline: string;
 	outliers: MapOutlier[];
-	/** Per level and subject: median, MAD and count of its pairs' bandwidth (the populations the rule used). */
+	/** Single pairs (a link or pair measured once) beyond the rule: one measurement each, not named as outliers. */
+	suspects: MapOutlier[];
+	/** Per level and subject: median, MAD (of the logarithm) and count of its pairs' bandwidth (the populations the rule used). */
 	summaries: Array<{ level: OutlierLevel; subject: string; path_class: string; median: number; mad: number; pairs: number }>;
 }
 

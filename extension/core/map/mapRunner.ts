@@ -16,7 +16,7 @@ import { runLaunch, singletonStart } from '../launch/runLaunch';
 import { withEvidence } from '../repro/evidence';
 import { cleanLine, crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
-import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, type MapStreamRecord, type MapStreamState } from './mapStream';
+import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord, type MapStreamState } from './mapStream';
 import { findOutliers } from './outliers';
 
 /** Engine options of one map run (strings are validated again by the engine). */
@@ -57,7 +57,7 @@ export interface MapRunOptions {
  * streamed records hold), or why there is none (with the output tail to show).
  */
 export type MapRunResult =
-	| { ok: true; doc: MapDocument; partial?: string }
+	| { ok: true; doc: MapDocument; partial?: string; notes?: string[] }
 	| { ok: false; error: string; command: string[]; outputTail: string };
 
 const SIZE_RE = /^\d+[KMG]?$/;
@@ -114,7 +114,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 		withEv.outliers = findOutliers(withEv);
 		const measured = withEv.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
 		opts.onProgress?.(`map ${partial ? 'cut short' : 'done'}: ${measured} of ${withEv.pairs.length} pairs measured in ${formatSeconds(r.durationMs)}`);
-		return partial ? { ok: true, doc: withEv, partial } : { ok: true, doc: withEv };
+		return partial ? { ok: true, doc: withEv, partial, notes: launchNotes } : { ok: true, doc: withEv };
 	};
 	// The engine's own document wins (it may also say the run ended with MPI_Abort: `incomplete`).
 	const single = singletonStart(r.stdout, opts.spec.np);
@@ -123,12 +123,17 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	if (complete !== null && typeof complete !== 'string') { return finish(complete); }
 	// No document: what ended the run, then the map from the streamed records when the plan came.
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
+	// srun names the task that died where the generic reading does not (it reads mpirun's and Hydra's words).
+	// With --kill-on-bad-exit srun ends the others with SIGTERM and lists them as "Terminated": the one that died first is not.
+	const tasks = spec.srun && crash.rank === null ? srunFailedTasks(r.stderr).filter(t => !/^Terminated\b/.test(t.how)) : [];
 	const cause = r.timedOut ? `no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session`
 		: opts.signal?.aborted ? 'interrupted: the run was stopped (Ctrl-C or cancel)'
-			: crash.crashed ? `${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`
-				: null;
+			: tasks.length > 0 ? tasks.map(t => `rank ${t.rank} (srun task ${t.rank} on ${t.host}): ${t.how}`).join('; ')
+				: crash.crashed ? `${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`
+					: null;
 	if (cause !== null && state.plan) {
-		const partial = partialMapDocument(state, { reason: cause, failedRanks: crash.crashed && crash.rank !== null ? [crash.rank] : [] });
+		const failedRanks = tasks.length > 0 ? tasks.map(t => t.rank) : crash.crashed && crash.rank !== null ? [crash.rank] : [];
+		const partial = partialMapDocument(state, { reason: cause, failedRanks });
 		if (partial) { return finish(partial, cause); }
 	}
 	if (r.timedOut) { return fail(`${cause} (a pair may hang: try fewer ranks, --pairs sampled or a shorter --pair-timeout)`); }

@@ -130,3 +130,16 @@ export function partialMapDocument(s: MapStreamState, cause: PartialCause): MapD
 	const v = validateMapDocument(doc);
 	return typeof v === 'string' ? null : v;
 }
+
+/**
+ * The tasks srun reported dead ("srun: error: host-d: task 2: Killed", Slurm 22.05): under srun a task's id is its
+ * MPI rank (Open MPI with pmix, MPICH with pmi2). Used where the generic crash reading names no rank (it knows
+ * mpirun's and Hydra's words, not srun's).
+ */
+export function srunFailedTasks(stderr: string): Array<{ rank: number; host: string; how: string }> {
+	const out: Array<{ rank: number; host: string; how: string }> = [];
+	for (const m of stderr.matchAll(/^srun: error: (\S+): tasks? (\d+)(?:-\d+)?: (.+)$/gm)) {
+		if (!out.some(t => t.rank === Number(m[2]))) { out.push({ rank: Number(m[2]), host: m[1], how: m[3].trim() }); }
+	}
+	return out;
+}

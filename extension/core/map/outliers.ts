@@ -6,20 +6,27 @@
  * or went silent), each named once with its pairs and what was seen. Then the rule, per path class (class and
  * channel: "host memory only over network" is never compared with "P2P over shared memory"): a subject (a host, a
  * GPU, the NIC a rank's network pairs use, a link between two hosts, a pair) is an outlier when the median bandwidth
- * of its pairs is more than OUTLIER_MADS median absolute deviations AND more than OUTLIER_FRACTION below the median of
- * the other pairs of its class ("leave-one-out": a slow host does not drag its own reference down), with at least
- * OUTLIER_MIN_REFERENCE other pairs; latency the same way upwards. A coarser finding explains a finer one whose pairs
- * it contains (a slow host explains its slow links and pairs; its NIC, when all its pairs use that NIC, is named in
- * its sentence). Pure; no I/O.
+ * of its pairs is more than OUTLIER_MADS median absolute deviations below the median of the other pairs of its class
+ * AND more than OUTLIER_FRACTION below it ("leave-one-out": a slow host does not drag its own reference down), with
+ * at least OUTLIER_MIN_REFERENCE other pairs. Medians and MADs are taken of the logarithm of the bandwidth: slowdowns
+ * and noise are ratios (a pair at half speed is as far below as one at double speed is above). Latency is judged the
+ * same way upwards, and only where pairs were measured alone (sequential schedule): under a round's concurrent load
+ * an 8-byte round trip measures the load. A subject with one pair is a `suspect`, never an outlier: one measurement
+ * is no evidence on a shared machine (on the 2-core CI machine single pairs of an unshaped map sat up to 3x below
+ * their class median). A coarser finding explains a finer one whose pairs it contains (a slow host explains its slow
+ * links and pairs; its NIC, when all its pairs use that NIC, is named in its sentence). Pure; no I/O.
  */
 import { CHANNEL_LABELS, PATH_CLASS_LABELS, type MapDocument, type MapOutlier, type MapOutlierReport, type MapPair, type MapRank, type OutlierLevel, type PairStatus } from '../../shared/mapSchema';
 
-/** MADs below (above for latency) the reference median a subject's median must be. */
+/** MADs (of the logarithm) below — above for latency — the reference median a subject's median must be. */
 export const OUTLIER_MADS = 3;
 /** And the fraction of the reference median it must differ by. */
 export const OUTLIER_FRACTION = 0.1;
-/** Other pairs of the same path class needed for a verdict. */
-export const OUTLIER_MIN_REFERENCE = 3;
+/**
+ * Other pairs of the same path class needed for a verdict. Measured on the CI machine's Slurm lab (no shaping, one
+ * rank per host): with 3 reference pairs (4 hosts) 8 of 15 maps named a host; with 21 (8 hosts), 0 of 12.
+ */
+export const OUTLIER_MIN_REFERENCE = 8;
 
 const LEVELS: OutlierLevel[] = ['node', 'nic', 'gpu', 'link', 'pair'];
 const FAILED: ReadonlySet<PairStatus> = new Set<PairStatus>(['timeout', 'mpi_error', 'data_error', 'setup_error', 'not_measured']);
@@ -122,51 +129,57 @@ function views(doc: MapDocument): View[] {
 
 type Metric = 'bandwidth_gbps' | 'latency_us';
 
-interface Candidate { finding: MapOutlier; pairSet: Set<MapPair>; levelIndex: number }
+interface Candidate { finding: MapOutlier; pairSet: Set<MapPair>; levelIndex: number; wholeClass: boolean }
 
 /** The slow (or high-latency) subjects of one path class and level. */
 function judge(list: View[], level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null): Candidate[] {
-	const measured = list.filter(v => v.pair[metric] !== null && (v.pair.status === 'ok' || v.pair.status === 'data_error'));
-	const sorted = [...measured].sort((x, y) => (x.pair[metric] as number) - (y.pair[metric] as number));
-	const sortedValues = sorted.map(v => v.pair[metric] as number);
+	const measured = list.filter(v => v.pair[metric] !== null && (v.pair[metric] as number) > 0 && (v.pair.status === 'ok' || v.pair.status === 'data_error'));
+	const logOf = (v: View): number => Math.log(v.pair[metric] as number);
+	const sorted = [...measured].sort((x, y) => logOf(x) - logOf(y));
+	const sortedLogs = sorted.map(logOf);
 	const bySubject = new Map<string, View[]>();
-	for (const v of measured) { for (const s of v.subjects.get(level) ?? []) { bySubject.set(s, [...(bySubject.get(s) ?? []), v]); } }
+	for (const v of measured) {
+		for (const s of v.subjects.get(level) ?? []) {
+			const list2 = bySubject.get(s);
+			if (list2) { list2.push(v); } else { bySubject.set(s, [v]); }
+		}
+	}
 	const out: Candidate[] = [];
 	const higherIsWorse = metric === 'latency_us';
 	const wholeClass = measured.length > EXACT_REFERENCE_LIMIT && (level === 'link' || level === 'pair');
-	const classRef = sortedValues.length > 0 ? medianSorted(sortedValues) : 0;
-	const classMad = sortedValues.length > 0 && wholeClass ? madSorted(sortedValues, classRef) : 0;
+	const classRef = sortedLogs.length > 0 ? medianSorted(sortedLogs) : 0;
+	const classMad = sortedLogs.length > 0 && wholeClass ? madSorted(sortedLogs, classRef) : 0;
 	for (const [subject, mine] of bySubject) {
-		const values = mine.map(v => v.pair[metric] as number);
-		const value = median(values);
+		const logs = mine.map(logOf);
+		const value = Math.exp(median(logs));
 		if (summaries && level !== 'pair' && metric === 'bandwidth_gbps') {
-			summaries.push({ level, subject, path_class: list[0].label, median: value, mad: mad(values), pairs: values.length });
+			summaries.push({ level, subject, path_class: list[0].label, median: value, mad: mad(logs), pairs: logs.length });
 		}
 		let ref = classRef;
 		let spread = classMad;
-		let restCount = measured.length - (wholeClass ? 0 : mine.length);
+		let restCount = measured.length;
 		if (!wholeClass) {
 			const own = new Set(mine);
-			const rest = sorted.filter(v => !own.has(v)).map(v => v.pair[metric] as number);
+			const rest = sorted.filter(v => !own.has(v)).map(logOf);
 			restCount = rest.length;
 			if (rest.length < OUTLIER_MIN_REFERENCE) { continue; }
 			ref = medianSorted(rest);
 			spread = madSorted(rest, ref);
 		}
-		const beyond = (x: number): boolean => higherIsWorse
-			? x > ref + OUTLIER_MADS * spread && x > ref * (1 + OUTLIER_FRACTION)
-			: x < ref - OUTLIER_MADS * spread && x < ref * (1 - OUTLIER_FRACTION);
-		if (!beyond(value)) { continue; }
-		const every = values.every(beyond);
+		const margin = Math.max(OUTLIER_MADS * spread, higherIsWorse ? Math.log(1 + OUTLIER_FRACTION) : -Math.log(1 - OUTLIER_FRACTION));
+		const beyond = (x: number): boolean => (higherIsWorse ? x > ref + margin : x < ref - margin);
+		if (!beyond(Math.log(value))) { continue; }
+		const every = logs.every(beyond);
 		out.push({
 			pairSet: new Set(mine.map(v => v.pair)),
 			levelIndex: LEVELS.indexOf(level),
+			wholeClass,
 			finding: {
-				level, subject, kind: higherIsWorse ? 'high_latency' : 'slow', path_class: list[0].label, value, reference: ref, mad: spread,
-				pairs: values.length, reference_pairs: restCount,
+				level, subject, kind: higherIsWorse ? 'high_latency' : 'slow', path_class: list[0].label, value, reference: Math.exp(ref), mad: spread,
+				threshold: Math.exp(higherIsWorse ? ref + margin : ref - margin), pairs: logs.length, reference_pairs: restCount,
 				evidence_pairs: mine.map(v => ({ a: v.pair.a, b: v.pair.b, value: v.pair[metric], status: v.pair.status })),
 				facts: [], explains: [],
-				sentence: `${every ? 'every pair' : `median of ${values.length} pairs`}`,
+				sentence: `${every ? 'every pair' : `median of ${logs.length} pairs`}`,
 			},
 		});
 	}
@@ -198,9 +211,10 @@ function factsOf(doc: MapDocument, f: MapOutlier, host: string | null): { facts:
 	return { facts, nic: nics.size === 1 ? [...nics][0] : null };
 }
 
-function describe(doc: MapDocument, f: MapOutlier): void {
+function describe(doc: MapDocument, f: MapOutlier, wholeClass: boolean): void {
 	const unit = f.kind === 'high_latency' ? 'µs' : 'GB/s';
-	const how = `${f.sentence} at ${num(f.value ?? 0)} ${unit} vs ${num(f.reference ?? 0)} ${unit} median of the other ${f.reference_pairs} pairs (MAD ${num(f.mad ?? 0)}; ${f.path_class})`;
+	const against = wholeClass ? `the ${f.reference_pairs} pairs of its class` : `the other ${f.reference_pairs} pairs`;
+	const how = `${f.sentence} at ${num(f.value ?? 0)} ${unit} vs ${num(f.reference ?? 0)} ${unit} median of ${against} (spread ×${num(Math.exp(f.mad ?? 0))}, ${f.kind === 'high_latency' ? 'above' : 'below'} ${num(f.threshold ?? 0)} ${unit}; ${f.path_class})`;
 	const hostOf = f.level === 'node' ? f.subject : f.level === 'nic' || f.level === 'gpu' ? f.subject.split(' ')[0] : null;
 	const { facts, nic } = factsOf(doc, f, hostOf);
 	f.facts = facts;
@@ -260,34 +274,44 @@ function failures(doc: MapDocument): MapOutlier[] {
 
 /** The analysis: failures, then slow and high-latency subjects, coarse before fine, each explained finer finding folded in. */
 export function findOutliers(doc: MapDocument): MapOutlierReport {
-	const rule = `per path class: a node, GPU, NIC, link or pair whose median bandwidth is more than ${OUTLIER_MADS} MAD and more than ${OUTLIER_FRACTION * 100} % below the median of the other pairs of its class (latency: above), with at least ${OUTLIER_MIN_REFERENCE} other pairs`;
+	const latencyJudged = doc.schedule?.mode !== 'rounds';
+	const rule = `per path class, on the logarithm of the bandwidth: a node, NIC, GPU, link or pair whose median is more than ${OUTLIER_MADS} MAD and more than ${OUTLIER_FRACTION * 100} % below the median of the other pairs of its class (at least ${OUTLIER_MIN_REFERENCE} of them); ${latencyJudged ? 'latency the same way upwards' : 'latency not judged (pairs measured in concurrent rounds)'}; one pair alone is a suspect, not an outlier`;
 	const summaries: MapOutlierReport['summaries'] = [];
 	const byClass = new Map<string, View[]>();
-	for (const v of views(doc)) { byClass.set(v.cls, [...(byClass.get(v.cls) ?? []), v]); }
+	for (const v of views(doc)) {
+		const list = byClass.get(v.cls);
+		if (list) { list.push(v); } else { byClass.set(v.cls, [v]); }
+	}
 	const found: MapOutlier[] = [];
+	const suspects: MapOutlier[] = [];
 	let small = 0;
-	for (const metric of ['bandwidth_gbps', 'latency_us'] as const) {
+	for (const metric of latencyJudged ? ['bandwidth_gbps', 'latency_us'] as const : ['bandwidth_gbps'] as const) {
 		const cands: Candidate[] = [];
 		for (const list of byClass.values()) {
 			if (metric === 'bandwidth_gbps' && list.filter(v => v.pair.bandwidth_gbps !== null).length <= OUTLIER_MIN_REFERENCE) { small++; }
 			for (const level of LEVELS) { cands.push(...judge(list, level, metric, metric === 'bandwidth_gbps' ? summaries : null)); }
 		}
-		cands.sort((x, y) => x.levelIndex - y.levelIndex || (x.finding.value ?? 0) / (x.finding.reference || 1) - (y.finding.value ?? 0) / (y.finding.reference || 1));
+		const ratio = (c: Candidate): number => Math.abs(Math.log((c.finding.value ?? 1) / (c.finding.reference || 1)));
+		cands.sort((x, y) => x.levelIndex - y.levelIndex || ratio(y) - ratio(x));
 		const kept: Candidate[] = [];
 		for (const c of cands) {
 			const by = kept.find(k => k.levelIndex < c.levelIndex && k.finding.path_class === c.finding.path_class && [...c.pairSet].every(p => k.pairSet.has(p)));
 			if (by) { by.finding.explains.push(`${c.finding.level} ${c.finding.subject}`); continue; }
 			kept.push(c);
 		}
-		for (const k of kept) { describe(doc, k.finding); found.push(k.finding); }
+		for (const k of kept) {
+			describe(doc, k.finding, k.wholeClass);
+			(k.finding.pairs < 2 ? suspects : found).push(k.finding);
+		}
 	}
 	const outliers = [...failures(doc), ...found];
 	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
 	const partial = doc.partial ? `partial map (${doc.partial.reason}): ${measured} of ${doc.pairs.length} pairs measured. ` : '';
+	const suspectNote = suspects.length > 0 ? `; ${suspects.length} single pair${suspects.length === 1 ? '' : 's'} below the rule (suspects, one measurement each)` : '';
 	const headline = outliers.length > 0
 		? `${partial}${outliers[0].sentence}${outliers.length > 1 ? ` (+${outliers.length - 1} more)` : ''}`
-		: `${partial}no outlier: ${measured} measured pairs in ${byClass.size} path class${byClass.size === 1 ? '' : 'es'}, none beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to compare)` : ''}`;
-	return { rule, headline, outliers, summaries };
+		: `${partial}no outlier: ${measured} measured pairs in ${byClass.size} path class${byClass.size === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
+	return { rule, headline, outliers, suspects, summaries };
 }
 
 /** The analysis as text lines for the CLI (headline first). */
@@ -298,5 +322,7 @@ export function renderOutlierLines(r: MapOutlierReport): string[] {
 		if (f.explains.length > 0) { out.push(`      explains: ${f.explains.slice(0, 8).join(', ')}${f.explains.length > 8 ? `, … (${f.explains.length} in all)` : ''}`); }
 		for (const x of f.facts.slice(0, 4)) { out.push(`      ${x}`); }
 	}
+	for (const f of r.suspects.slice(0, 5)) { out.push(`  ? suspect (one pair, measure again before blaming it): ${f.sentence}`); }
+	if (r.suspects.length > 5) { out.push(`  ? … ${r.suspects.length - 5} more suspects`); }
 	return out;
 }
