@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ROOT, WORK, CODE_SERVER_VERSION, startCodeServer } from './codeServer.mjs';
 import { benchGuard, guardRows } from './benchGuard.mjs';
+import { withKeptSections } from './benchSections.mjs';
 
 const TARGETS = { activationMs: 100, inspectMs: 2000 };
 const ADDON = path.join(ROOT, 'native', 'build', 'addon', 'Release', 'gpumpi_addon.node');
@@ -200,7 +201,10 @@ async function main() {
 		'in-host test suite (test/vscode/suite/*.test.ts records them), run in code-server like `npm test`.', '');
 	const out = path.join(ROOT, 'docs', 'benchmarks.md');
 	fs.mkdirSync(path.dirname(out), { recursive: true });
-	fs.writeFileSync(out, lines.join('\n'));
+	// Sections other scripts write (scripts/benchMapSchedule.mjs: <!-- map-schedule:begin … --> … <!-- map-schedule:end -->) stay.
+	let previous;
+	try { previous = fs.readFileSync(out, 'utf8'); } catch { /* first run */ }
+	fs.writeFileSync(out, withKeptSections(lines.join('\n'), previous));
 	log(`\n${lines.join('\n')}\nwritten to ${path.relative(ROOT, out)}`);
 }
 
