@@ -9,7 +9,7 @@ import { DEFAULT_MAP_OPTIONS, runMap } from '../../extension/core/map/mapRunner'
 import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { execute } from '../../extension/core/proc';
 import { defaultSpec, type LaunchConfig } from '../../extension/core/launch/launchSpec';
-import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
 import { MAP_SCHEMA, validateMapDocument, type MapDocument } from '../../extension/shared/mapSchema';
 
 const TIMEOUT_MS = 90_000;
