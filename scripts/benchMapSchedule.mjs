@@ -66,6 +66,7 @@ if (why) { console.error(`the Slurm lab cannot run here: ${why}`); process.exit(
 const engine = findEngine('openmpi', {}).path;
 if (!engine) { console.error('the Open MPI engine is not built: node scripts/buildNative.mjs --engine-only --all-mpis'); process.exit(2); }
 const release = await machineLock();
+const loadAtStart = os.loadavg()[0];
 const HOSTS = 8;
 const lab = await createSlurmLab({ computeHosts: HOSTS });
 const rows = [];
@@ -74,7 +75,14 @@ try {
 		let out = '';
 		let err = '';
 		const code = await main(args, { stdout: t => { out += t; }, stderr: t => { err += t; }, cwd: lab.dir, signal: new AbortController().signal });
-		if (code !== 0) { throw new Error(`gpumpi-doctor ${args.join(' ')} exited ${code}:\n${err.slice(-2000)}`); }
+		if (code !== 0) {
+			// The CLI's own words (the first `gpumpi-doctor map: …` line: the crash, the partial map, the MPI_Abort), the whole
+			// stderr kept for the trace.
+			const kept = path.join(os.tmpdir(), `benchmapsched-failed-${process.pid}-${Date.now()}.log`);
+			fs.writeFileSync(kept, `${args.join(' ')}\nexit ${code}\n${err}`);
+			const said = err.split('\n').find(l => /^gpumpi-doctor map: /.test(l)) ?? `exit ${code}, nothing said`;
+			throw new Error(`exit ${code}: ${said.replace(/^gpumpi-doctor map: /, '')} (stderr: ${kept})`);
+		}
 		return JSON.parse(out);
 	};
 	const base = ['map', '--host', lab.controller, '--ssh-config', lab.lab.sshConfig, '--mpirun', 'mpirun.openmpi', '--engine', engine,
@@ -97,9 +105,8 @@ try {
 					if (d.partial) { throw new Error(`partial map: ${d.partial.reason}`); }
 					doc = d;
 				} catch (e) {
-					const why = String(e.message).split('\n').find(l => /crashed|Segmentation|partial map|no map/.test(l)) ?? String(e.message).split('\n')[0];
-					failed.push(why.replace(/^gpumpi-doctor map: /, '').slice(0, 240));
-					console.error(`${c.label}, ${schedule}: FAILED: ${failed[failed.length - 1]}`);
+					failed.push(String(e.message).split('\n')[0].replace(/ \(stderr: [^)]*\)$/, '').slice(0, 240));
+					console.error(`${c.label}, ${schedule}: FAILED: ${String(e.message).split('\n')[0]}`);
 					continue;
 				}
 				elapsed.push(doc.elapsed_s);
@@ -118,7 +125,7 @@ try {
 const f = v => v.toFixed(v < 10 ? 2 : 1);
 const lines = [BEGIN, '## Transport map: rounds against one pair at a time', '',
 	`Measured ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} by \`node scripts/benchMapSchedule.mjs\` (${RUNS} runs each, median; min – max) on ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'},`,
-	`load average ${os.loadavg()[0].toFixed(1)} at the end: the Slurm lab of the engine tier (test/hosts/slurmLab.ts), ${HOSTS} compute hosts as network`,
+	`load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end (the machine is shared): the Slurm lab of the engine tier (test/hosts/slurmLab.ts), ${HOSTS} compute hosts as network`,
 	'namespaces on this machine, `gpumpi-doctor map --srun` (Open MPI 4.1.4 under srun --mpi=pmix; tcp between hosts, vader',
 	'within one), host memory, 8 B latency messages and the bandwidth size of each row, every message checked.',
 	'"Measuring" is the engine\'s `elapsed_s` (the rounds, start-up excluded); "whole run" is the runner\'s, srun and MPI start-up included.', '',
