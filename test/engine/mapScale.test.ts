@@ -320,7 +320,16 @@ describe('map at scale on the Slurm lab: rounds on 8 compute hosts, a shaped lin
 		// failed to connect ("Operation now in progress", open-mpi/ompi#10734) and a rank died of SIGSEGV.
 		this.timeout(300_000);
 		// 32 tasks on 8 nodes of 2 CPUs each: srun --overcommit (one task per CPU otherwise).
-		const r = await cli(['map', ...onLogin(), '--srun-arg', '--overcommit', '--np', '32', '--pairs', 'sampled', '--large', '64K', '--iters', '2', '--json', '--timeout', '240']);
+		const args = ['map', ...onLogin(), '--srun-arg', '--overcommit', '--np', '32', '--pairs', 'sampled', '--large', '64K', '--iters', '2', '--json', '--timeout', '240'];
+		let r = await cli(args);
+		// Open MPI 4.1.4's start-up crash under srun: a rank dies of SIGSEGV inside MPI_Init (a NULL receive callback in the
+		// tcp btl), so before the engine's plan; traced in docs/reliability.md ("The 32-rank lab map"), about 1 launch in 10
+		// at this size. Then one more launch, said here; any other failure, or that crash twice, fails the test.
+		if (r.code === 3 && !/^plan: /m.test(r.err) && /crashed \(Segmentation fault\)/.test(r.err)) {
+			console.log(`  [lab 32 ranks] Open MPI's start-up crash, before the plan (docs/reliability.md): one more launch | ${r.err.split('\n').find(l => /crashed/.test(l))}`);
+			await s.waitClean(15_000);
+			r = await cli(args);
+		}
 		assert.equal(r.code, 0, r.err.slice(-3000));
 		const d = JSON.parse(r.out) as MapDocument;
 		const hostOf = d.ranks.map(x => x.host);
