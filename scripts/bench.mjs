@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ROOT, WORK, CODE_SERVER_VERSION, startCodeServer } from './codeServer.mjs';
 import { benchGuard, guardRows } from './benchGuard.mjs';
+import { withKeptSections } from './benchSections.mjs';
 
 // bundleEvalMs: evaluating dist/extension.js, the part of loading the extension that is ours (docs/benchmarks.md says why
 // the target is on it and not on the whole "module load", which also waits for VS Code's extension context).
@@ -291,7 +292,10 @@ async function main() {
 		'the in-host suite (test/vscode/suite/*.test.ts records them).', '');
 	const out = path.join(ROOT, 'docs', 'benchmarks.md');
 	fs.mkdirSync(path.dirname(out), { recursive: true });
-	fs.writeFileSync(out, lines.join('\n'));
+	// Sections other scripts write (scripts/benchMapSchedule.mjs: <!-- map-schedule:begin … --> … <!-- map-schedule:end -->) stay.
+	let previous;
+	try { previous = fs.readFileSync(out, 'utf8'); } catch { /* first run */ }
+	fs.writeFileSync(out, withKeptSections(lines.join('\n'), previous));
 	log(`\n${lines.join('\n')}\nwritten to ${path.relative(ROOT, out)}`);
 }
 

@@ -1,7 +1,9 @@
 /**
  * `gpumpi-doctor map …`: runs `gpumpi map` under mpirun and prints the transport map as a table (or the document
  * with --json; --out FILE also writes it). `--from-json FILE` prints a saved map (core/map/mapFile.ts) instead of
- * running anything; `--explain-latency` runs the latency experiment (core/map/latencyExperiment.ts) instead. Every
+ * running anything; `--explain-latency` runs the latency experiment (core/map/latencyExperiment.ts) instead. The outlier
+ * headline comes first; `--json-lines` streams the plan and the rounds, and a run interrupted or ended early writes the
+ * map of what was measured (mapStreamCli.ts, kept apart from the option parsing). Every
  * option is checked (parseMapArgs) before anything is launched, ssh'd to or deployed; exit codes are the table of
  * io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file could not be read or
  * written, 130 interrupted).
@@ -14,7 +16,7 @@ import { mapAffinity, renderAffinityLines } from '../core/map/mapAffinity';
 import { LocalHost } from '../core/hosts/localHost';
 import { DEFAULT_EXPERIMENT_TRIALS, LATENCY_FACTORS, renderLatencyExperiment, runLatencyExperiment, type LatencyFactor } from '../core/map/latencyExperiment';
 import { DEFAULT_MAP_OPTIONS, mapProgram, type MapEngineOptions } from '../core/map/mapRunner';
-import { runMapUseCase } from '../core/map/mapUseCase';
+import { runMapUseCase, type MapUseCaseOutcome } from '../core/map/mapUseCase';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
 import { posixQuoteArgv } from '../shared/shellQuote';
@@ -24,10 +26,12 @@ import { flag, helpText, integer, nameList, oneOf, option, parseArgv, size, text
 import { EXIT, runSubcommand, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, launchCliOptions, LAUNCH_OPTIONS, TARGET_OPTIONS, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
+import { incompleteNote, jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
 
 /** The options of `map`, in help order. */
 export const MAP_OPTIONS = {
 	json: flag('print the map document (schema gpumpi.map/1, docs/map-schema.md) instead of the table'),
+	'json-lines': flag('one JSON object per line as the run goes: the plan, a record per round, the map last (progress on stderr); Ctrl-C writes the map of what was measured'),
 	out: option(text('FILE', { empty: 'a file name' }), 'also write the map document to FILE (open it with "GPU-MPI: Show Transport Map")'),
 	np: option(integer(2, 4096), 'ranks, 2..4096 (default 4)'),
 	mpirun: LAUNCH_OPTIONS.mpirun,
@@ -39,6 +43,8 @@ export const MAP_OPTIONS = {
 	iters: option(integer(1, 1000), `iterations per pair and size, 1..1000 (default ${DEFAULT_MAP_OPTIONS.iters})`),
 	pairs: option(oneOf(['all', 'sampled'] as const), 'which pairs are measured (default: see --max-ranks)'),
 	'max-ranks': option(integer(2, 1 << 20), `2..1048576 (default ${DEFAULT_MAP_OPTIONS.maxRanks}: all pairs up to N ranks, else sampled)`),
+	schedule: option(oneOf(['auto', 'sequential', 'rounds'] as const), 'one pair at a time, or rounds of pairs that share no rank measured at once (O(hosts) rounds); auto (default): sequential for all pairs, rounds when sampled'),
+	'pair-timeout': option(integer(1, 86400, 'S'), `seconds a pair may take before it is a timeout finding and the run goes on (default ${DEFAULT_MAP_OPTIONS.pairTimeout})`),
 	mca: LAUNCH_OPTIONS.mca,
 	preset: withHelp(LAUNCH_OPTIONS.preset, 'environment for every rank, repeatable (e.g. UCX_TLS=^cuda_ipc)'),
 	loopback: flag('keep TCP on loopback (Open MPI btl_tcp_if_include lo, UCX_NET_DEVICES=lo)'),
@@ -54,7 +60,7 @@ const USAGE = helpText(MAP_OPTIONS, { usage: 'gpumpi-doctor map [options]' });
 
 /** What `map` runs, from its command line. */
 export interface MapCliOptions extends LaunchCliOptions {
-	json: boolean; out: string | null; np: number; map: MapEngineOptions; loopback: boolean;
+	json: boolean; jsonLines: boolean; out: string | null; np: number; map: MapEngineOptions; loopback: boolean;
 	/** `--explain-latency`: the factors to change (null: a plain map). */
 	explain: LatencyFactor[] | null;
 	trials: number;
@@ -68,14 +74,17 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 	const { values: v, given } = parseArgv(MAP_OPTIONS, argv);
 	const o: MapCliOptions = {
 		...launchCliOptions(v, { memory: DEFAULT_MAP_OPTIONS.memory, timeoutS: 600 }),
-		json: v.json === true, out: v.out ?? null, np: v.np ?? 4, loopback: v.loopback === true,
+		json: v.json === true, jsonLines: v['json-lines'] === true, out: v.out ?? null, np: v.np ?? 4, loopback: v.loopback === true,
 		map: {
 			...DEFAULT_MAP_OPTIONS, pairs: v.pairs ?? DEFAULT_MAP_OPTIONS.pairs, large: v.large?.text ?? DEFAULT_MAP_OPTIONS.large,
 			small: v.small?.text ?? DEFAULT_MAP_OPTIONS.small, iters: v.iters ?? DEFAULT_MAP_OPTIONS.iters, maxRanks: v['max-ranks'] ?? DEFAULT_MAP_OPTIONS.maxRanks,
+			schedule: v.schedule ?? DEFAULT_MAP_OPTIONS.schedule, pairTimeout: v['pair-timeout'] ?? DEFAULT_MAP_OPTIONS.pairTimeout,
 		},
 		explain: null, trials: v.trials ?? DEFAULT_EXPERIMENT_TRIALS,
 	};
 	o.map.memory = o.memory;
+	if (o.json && o.jsonLines) { throw new UsageError('--json prints the map once; --json-lines prints it as it is measured: give one of them'); }
+	if (o.jsonLines && given.has('explain-latency')) { throw new UsageError('--json-lines streams a map; --explain-latency prints an experiment (use --json)'); }
 	if (given.has('factors') || given.has('trials') || given.has('explain-latency')) {
 		if (!given.has('explain-latency')) { throw new UsageError('--factors and --trials need --explain-latency'); }
 		if (given.has('np') && o.np !== 2) { throw new UsageError(`--explain-latency measures one pair: 2 ranks, got --np ${o.np}`); }
@@ -100,7 +109,9 @@ function fmt(v: number | null, digits: number): string {
 /** The map as a text table: the hosts and GPUs, each rank's CPU affinity against its GPU's NUMA node (when the engine recorded it), then one line per pair. */
 export function renderMapText(doc: MapDocument): string {
 	const out: string[] = [];
-	out.push(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} of ${doc.total_pairs} pairs${doc.sampled ? ' (sampled)' : ''}, ${doc.memory} memory, ${doc.mpi.library_version.split(',')[0]}`);
+	const sched = doc.schedule ? `, ${doc.schedule.mode === 'rounds' ? `${doc.schedule.rounds} rounds of up to ${doc.schedule.max_concurrent_pairs} pairs at once` : 'one pair at a time'}${doc.elapsed_s !== undefined ? ` in ${doc.elapsed_s.toFixed(1)} s` : ''}` : '';
+	out.push(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} of ${doc.total_pairs} pairs${doc.sampled ? ' (sampled)' : ''}${sched}, ${doc.memory} memory, ${doc.mpi.library_version.split(',')[0]}`);
+	if (doc.partial) { out.push(`  partial: ${doc.partial.reason}`); }
 	if (doc.gpu_unavailable_reason) { out.push(`  no GPU: ${doc.gpu_unavailable_reason}`); }
 	const hosts = new Map<string, number[]>();
 	for (const r of doc.ranks) { hosts.set(r.host, [...(hosts.get(r.host) ?? []), r.rank]); }
@@ -115,7 +126,7 @@ export function renderMapText(doc: MapDocument): string {
 	out.push(...renderAffinityLines(mapAffinity(doc)));
 	out.push('', '  pair      class               channel         GB/s       µs  reason');
 	for (const p of doc.pairs) {
-		out.push(`  ${`${p.a}-${p.b}`.padEnd(8)}  ${PATH_CLASS_LABELS[p.class].padEnd(18)}  ${(p.channel ?? '').replace('_', ' ').padEnd(14)} ${fmt(p.bandwidth_gbps, 2).padStart(6)} ${fmt(p.latency_us, 2).padStart(8)}  ${p.status === 'ok' ? '' : `[${p.status}] `}${p.reason}`);
+		out.push(`  ${`${p.a}-${p.b}`.padEnd(8)}  ${PATH_CLASS_LABELS[p.class].padEnd(18)}  ${(p.channel ?? '').replace('_', ' ').padEnd(14)} ${fmt(p.bandwidth_gbps, 2).padStart(6)} ${fmt(p.latency_us, 2).padStart(8)}  ${p.status === 'ok' ? '' : `[${p.status}] `}${p.error ?? p.reason}`);
 	}
 	return out.join('\n') + '\n';
 }
@@ -124,14 +135,15 @@ export function renderMapText(doc: MapDocument): string {
 export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 	return runSubcommand('map', USAGE, io, async () => {
 		const o = parseMapArgs(argv);
-		const emit = (doc: MapDocument): number => {
+		const emit = (saved: MapDocument): number => {
+			const doc = withOutliers(saved);
 			if (o.out) {
 				try { writeFileWhole(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
 					io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}\n`);
 					return EXIT.failed;
 				}
 			}
-			io.stdout(o.json ? JSON.stringify(doc, null, 2) + '\n' : renderMapText(doc));
+			io.stdout(o.jsonLines ? jsonLine(doc) : o.json ? JSON.stringify(doc, null, 2) + '\n' : outlierText(doc) + renderMapText(doc));
 			return EXIT.ok;
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
@@ -145,19 +157,39 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 			const env = [...o.env];
 			if (o.loopback) { env.push(['UCX_NET_DEVICES', 'lo']); }
 			const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
-			r = await runMapUseCase({ target, config, loopback: o.loopback, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal, onProgress: l => io.stderr(`${l}\n`) });
+			r = await runMapUseCase({
+				target, config, loopback: o.loopback, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal,
+				onProgress: l => io.stderr(`${l}\n`), onRecord: o.jsonLines ? recordLines(io) : undefined,
+			});
 		} finally {
 			await target.close();
 		}
 		// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
 		if (!r.ok && r.refused) { throw new UsageError(r.error); }
-		if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted; the run was stopped\n'); return EXIT.interrupted; }
-		if (!r.ok) {
-			io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
-			return EXIT.failed;
-		}
-		return emit(r.doc);
+		return mapOutcome(r, io, emit);
 	});
+}
+
+/**
+ * A run's exit: the map (exit 3 when the engine ended the job with MPI_Abort after it); interrupted or ended early, the
+ * map of what was measured when the plan had come (mapStream.ts), the exit status still saying the run did not end
+ * well (130 interrupted, 3 a rank died or the timeout); else why there is no map.
+ */
+function mapOutcome(r: Exclude<MapUseCaseOutcome, { refused: true }>, io: CliIo, emit: (doc: MapDocument) => number): number {
+	if (r.ok && r.partial) {
+		for (const n of r.notes ?? []) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
+		io.stderr(partialNote(r.doc, r.partial, io.signal.aborted));
+		const code = emit(r.doc);
+		return io.signal.aborted ? EXIT.interrupted : code === EXIT.ok ? EXIT.failed : code;
+	}
+	if (io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted before the plan came; nothing was measured\n'); return EXIT.interrupted; }
+	if (!r.ok) {
+		io.stderr(`gpumpi-doctor map: ${r.error}\n  command: ${posixQuoteArgv(r.command)}\n${r.outputTail}\n`);
+		return EXIT.failed;
+	}
+	const code = emit(r.doc);
+	if (r.doc.incomplete) { io.stderr(incompleteNote(r.doc.incomplete)); return code === EXIT.ok ? EXIT.failed : code; }
+	return code;
 }
 
 /**

@@ -71,6 +71,13 @@ export interface PairTraffic {
 	path: string;
 }
 
+/**
+ * Outcome of a pair: measured (`ok`; `data_error`: a message arrived changed, the numbers are kept), not measured by
+ * design (`skipped`), failed (`mpi_error`, `timeout`: no completion within the pair's deadline, `setup_error`), or
+ * never reached (`not_measured`: the run ended or a rank went silent before it; partial documents).
+ */
+export type PairStatus = 'ok' | 'skipped' | 'mpi_error' | 'setup_error' | 'timeout' | 'data_error' | 'not_measured';
+
 /** One measured (or skipped) pair of ranks. */
 export interface MapPair {
 	a: number;
@@ -79,9 +86,19 @@ export interface MapPair {
 	class: PathClass;
 	reason: string;
 	evidence: string[];
-	status: 'ok' | 'skipped' | 'mpi_error' | 'setup_error';
+	status: PairStatus;
 	bandwidth_gbps: number | null;
 	latency_us: number | null;
+	/** The round of the schedule that measured it (engines before schedules: absent). */
+	round?: number;
+	/** When its measurement started and ended, seconds since the run's start (rank 0's clock; other ranks' clocks as synchronised as the hosts'). */
+	started_s?: number | null;
+	ended_s?: number | null;
+	/** Messages whose data was checked (both directions), and how many of them arrived changed. */
+	verified_messages?: number;
+	corrupted_messages?: number;
+	/** What went wrong, with the rank that saw it ("rank 3: no answer from rank 5 within 60 s (…)"). */
+	error?: string | null;
 	/** Added by the runner. */
 	channel?: MapChannel;
 	transport?: PairTransport;
@@ -101,11 +118,30 @@ export interface MapRunnerInfo {
 	evidenceLines: string[];
 }
 
+/** How the pairs were scheduled (docs/map-schema.md, "Schedules"). */
+export interface MapScheduleInfo {
+	mode: 'sequential' | 'rounds';
+	rounds: number;
+	max_concurrent_pairs: number;
+	pair_timeout_s: number;
+	/** How ranks wait: spinning, or napping between polls where a machine runs more ranks than it has CPUs. */
+	wait?: { mode: 'spin' | 'nap'; nap_us: number; oversubscribed_ranks: number[]; reason: string | null };
+}
+
+/** Why a run's end was not clean (the engine printed the document, then ended the job with MPI_Abort). */
+export interface MapIncomplete {
+	silent_ranks: number[];
+	barrier_timeouts: number;
+	first_unsynchronized_round: number;
+	abandoned_requests: number;
+	ends_with: string;
+}
+
 /** The whole map. */
 export interface MapDocument {
 	schema: typeof MAP_SCHEMA;
 	tool: { name: string; version: string };
-	options: { pairs: 'all' | 'sampled'; max_ranks: number; large_bytes: number; small_bytes: number; iters: number; latency_iters: number; memory: 'device' | 'host' };
+	options: { pairs: 'all' | 'sampled'; max_ranks: number; large_bytes: number; small_bytes: number; iters: number; latency_iters: number; memory: 'device' | 'host'; schedule?: 'auto' | 'sequential' | 'rounds'; pair_timeout_s?: number };
 	memory: 'device' | 'host';
 	gpu_unavailable_reason: string | null;
 	mpi: { library_version: string; implementation: string; cuda_aware: { compile_time: boolean | null; run_time: boolean | null; query: string } };
@@ -116,12 +152,92 @@ export interface MapDocument {
 	ranks: MapRank[];
 	pairs: MapPair[];
 	errors: Array<{ pair: number; rank: number; error: string }>;
+	/** The schedule (engines before schedules: absent, i.e. sequential). */
+	schedule?: MapScheduleInfo;
+	/** Seconds the measuring took (rounds, not start-up). */
+	elapsed_s?: number;
+	/** Set when the engine's end was not clean (a rank silent or stuck): it printed the document and called MPI_Abort. */
+	incomplete?: MapIncomplete | null;
+	/**
+	 * Set by the runner when the engine's own document never arrived (the job was ended: a rank died, the launcher
+	 * aborted, the user interrupted, the timeout): the document is built from the streamed plan and round records.
+	 */
+	partial?: { reason: string; rounds_received: number; failed_ranks: number[] } | null;
+	/** Added by the runner: the anomaly-first analysis (extension/core/map/outliers.ts). */
+	outliers?: MapOutlierReport;
 	/** Present when the document came through the runner (gpumpi-doctor map / the VS Code command). */
 	runner?: MapRunnerInfo;
 	/** "gpumpi-guard": the pairs are a program's real traffic (`traffic`), not measurements of the engine. */
 	traffic_source?: 'gpumpi-guard';
 	/** Present on generated fixtures: how they were made. */
 	generated?: { by: string; from: string; note: string };
+}
+
+/** Which part of the job an outlier is: a host, a GPU, a NIC, a link between two hosts, a pair of ranks, a rank. */
+export type OutlierLevel = 'node' | 'gpu' | 'nic' | 'link' | 'pair' | 'rank';
+
+/** One finding of the analysis, with the evidence for it. */
+export interface MapOutlier {
+	level: OutlierLevel;
+	/** "host-c", "host-c GPU 0 (0000:18:00.0)", "host-c mlx5_2", "host-b — host-c", "3-5", "rank 3 (host-c)". */
+	subject: string;
+	/** `failed`: its pairs failed; `slow`: bandwidth below the rule; `high_latency`: latency above it. */
+	kind: 'failed' | 'slow' | 'high_latency';
+	/** Path class and channel of the pairs compared ("host_memory over network"). */
+	path_class: string;
+	/** Its median (GB/s or µs), the median of the rest of its path class, the MAD of the rest's logarithms, the value the rule needed it beyond, how many pairs each. */
+	value: number | null;
+	reference: number | null;
+	mad: number | null;
+	threshold?: number | null;
+	pairs: number;
+	reference_pairs: number;
+	/** The pairs (a, b) behind it, with their numbers. */
+	evidence_pairs: Array<{ a: number; b: number; value: number | null; status: PairStatus }>;
+	/** Facts the engine read that bear on it (NIC and GPU NUMA nodes, PCI bus ids, virtual NIC, …). */
+	facts: string[];
+	/** Findings of finer levels this one explains (a slow node explains its slow links). */
+	explains: string[];
+	sentence: string;
+}
+
+/** The anomaly-first analysis of a map. */
+export interface MapOutlierReport {
+	/** The rule, in words. */
+	rule: string;
+	/** The first finding's sentence, or "no outlier: …". */
+	headline: string;
+	outliers: MapOutlier[];
+	/** Single pairs (a link or pair measured once) beyond the rule: one measurement each, not named as outliers. */
+	suspects: MapOutlier[];
+	/** Per level and subject: median, MAD (of the logarithm) and count of its pairs' bandwidth (the populations the rule used). */
+	summaries: Array<{ level: OutlierLevel; subject: string; path_class: string; median: number; mad: number; pairs: number }>;
+}
+
+/** Schema ids of the streamed records (`gpumpi map --json --stream`, `gpumpi-doctor map --json-lines`). */
+export const MAP_PLAN_SCHEMA = 'gpumpi.map-plan/1';
+export const MAP_ROUND_SCHEMA = 'gpumpi.map-round/1';
+
+/** The plan: the document before anything was measured (every pair with its round and class; no numbers). */
+export interface MapPlanRecord extends Omit<MapDocument, 'schema' | 'pairs' | 'errors' | 'setup_error'> {
+	schema: typeof MAP_PLAN_SCHEMA;
+	schedule: MapScheduleInfo;
+	pairs: Array<Omit<MapPair, 'status' | 'bandwidth_gbps' | 'latency_us'> & { round: number; measure: boolean }>;
+}
+
+/** A pair's measured fields in a round record. */
+export type MapRoundPair = Pick<MapPair, 'a' | 'b' | 'status' | 'bandwidth_gbps' | 'latency_us' | 'started_s' | 'ended_s' | 'verified_messages' | 'corrupted_messages' | 'error'> & { pair: number; round: number };
+
+/** What a round changed (rank 0 hands every round over; a sequential schedule at most once a second). */
+export interface MapRoundRecord {
+	schema: typeof MAP_ROUND_SCHEMA;
+	/** The round handed over (= rounds for the final record). */
+	round: number;
+	rounds: number;
+	final: boolean;
+	elapsed_s: number;
+	synchronized: boolean;
+	pairs: MapRoundPair[];
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

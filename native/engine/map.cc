@@ -1,4 +1,5 @@
-// `gpumpi map` (see map.hh): rank facts, pair selection, one-pair-at-a-time ping-pong, path classes with evidence.
+// `gpumpi map` (see map.hh): rank facts, pair selection, the schedule's rounds (mapRounds.cc), path classes with
+// evidence, the streamed records and the document.
 #include "map.hh"
 
 #include <unistd.h>
@@ -8,8 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <set>
 
+#include "mapRounds.hh"
+#include "mapSchedule.hh"
 #include "mapSys.hh"
 #include "rankAffinity.hh"
 #include "reproCommon.hh"
@@ -22,24 +24,6 @@
 namespace gpumpi::map {
 
 using repro::CudaSetup;
-
-std::vector<std::pair<int, int>> selectPairs(const std::vector<std::string>& hostOfRank, bool sampled) {
-	std::vector<std::pair<int, int>> out;
-	const int n = static_cast<int>(hostOfRank.size());
-	std::set<std::pair<std::string, std::string>> seenHostPairs;
-	for (int a = 0; a < n; a++) {
-		for (int b = a + 1; b < n; b++) {
-			if (!sampled || hostOfRank[a] == hostOfRank[b]) {
-				out.emplace_back(a, b);
-				continue;
-			}
-			// One representative pair per unordered host pair: the lowest ranks of both hosts.
-			auto key = std::minmax(hostOfRank[a], hostOfRank[b]);
-			if (seenHostPairs.insert({key.first, key.second}).second) out.emplace_back(a, b);
-		}
-	}
-	return out;
-}
 
 namespace {
 
@@ -96,12 +80,30 @@ struct Facts {
 	std::map<std::string, bool> peerAccess;  // bus id -> can access
 	bool peermem = false;
 	int ibCount = 0;
+	std::string machine;  // /proc/sys/kernel/random/boot_id: one kernel, whatever the hostname (containers, namespaces)
+	int onlineCpus = 0;
 };
+
+/** Which machine a rank runs on: its kernel's boot id, else its host name. */
+std::string machineKey(const Facts& f) { return f.machine.empty() ? "host " + f.host : f.machine; }
+
+/** This kernel's boot id ("" when unreadable). */
+std::string bootId() {
+	FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (!f) return "";
+	char buf[64] = {0};
+	const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
+	std::fclose(f);
+	std::string id = ok ? buf : "";
+	while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+	return id;
+}
 
 std::string encodeFacts(const Facts& f) {
 	std::string peers;
 	for (const auto& [bus, can] : f.peerAccess) peers += bus + "=" + (can ? "1" : "0") + ";";
-	return f.host + kSep + f.uuid + kSep + f.busId + kSep + peers + kSep + (f.peermem ? "1" : "0") + kSep + std::to_string(f.ibCount);
+	return f.host + kSep + f.uuid + kSep + f.busId + kSep + peers + kSep + (f.peermem ? "1" : "0") + kSep + std::to_string(f.ibCount) + kSep +
+	       f.machine + kSep + std::to_string(f.onlineCpus);
 }
 
 Facts decodeFacts(const std::string& s) {
@@ -115,6 +117,7 @@ Facts decodeFacts(const std::string& s) {
 	}
 	f.peermem = p[4] == "1";
 	f.ibCount = std::atoi(p[5].c_str());
+	if (p.size() >= 8) { f.machine = p[6]; f.onlineCpus = std::atoi(p[7].c_str()); }
 	return f;
 }
 
@@ -175,27 +178,6 @@ PairClass classify(const Facts& a, const Facts& b, bool device, int cudaAware, c
 	return c;
 }
 
-/** Ping-pong between me and peer; `first` starts. Best round-trip seconds of `iters` timed rounds (one warm-up). */
-int pingPong(void* buf, unsigned long long bytes, int peer, bool first, int iters, double& best, std::string& err) {
-	best = 1e300;
-	const int count = static_cast<int>(bytes);
-	for (int it = 0; it <= iters; it++) {
-		double t0 = MPI_Wtime();
-		int rc;
-		if (first) {
-			rc = MPI_Send(buf, count, MPI_BYTE, peer, 71, MPI_COMM_WORLD);
-			if (rc == MPI_SUCCESS) rc = MPI_Recv(buf, count, MPI_BYTE, peer, 72, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else {
-			rc = MPI_Recv(buf, count, MPI_BYTE, peer, 71, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			if (rc == MPI_SUCCESS) rc = MPI_Send(buf, count, MPI_BYTE, peer, 72, MPI_COMM_WORLD);
-		}
-		double t = MPI_Wtime() - t0;
-		if (rc != MPI_SUCCESS) { err = repro::mpiErrorText(rc); return rc; }
-		if (it > 0) best = std::min(best, t);
-	}
-	return MPI_SUCCESS;
-}
-
 void writeNumberOrNull(JsonWriter& w, double v) { if (v >= 0) w.value(v); else w.null(); }
 
 /** This rank's facts for the classification, and its entry of "ranks" (JSON). */
@@ -218,6 +200,8 @@ RankReport describeRank(const repro::ReproStart& start) {
 	}
 	std::string peermemModule;
 	mine.peermem = peermemLoaded(peermemModule);
+	mine.machine = bootId();
+	mine.onlineCpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 	const std::vector<Nic> nics = listNics();
 	for (const auto& n : nics) mine.ibCount += n.kind == "ib";
 	const std::vector<int> cpus = cpuAffinity();
@@ -253,13 +237,22 @@ RankReport describeRank(const repro::ReproStart& start) {
 	return out;
 }
 
-/** Every rank's facts, the pairs to measure and their classes (every rank computes the same). */
+/** Every rank's facts, the schedule and each scheduled pair's class (every rank computes the same). */
 struct Plan {
 	std::vector<Facts> facts;
-	std::vector<std::pair<int, int>> pairs;
+	Schedule schedule;
 	std::vector<PairClass> classes;
+	std::vector<bool> measure;
 	bool sampled = false;
+	size_t maxConcurrent = 0;
+	/** More ranks than CPUs on this rank's machine: its waits nap between polls (oversubscribed, like CI). */
+	int ranksOnMyMachine = 0;
+	bool nap = false;
+	std::vector<int> oversubscribedRanks;  // every rank whose machine has more ranks than CPUs
 };
+
+/** Microseconds a rank naps between polls where its machine runs more ranks than it has CPUs. */
+constexpr long kOversubscribedNapUs = 50;
 
 bool planPairs(const MapOptions& o, const repro::ReproStart& start, const Facts& mine, Plan& plan, std::string& err) {
 	std::vector<std::string> factsText;
@@ -267,133 +260,195 @@ bool planPairs(const MapOptions& o, const repro::ReproStart& start, const Facts&
 	std::vector<std::string> hosts;
 	for (const auto& t : factsText) { plan.facts.push_back(decodeFacts(t)); hosts.push_back(plan.facts.back().host); }
 	plan.sampled = o.sampled || start.size > o.maxRanks;
-	plan.pairs = selectPairs(hosts, plan.sampled);
+	plan.schedule = buildSchedule(hosts, plan.sampled, roundsSchedule(o, plan.sampled));
 	// start.device is what every rank agreed on: a device run where one rank lost its GPU is a host run for everyone.
 	std::string cudaHow;
 	const int cudaAware = mpiCudaAware(cudaHow);
-	for (const auto& [a, b] : plan.pairs) plan.classes.push_back(classify(plan.facts[a], plan.facts[b], start.device, cudaAware, cudaHow));
+	for (const auto& [a, b] : plan.schedule.pairs) {
+		plan.classes.push_back(classify(plan.facts[a], plan.facts[b], start.device, cudaAware, cudaHow));
+		plan.measure.push_back(plan.classes.back().measure);
+	}
+	for (const auto& r : plan.schedule.roundPairs) plan.maxConcurrent = std::max(plan.maxConcurrent, r.size());
+	// Ranks that share a kernel share its CPUs: beyond one rank per CPU, spinning ranks take the CPU from the ones that
+	// move data (measured on the 2-core CI machine: pairs 2-7x apart when spinning, 1.5-3x when napping).
+	std::map<std::string, int> perMachine;
+	for (const auto& f : plan.facts) perMachine[machineKey(f)]++;
+	for (size_t r = 0; r < plan.facts.size(); r++) {
+		const Facts& f = plan.facts[r];
+		if (f.onlineCpus > 0 && perMachine[machineKey(f)] > f.onlineCpus) plan.oversubscribedRanks.push_back(static_cast<int>(r));
+	}
+	plan.ranksOnMyMachine = perMachine[machineKey(plan.facts[start.rank])];
+	plan.nap = std::find(plan.oversubscribedRanks.begin(), plan.oversubscribedRanks.end(), start.rank) != plan.oversubscribedRanks.end();
 	return true;
 }
 
-/** The measurements, reduced on rank 0 (-1: not measured), and this rank's errors as {"pair","rank","error"} fragments. */
-struct Measured {
-	std::vector<double> bw, lat;
-	bool allAllocOk = false;
-	std::string allocError;  // this rank's
-	std::string errorsJson;
-	int latIters = 0;
-};
-
-/** Step 3: one buffer of the larger size per rank, then each pair's ping-pongs while the others wait at a barrier. */
-Measured measurePairs(const MapOptions& o, const repro::ReproStart& start, const Plan& plan) {
-	const int rank = start.rank;
-	const bool useDevice = start.device;
-	Measured m;
-	const unsigned long long bytes = std::max(o.largeBytes, o.smallBytes);
-	CUdeviceptr dptr = 0;
-	void* hbuf = nullptr;
-	if (useDevice) {
-		const CudaDriver& d = cudaDriver();
-		CUresult r = d.cuMemAlloc(&dptr, bytes);
-		if (r == CUDA_SUCCESS) r = d.cuMemsetD8(dptr, static_cast<unsigned char>(rank + 1), bytes);
-		if (r != CUDA_SUCCESS) m.allocError = "cuMemAlloc/cuMemsetD8: " + cudaErrorText(r);
-	} else {
-		hbuf = std::malloc(bytes);
-		if (!hbuf) m.allocError = "malloc failed";
-		else std::memset(hbuf, rank + 1, bytes);
-	}
-	int allocOk = m.allocError.empty() ? 1 : 0, allAllocOk = 0;
-	MPI_Allreduce(&allocOk, &allAllocOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	m.allAllocOk = allAllocOk != 0;
-	void* buf = useDevice ? reinterpret_cast<void*>(static_cast<uintptr_t>(dptr)) : hbuf;
-
-	const size_t np = plan.pairs.size();
-	std::vector<double> bw(np, -1), lat(np, -1);
-	m.latIters = std::max(10, o.iters * 4);
-	for (size_t i = 0; i < np; i++) {
-		const auto [a, b] = plan.pairs[i];
-		if ((rank == a || rank == b) && plan.classes[i].measure && m.allAllocOk) {
-			const int peer = rank == a ? b : a;
-			double best = 0;
-			std::string e;
-			int r = pingPong(buf, o.smallBytes, peer, rank == a, m.latIters, best, e);
-			if (r == MPI_SUCCESS && rank == a) lat[i] = best / 2 * 1e6;
-			if (r == MPI_SUCCESS) r = pingPong(buf, o.largeBytes, peer, rank == a, o.iters, best, e);
-			if (r == MPI_SUCCESS && rank == a) bw[i] = static_cast<double>(o.largeBytes) / (best / 2) / 1e9;
-			if (r != MPI_SUCCESS) {
-				JsonWriter ew;
-				ew.beginObject().key("pair").value(static_cast<long long>(i)).key("rank").value(rank).key("error").value(e).endObject();
-				if (!m.errorsJson.empty()) m.errorsJson += ',';
-				m.errorsJson += ew.str();
-			}
-		}
-		MPI_Barrier(MPI_COMM_WORLD);
-	}
-	m.bw.assign(np, -1);
-	m.lat.assign(np, -1);
-	if (np) {
-		MPI_Reduce(bw.data(), m.bw.data(), static_cast<int>(np), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-		MPI_Reduce(lat.data(), m.lat.data(), static_cast<int>(np), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	}
-	if (dptr) cudaDriver().cuMemFree(dptr);
-	std::free(hbuf);
-	return m;
+/** Round of every pair (index into schedule.roundPairs). */
+std::vector<int> roundOfPairs(const Schedule& s) {
+	std::vector<int> out(s.pairs.size(), -1);
+	for (size_t r = 0; r < s.roundPairs.size(); r++) for (int i : s.roundPairs[r]) out[i] = static_cast<int>(r);
+	return out;
 }
 
-/** Step 4 (rank 0): the gpumpi.map/1 document, or the human table. */
-void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& plan, const Measured& m, bool gathered,
-              const std::vector<std::string>& rankJson, const std::vector<std::string>& errorsAll) {
-	const bool useDevice = start.device;
-	const int size = start.size;
-	const size_t np = plan.pairs.size();
-	const auto& facts = plan.facts;
-	JsonWriter w;
-	w.beginObject();
-	w.key("schema").value("gpumpi.map/1");
+/** The fields the plan record and the final document share: run, MPI, memory, ranks, schedule. */
+void writeHeader(JsonWriter& w, const MapOptions& o, const repro::ReproStart& start, const Plan& plan, const std::vector<std::string>& rankJson) {
 	w.key("tool").beginObject().key("name").value("gpumpi").key("version").value(GPUMPI_VERSION).endObject();
 	w.key("options").beginObject().key("pairs").value(o.sampled ? "sampled" : "all").key("max_ranks").value(o.maxRanks);
 	w.key("large_bytes").value(o.largeBytes).key("small_bytes").value(o.smallBytes).key("iters").value(o.iters);
-	w.key("latency_iters").value(m.latIters).key("memory").value(o.memory).endObject();
-	w.key("memory").value(useDevice ? "device" : "host");
+	w.key("latency_iters").value(std::max(10, o.iters * 4)).key("memory").value(o.memory);
+	w.key("schedule").value(o.schedule).key("pair_timeout_s").value(o.pairTimeoutS).endObject();
+	w.key("memory").value(start.device ? "device" : "host");
 	w.key("gpu_unavailable_reason");
-	if (o.memory == "device" && !useDevice) w.value(start.gpuReason); else w.null();
+	if (o.memory == "device" && !start.device) w.value(start.gpuReason); else w.null();
 	w.key("mpi");
 	repro::writeMpiJson(w);
-	w.key("world_size").value(size).key("sampled").value(plan.sampled);
-	w.key("total_pairs").value(static_cast<long long>(size) * (size - 1) / 2);
-	w.key("setup_error");
-	if (!m.allAllocOk) w.value("buffer allocation failed on at least one rank" + (m.allocError.empty() ? std::string() : ": " + m.allocError)); else w.null();
+	w.key("world_size").value(start.size).key("sampled").value(plan.sampled);
+	w.key("total_pairs").value(static_cast<long long>(start.size) * (start.size - 1) / 2);
+	w.key("schedule").beginObject().key("mode").value(plan.schedule.rounds ? "rounds" : "sequential");
+	w.key("rounds").value(static_cast<long long>(plan.schedule.roundPairs.size()));
+	w.key("max_concurrent_pairs").value(static_cast<long long>(plan.maxConcurrent)).key("pair_timeout_s").value(o.pairTimeoutS);
+	w.key("wait").beginObject().key("mode").value(plan.oversubscribedRanks.empty() ? "spin" : "nap");
+	w.key("nap_us").value(plan.oversubscribedRanks.empty() ? 0L : kOversubscribedNapUs).key("oversubscribed_ranks").beginArray();
+	for (int r : plan.oversubscribedRanks) w.value(r);
+	w.endArray().key("reason");
+	if (plan.oversubscribedRanks.empty()) {
+		w.null();
+	} else {
+		const Facts& f = plan.facts[plan.oversubscribedRanks.front()];
+		int same = 0;
+		for (const auto& x : plan.facts) same += machineKey(x) == machineKey(f);
+		w.value(std::to_string(same) + " ranks share the " + std::to_string(f.onlineCpus) + " CPUs of one machine (kernel boot id " +
+		        (f.machine.empty() ? "unknown, host " + f.host : f.machine) + "): waiting ranks sleep " + std::to_string(kOversubscribedNapUs) +
+		        " us between polls of bandwidth messages instead of spinning");
+	}
+	w.endObject().endObject();
 	w.key("ranks").beginArray();
-	if (gathered) for (const auto& r : rankJson) w.raw(r);
+	for (const auto& r : rankJson) w.raw(r);
 	w.endArray();
+}
+
+/** A pair's fixed fields: ranks, round, class and the evidence for it. */
+void writePairHead(JsonWriter& w, const Plan& plan, size_t i, int round) {
+	const auto [a, b] = plan.schedule.pairs[i];
+	const PairClass& pc = plan.classes[i];
+	w.key("a").value(a).key("b").value(b).key("round").value(round).key("same_host").value(plan.facts[a].host == plan.facts[b].host);
+	w.key("class").value(pc.cls).key("reason").value(pc.reason).key("evidence").beginArray();
+	for (const auto& e : pc.evidence) w.value(e);
+	w.endArray();
+}
+
+std::string pairStatus(const Plan& plan, const RoundsResult& res, size_t i) {
+	if (!plan.measure[i]) return "skipped";
+	if (!res.allAllocOk) return "setup_error";
+	return statusName(res.outcomes[i].status);
+}
+
+/** A pair's measured fields (the same in round records and the document). */
+void writePairResult(JsonWriter& w, const Plan& plan, const RoundsResult& res, size_t i) {
+	const PairOutcome& po = res.outcomes[i];
+	w.key("status").value(pairStatus(plan, res, i));
+	w.key("bandwidth_gbps");
+	writeNumberOrNull(w, po.status == PairStatus::Ok || po.status == PairStatus::DataError ? po.bandwidthGbps : -1);
+	w.key("latency_us");
+	writeNumberOrNull(w, po.status == PairStatus::Ok || po.status == PairStatus::DataError ? po.latencyUs : -1);
+	w.key("started_s");
+	writeNumberOrNull(w, po.started);
+	w.key("ended_s");
+	writeNumberOrNull(w, po.ended);
+	w.key("verified_messages").value(po.verified).key("corrupted_messages").value(po.corrupted);
+	w.key("error");
+	if (!po.error.empty()) w.value(po.error); else w.null();
+}
+
+/** --stream: the plan record (rank 0, before the first round): the document without measurements. */
+void printPlanRecord(const MapOptions& o, const repro::ReproStart& start, const Plan& plan, const std::vector<std::string>& rankJson) {
+	JsonWriter w;
+	w.beginObject().key("schema").value("gpumpi.map-plan/1");
+	writeHeader(w, o, start, plan, rankJson);
+	const std::vector<int> roundOf = roundOfPairs(plan.schedule);
+	w.key("pairs").beginArray();
+	for (size_t i = 0; i < plan.schedule.pairs.size(); i++) {
+		w.beginObject();
+		writePairHead(w, plan, i, roundOf[i]);
+		w.key("measure").value(static_cast<bool>(plan.measure[i])).endObject();
+	}
+	w.endArray().endObject();
+	repro::printJsonDocument(w.str());
+}
+
+/** --stream: one round record (rank 0): the pairs whose outcome changed since the last one. */
+void printRoundRecord(const Plan& plan, const RoundsResult& res, int round, const std::vector<int>& changed, bool synced) {
+	const std::vector<int> roundOf = roundOfPairs(plan.schedule);
+	JsonWriter w;
+	w.beginObject().key("schema").value("gpumpi.map-round/1").key("round").value(round);
+	w.key("rounds").value(static_cast<long long>(plan.schedule.roundPairs.size()));
+	w.key("final").value(round >= static_cast<int>(plan.schedule.roundPairs.size()));
+	w.key("elapsed_s").value(wallSeconds() - res.epoch).key("synchronized").value(synced);
+	w.key("pairs").beginArray();
+	for (int i : changed) {
+		w.beginObject().key("pair").value(i).key("a").value(plan.schedule.pairs[i].first).key("b").value(plan.schedule.pairs[i].second);
+		w.key("round").value(roundOf[i]);
+		writePairResult(w, plan, res, static_cast<size_t>(i));
+		w.endObject();
+	}
+	w.endArray().endObject();
+	repro::printJsonDocument(w.str());
+}
+
+/** Rank 0: the gpumpi.map/1 document, or the human table. */
+void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& plan, RoundsResult& res, const std::vector<std::string>& rankJson) {
+	const size_t np = plan.schedule.pairs.size();
+	// A pair nobody reported: say which of its ranks went silent.
+	for (size_t i = 0; i < np; i++) {
+		PairOutcome& po = res.outcomes[i];
+		if (!plan.measure[i] || !res.allAllocOk || po.status != PairStatus::NotMeasured || !po.error.empty()) continue;
+		std::string who;
+		for (int r : {plan.schedule.pairs[i].first, plan.schedule.pairs[i].second})
+			if (std::find(res.silentRanks.begin(), res.silentRanks.end(), r) != res.silentRanks.end()) who += (who.empty() ? "rank " : " and rank ") + std::to_string(r);
+		po.error = who.empty() ? "no report of this pair reached rank 0" : "no report: " + who + " stopped answering (no end message to rank 0)";
+	}
+	const std::vector<int> roundOf = roundOfPairs(plan.schedule);
+	JsonWriter w;
+	w.beginObject();
+	w.key("schema").value("gpumpi.map/1");
+	writeHeader(w, o, start, plan, rankJson);
+	w.key("setup_error");
+	if (!res.allAllocOk) w.value("buffer allocation failed on at least one rank" + (res.allocError.empty() ? std::string() : ": " + res.allocError)); else w.null();
+	w.key("elapsed_s").value(res.elapsedS);
+	w.key("incomplete");
+	if (res.cleanEnd) {
+		w.null();
+	} else {
+		w.beginObject().key("silent_ranks").beginArray();
+		for (int r : res.silentRanks) w.value(r);
+		w.endArray().key("barrier_timeouts").value(res.barrierTimeouts).key("first_unsynchronized_round").value(res.firstUnsyncedRound);
+		w.key("abandoned_requests").value(res.abandonedRequests).key("ends_with").value("MPI_Abort").endObject();
+	}
 	w.key("pairs").beginArray();
 	for (size_t i = 0; i < np; i++) {
-		const auto [a, b] = plan.pairs[i];
-		const PairClass& pc = plan.classes[i];
-		const bool ok = m.bw[i] >= 0 && m.lat[i] >= 0;
-		w.beginObject().key("a").value(a).key("b").value(b).key("same_host").value(facts[a].host == facts[b].host);
-		w.key("class").value(pc.cls).key("reason").value(pc.reason).key("evidence").beginArray();
-		for (const auto& e : pc.evidence) w.value(e);
-		w.endArray();
-		w.key("status").value(!pc.measure ? "skipped" : !m.allAllocOk ? "setup_error" : ok ? "ok" : "mpi_error");
-		w.key("bandwidth_gbps");
-		writeNumberOrNull(w, m.bw[i]);
-		w.key("latency_us");
-		writeNumberOrNull(w, m.lat[i]);
+		w.beginObject();
+		writePairHead(w, plan, i, roundOf[i]);
+		writePairResult(w, plan, res, i);
 		w.endObject();
 	}
 	w.endArray();
 	w.key("errors").beginArray();
-	if (gathered) for (const auto& e : errorsAll) if (e.size() > 2) w.raw(e.substr(1, e.size() - 2));
+	for (size_t i = 0; i < np; i++) {
+		const PairOutcome& po = res.outcomes[i];
+		if (po.error.empty()) continue;
+		w.beginObject().key("pair").value(static_cast<long long>(i)).key("rank").value(po.errorRank).key("error").value(po.error).endObject();
+	}
 	w.endArray();
 	w.endObject();
 	if (o.json) {
 		repro::printJsonDocument(w.str());
 	} else {
-		std::printf("gpumpi map: %d ranks, %zu pairs (%s), %s memory\n", size, np, plan.sampled ? "sampled" : "all", useDevice ? "device" : "host");
+		std::printf("gpumpi map: %d ranks, %zu pairs (%s) in %zu %s, %s memory, %.1f s\n", start.size, np, plan.sampled ? "sampled" : "all",
+		            plan.schedule.roundPairs.size(), plan.schedule.rounds ? "rounds" : "sequential steps", start.device ? "device" : "host", res.elapsedS);
 		for (size_t i = 0; i < np; i++) {
 			const PairClass& pc = plan.classes[i];
-			std::printf("  %d-%d  %-15s %10.3f GB/s %10.2f us  %s\n", plan.pairs[i].first, plan.pairs[i].second, pc.cls.c_str(), m.bw[i], m.lat[i], pc.reason.c_str());
+			const PairOutcome& po = res.outcomes[i];
+			std::printf("  %4d  %d-%d  %-15s %-12s %10.3f GB/s %10.2f us  %s\n", roundOf[i], plan.schedule.pairs[i].first, plan.schedule.pairs[i].second,
+			            pc.cls.c_str(), pairStatus(plan, res, i).c_str(), po.bandwidthGbps, po.latencyUs, po.error.empty() ? pc.reason.c_str() : po.error.c_str());
 		}
 	}
 	std::fflush(stdout);
@@ -401,24 +456,56 @@ void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& p
 
 }  // namespace
 
+bool roundsSchedule(const MapOptions& o, bool sampled) {
+	return o.schedule == "rounds" || (o.schedule == "auto" && sampled);
+}
+
 int runMap(const MapOptions& o) {
 	repro::ReproStart start;  // CUDA before MPI_Init (device memory), MPI, the memory kind every rank agreed on
 	if (!repro::startReproMpi(o.memory, "map", start)) return 3;
 	const RankReport mine = describeRank(start);
 	Plan plan;
 	std::string err;
-	if (!planPairs(o, start, mine.facts, plan, err)) {
+	std::vector<std::string> rankJson;
+	if (!planPairs(o, start, mine.facts, plan, err) || !repro::gatherStrings(mine.json, rankJson, err)) {
 		std::fprintf(stderr, "gpumpi map: %s\n", err.c_str());
 		MPI_Abort(MPI_COMM_WORLD, 3);
 		return 3;
 	}
-	const Measured m = measurePairs(o, start, plan);
-	std::vector<std::string> rankJson, errorsAll;
-	bool gathered = repro::gatherStrings(mine.json, rankJson, err) && repro::gatherStrings("[" + m.errorsJson + "]", errorsAll, err);
-	if (start.rank == 0) writeMap(o, start, plan, m, gathered, rankJson, errorsAll);
+	if (start.rank == 0 && o.json && o.stream) printPlanRecord(o, start, plan, rankJson);
+	if (plan.nap) setWaitNap(kOversubscribedNapUs);
+	RoundsConfig cfg;
+	cfg.device = start.device;
+	cfg.smallBytes = o.smallBytes;
+	cfg.largeBytes = o.largeBytes;
+	cfg.iters = o.iters;
+	cfg.latencyIters = std::max(10, o.iters * 4);
+	cfg.pairTimeoutS = o.pairTimeoutS;
+	RoundSink sink;
+	if (o.json && o.stream) {
+		sink = [&](int round, const std::vector<int>& changed, const RoundsResult& soFar) {
+			printRoundRecord(plan, soFar, round, changed, soFar.firstUnsyncedRound < 0);
+		};
+	} else if (!o.json) {
+		sink = [&](int round, const std::vector<int>& changed, const RoundsResult&) {
+			std::fprintf(stderr, "gpumpi map: round %d of %zu: %zu pair(s) reported\n", std::min<int>(round + 1, static_cast<int>(plan.schedule.roundPairs.size())),
+			             plan.schedule.roundPairs.size(), changed.size());
+		};
+	}
+	RoundsResult res = runRounds(cfg, plan.schedule, plan.measure, start.rank, start.size, sink);
+	if (start.rank == 0) {
+		writeMap(o, start, plan, res, rankJson);
+		if (!res.cleanEnd) {
+			// MPI_Finalize would wait for a rank that is gone or stuck: the document is out, end the job.
+			std::fprintf(stderr, "gpumpi map: ending the job with MPI_Abort (silent ranks: %zu, barrier timeouts: %d, abandoned requests: %d)\n",
+			             res.silentRanks.size(), res.barrierTimeouts, res.abandonedRequests);
+			std::fflush(stderr);
+			MPI_Abort(MPI_COMM_WORLD, kExitIncomplete);
+		}
+	}
 	MPI_Finalize();
 	if (start.cuda.usable) repro::releaseCuda(start.cuda);
-	return gathered ? 0 : 3;
+	return 0;
 }
 
 }  // namespace gpumpi::map

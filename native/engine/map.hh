@@ -1,7 +1,9 @@
 // `gpumpi map`: the transport map of an MPI job. Every rank reports where it runs (host, GPU, NUMA node, CPU
-// binding, NICs); then pairs of ranks are measured one at a time (ping-pong: bandwidth at a large size, latency at a
-// small size) while the other ranks wait at a barrier, and each pair gets a path class with the evidence for it.
-// JSON output: docs/map-schema.md (schema "gpumpi.map/1"). Thread: main thread only. Never throws.
+// binding, NICs); then pairs of ranks are measured (ping-pong: bandwidth at a large size, latency at a small size,
+// every message's data checked) in the rounds of a schedule (mapSchedule.hh: one pair at a time, or rounds of pairs
+// that share no rank, measured at the same time), each pair against a deadline, and each pair gets a path class with
+// the evidence for it. JSON output: docs/map-schema.md (schema "gpumpi.map/1"; with --stream also the plan and one
+// record per round as they happen). Thread: main thread only. Never throws.
 #pragma once
 #include <string>
 #include <utility>
@@ -18,10 +20,16 @@ struct MapOptions {
 	unsigned long long smallBytes = 8;            // latency size
 	int iters = 5;                             // timed round trips per size (best counts)
 	std::string memory = "device";             // device | host
+	std::string schedule = "auto";             // auto (rounds when sampled) | sequential | rounds
+	double pairTimeoutS = 60;                  // per pair: every wait is polled against this deadline
+	bool stream = false;                       // --stream (with --json): the plan and a record per round, then the document
 };
 
-/** Which pairs to measure: all a<b pairs, or every intra-host pair plus one representative pair per host pair. */
-std::vector<std::pair<int, int>> selectPairs(const std::vector<std::string>& hostOfRank, bool sampled);
+/** Exit status of a run that printed its document but ended with MPI_Abort (a rank silent or stuck). */
+constexpr int kExitIncomplete = 4;
+
+/** Whether `o` measures in rounds of concurrent pairs (--schedule rounds, or auto and a sampled map). */
+bool roundsSchedule(const MapOptions& o, bool sampled);
 
 /** Run the map (calls MPI_Init / MPI_Finalize). Returns the process exit code. */
 int runMap(const MapOptions& o);

@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultSpec } from '../../extension/core/launch/launchSpec';
 import { compareLatency, formatUs, LATENCY_FACTORS, runLatencyExperiment, type LatencyExperiment } from '../../extension/core/map/latencyExperiment';
+import { DEFAULT_MAP_OPTIONS } from '../../extension/core/map/mapRunner';
 import { findEngine } from '../../extension/core/native';
 
 const repo = path.resolve(__dirname, '../../..');
@@ -94,7 +95,7 @@ describe('latency experiment (engine, real Open MPI, host memory)', function () 
 			const e = await runLatencyExperiment({
 				engine: engine(), spec: { ...defaultSpec('openmpi', 'mpirun.openmpi', 2), loopbackOnly: true },
 				baseline: { label: 'as-is', env: [], mca: [['pml', 'ob1'], ['btl', 'vader,self']], extraArgs: [] },
-				map: { pairs: 'all', maxRanks: 16, large: '64K', small: '8', iters: 5, memory: 'host' },
+				map: { ...DEFAULT_MAP_OPTIONS, large: '64K', memory: 'host' },
 				factors: LATENCY_FACTORS.filter(f => f.id === 'mps'), trials: 2, timeoutMs: 60_000, mps: { control },
 			});
 			const lines = fs.readFileSync(calls, 'utf8').trim().split('\n');
@@ -127,7 +128,7 @@ describe('latency experiment (engine, real Open MPI, host memory)', function () 
 			const e = await runLatencyExperiment({
 				engine: engine(), spec: { ...defaultSpec('openmpi', 'mpirun.openmpi', 2), loopbackOnly: true },
 				baseline: { label: 'as-is', env: [], mca: [['pml', 'ob1'], ['btl', 'vader,self']], extraArgs: [] },
-				map: { pairs: 'all', maxRanks: 16, large: '64K', small: '8', iters: 5, memory: 'host' },
+				map: { ...DEFAULT_MAP_OPTIONS, large: '64K', memory: 'host' },
 				factors: LATENCY_FACTORS.filter(f => f.id === 'mps'), trials: 2, timeoutMs: 60_000, mps: { control },
 			});
 			const f = e.factors[0];

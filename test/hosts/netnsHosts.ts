@@ -70,6 +70,12 @@ export interface NetnsLab {
 	vanish(name: string): void;
 	/** Start the host's sshd again (after `crash`: the host is back) and wait until it accepts connections. */
 	restart(name: string): Promise<void>;
+	/**
+	 * Shape the host's link, both directions: `tc qdisc replace … root <qdisc…>` on its eth0 (what it sends) and on the
+	 * bridge's end of its veth (what it receives); null removes both. Throws with tc's message when the kernel lacks
+	 * the qdisc (e.g. "Specified qdisc kind is unknown." for netem without sch_netem).
+	 */
+	shape(name: string, qdisc: string[] | null): void;
 	teardown(): void;
 }
 
@@ -299,6 +305,17 @@ export async function createNetnsLab(opts: NetnsLabOptions): Promise<NetnsLab> {
 				sh(['ip', '-n', brNs, 'link', 'del', `${prefix}-${h.name.slice(-1)}b`]);
 				for (const p of nsPids(name)) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } }
 				sh(['ip', 'netns', 'del', h.ns]);
+			},
+			shape: (name, qdisc) => {
+				const h = hosts.find(x => x.name === name);
+				if (!h) { throw new Error(`no lab host ${name}`); }
+				const ends: Array<[string, string]> = [[h.ns, 'eth0'], [brNs, `${prefix}-${h.name.slice(-1)}b`]];
+				for (const [ns, dev] of ends) {
+					if (qdisc === null) { quiet(['ip', 'netns', 'exec', ns, 'tc', 'qdisc', 'del', 'dev', dev, 'root']); continue; }
+					try { sh(['ip', 'netns', 'exec', ns, 'tc', 'qdisc', 'replace', 'dev', dev, 'root', ...qdisc]); } catch (e) {
+						throw new Error(`tc qdisc replace dev ${dev} root ${qdisc.join(' ')}: ${String((e as { stderr?: unknown }).stderr ?? (e as Error).message).trim()}`);
+					}
+				}
 			},
 			restart: async name => {
 				const h = hosts.find(x => x.name === name);

@@ -63,7 +63,7 @@ describe('mapRunner: the progress line shows the command as launched', () => {
 		// Undo the quoting of this simple case: the words are exactly the launched argv.
 		const words = running.slice('running 4 ranks: '.length).match(/'[^']*'|\S+/g)!.map(w => w.replace(/^'(.*)'$/, '$1'));
 		assert.deepEqual(words, launched);
-		assert.ok(lines.indexOf(running) < lines.findIndex(l => l.startsWith('measuring up to 6 pairs')), 'then the pair count');
+		assert.ok(lines.indexOf(running) < lines.findIndex(l => l.startsWith('6 pairs in all')), 'then the pair count');
 	});
 
 	it('an invalid spec throws before anything runs or is shown', async () => {

@@ -1,7 +1,10 @@
 /**
  * Runs `gpumpi map` once under mpirun (the launch layer, extension/core/launch/) with the transport evidence
- * switched on (UCX_LOG_LEVEL=info; Open MPI --mca btl_base_verbose 100), validates the engine's document and joins
- * the evidence to it (mapEvidence.ts). Never throws on a failed run: the result says what went wrong.
+ * switched on (UCX_LOG_LEVEL=info; Open MPI --mca btl_base_verbose 100), reads the engine's streamed plan and round
+ * records as they come (mapStream.ts), validates the engine's document and joins the evidence and the outlier
+ * analysis (outliers.ts) to it. When the job ends before the document (a rank died and the launcher ended the job,
+ * cancel, the timeout), the document is built from the streamed records: what was measured is kept. Never throws on
+ * a failed run: the result says what went wrong.
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
 import type { Host } from '../host';
@@ -17,6 +20,8 @@ import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, failureLines,
 import { extractJsonDocument } from '../parsers/framedDocument';
 import { gatherTransportEvidence } from '../parsers/transportLines';
 import { applyEvidence } from './mapEvidence';
+import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord, type MapStreamState } from './mapStream';
+import { findOutliers } from './outliers';
 
 /** Engine options of one map run (strings are validated again by the engine). */
 export interface MapEngineOptions {
@@ -26,10 +31,14 @@ export interface MapEngineOptions {
 	small: string;
 	iters: number;
 	memory: 'device' | 'host';
+	/** auto: one pair at a time when all pairs are measured, rounds of concurrent pairs when sampled (docs/map-schema.md). */
+	schedule: 'auto' | 'sequential' | 'rounds';
+	/** Seconds each pair may take before it is a timeout (and the run goes on). */
+	pairTimeout: number;
 }
 
 /** Default engine options (kept small: the run time grows with the number of pairs). */
-export const DEFAULT_MAP_OPTIONS: MapEngineOptions = { pairs: 'all', maxRanks: 16, large: '64M', small: '8', iters: 5, memory: 'device' };
+export const DEFAULT_MAP_OPTIONS: MapEngineOptions = { pairs: 'all', maxRanks: 16, large: '64M', small: '8', iters: 5, memory: 'device', schedule: 'auto', pairTimeout: 60 };
 
 /** What to run. */
 export interface MapRunOptions {
@@ -42,12 +51,17 @@ export interface MapRunOptions {
 	map: MapEngineOptions;
 	timeoutMs: number;
 	onProgress?: (line: string) => void;
+	/** Each streamed record as it completes, with everything measured so far. */
+	onRecord?: (record: MapStreamRecord, state: MapStreamState) => void;
 	signal?: AbortSignal;
 }
 
-/** Outcome of a run: the map, or why there is none (with the output tail to show). */
+/**
+ * Outcome of a run: the map (`partial`: why the engine's own document did not come, the map then being what the
+ * streamed records hold), or why there is none (with the output tail to show).
+ */
 export type MapRunResult =
-	| { ok: true; doc: MapDocument }
+	| { ok: true; doc: MapDocument; partial?: string; notes?: string[] }
 	| { ok: false; error: string; command: string[]; outputTail: string };
 
 const SIZE_RE = /^\d+[KMG]?$/;
@@ -57,8 +71,36 @@ export function mapProgram(engine: string, o: MapEngineOptions): string[] {
 	if (!SIZE_RE.test(o.large) || !SIZE_RE.test(o.small)) { throw new Error('sizes must look like 64M or 8'); }
 	if (!Number.isInteger(o.iters) || o.iters < 1 || o.iters > 1000) { throw new Error('iters must be 1..1000'); }
 	if (!Number.isInteger(o.maxRanks) || o.maxRanks < 2) { throw new Error('max ranks must be >= 2'); }
-	return [engine, 'map', '--pairs', o.pairs, '--max-ranks', String(o.maxRanks), '--large', o.large, '--small', o.small,
-		'--iters', String(o.iters), '--memory', o.memory, '--json'];
+	if (!Number.isInteger(o.pairTimeout) || o.pairTimeout < 1 || o.pairTimeout > 86400) { throw new Error('pair timeout must be 1..86400 s'); }
+	if (!['auto', 'sequential', 'rounds'].includes(o.schedule)) { throw new Error('schedule must be auto, sequential or rounds'); }
+	return [engine, 'map', '--pairs', o.pairs, '--max-ranks', String(o.maxRanks), '--schedule', o.schedule, '--pair-timeout', String(o.pairTimeout),
+		'--large', o.large, '--small', o.small, '--iters', String(o.iters), '--memory', o.memory, '--json', '--stream'];
+}
+
+/**
+ * The engine's stdout read line by line as the job runs (mapStream.ts): the plan and round records applied to `state`
+ * and shown as progress, the final document kept; `finish()` at the end returns that document (undefined: none came).
+ */
+function streamTaker(opts: MapRunOptions): { state: MapStreamState; push: (line: string) => void; finish: () => unknown } {
+	const reader = new MapStreamReader();
+	const state = emptyStreamState();
+	let finalDoc: unknown;
+	const take = (records: MapStreamRecord[]): void => {
+		for (const rec of records) {
+			if (rec.kind === 'map') { finalDoc = rec.doc; continue; }
+			applyRecord(state, rec);
+			if (rec.kind === 'plan') {
+				const s = rec.plan.schedule;
+				opts.onProgress?.(`plan: ${rec.plan.pairs.length} pairs in ${s.rounds} ${s.mode === 'rounds' ? `rounds (up to ${s.max_concurrent_pairs} pairs at once)` : 'steps, one pair at a time'}; each pair within ${s.pair_timeout_s} s`);
+			} else {
+				const r = rec.round;
+				const bad = r.pairs.filter(p => p.status !== 'ok').length;
+				opts.onProgress?.(`${r.final ? 'end' : `round ${r.round + 1} of ${r.rounds}`}: ${r.pairs.length} pair${r.pairs.length === 1 ? '' : 's'} reported${bad > 0 ? ` (${bad} not ok)` : ''}, ${state.outcomes.size} so far, ${r.elapsed_s.toFixed(1)} s${r.synchronized ? '' : ' (rounds no longer synchronised)'}`);
+			}
+			try { opts.onRecord?.(rec, state); } catch { /* a listener never stops the run */ }
+		}
+	};
+	return { state, push: line => take(reader.push(line)), finish: () => { take(reader.finish()); return finalDoc; } };
 }
 
 /** Run the map once. */
@@ -70,31 +112,63 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	// The command line as launched (runLaunch adds the private shm directory of Open MPI launches), quoted so it pastes.
 	const onLaunch = (argv: readonly string[]): void => {
 		opts.onProgress?.(`running ${opts.spec.np} ranks: ${posixQuoteArgv(argv)}`);
-		opts.onProgress?.(`measuring up to ${pairsTotal} pairs one at a time`);
+		opts.onProgress?.(`${pairsTotal} pairs in all; the engine's plan follows`);
 	};
-	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch });
-	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO')).slice(-30).map(cleanLine)].join('\n');
+	const stream = streamTaker(opts);
+	const { state } = stream;
+	const onLine = (from: 'stdout' | 'stderr', line: string): void => { if (from === 'stdout') { stream.push(line); } };
+	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
+	const finalDoc = stream.finish();
+	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO') && !l.includes('@@GPUMPI-JSON@@')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
-	if (r.timedOut) { return fail(`no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session (a pair may hang: try fewer ranks or --pairs sampled)`); }
-	if (opts.signal?.aborted) { return fail('cancelled'); }
+	const finish = (doc: MapDocument, partial?: string): MapRunResult => {
+		const withEv = applyEvidence(doc, r.stdout, r.stderr);
+		const ev = gatherTransportEvidence(r.stdout, r.stderr);
+		withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
+		withEv.outliers = findOutliers(withEv);
+		const measured = withEv.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
+		opts.onProgress?.(`map ${partial ? 'cut short' : 'done'}: ${measured} of ${withEv.pairs.length} pairs measured in ${formatSeconds(r.durationMs)}`);
+		return partial ? { ok: true, doc: withEv, partial, notes: launchNotes } : { ok: true, doc: withEv };
+	};
+	// The engine's own document wins (it may also say the run ended with MPI_Abort: `incomplete`).
 	const single = singletonStart(r.stdout, opts.spec.np);
 	if (single) { return fail(single); }
+	const complete = finalDoc !== undefined ? validateMapDocument(finalDoc) : null;
+	if (complete !== null && typeof complete !== 'string') { return finish(complete); }
+	// No document: what ended the run, then the map from the streamed records when the plan came.
+	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
+	// srun names the task that died where the generic reading does not (it reads mpirun's and Hydra's words).
+	// With --kill-on-bad-exit srun ends the others with SIGTERM and lists them as "Terminated": the one that died first is not.
+	const tasks = spec.srun && crash.rank === null ? srunFailedTasks(r.stderr).filter(t => !/^Terminated\b/.test(t.how)) : [];
+	const cause = r.timedOut ? `no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session`
+		: opts.signal?.aborted ? 'interrupted: the run was stopped (Ctrl-C or cancel)'
+			: tasks.length > 0 ? tasks.map(t => `rank ${t.rank} (srun task ${t.rank} on ${t.host}): ${t.how}`).join('; ')
+				: crash.crashed ? `${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`
+					: null;
+	if (cause !== null && state.plan) {
+		const failedRanks = tasks.length > 0 ? tasks.map(t => t.rank) : crash.crashed && crash.rank !== null ? [crash.rank] : [];
+		const partial = partialMapDocument(state, { reason: cause, failedRanks });
+		if (partial) { return finish(partial, cause); }
+	}
+	if (r.timedOut) { return fail(`${cause} (a pair may hang: try fewer ranks, --pairs sampled or a shorter --pair-timeout)`); }
+	if (opts.signal?.aborted) { return fail('cancelled'); }
 	const ex = extractJsonDocument(r.stdout);
-	if ('error' in ex) {
+	if (typeof complete === 'string') { return fail(`the engine's map is invalid: ${complete}`); }
+	if ('error' in ex || finalDoc === undefined) {
 		const launch = detectLaunchFailure(r.stdout, r.stderr);
 		if (launch !== null) { return fail(`${launchFailureText(launch, argv[0] ?? 'mpirun')}: ${launch.evidence.slice(0, 3).join(' | ')}`); }
-		const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
 		if (crash.crashed) { return fail(`${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`); }
 		// What the output itself said went wrong, so that a caller keeping only this line (explain-latency's trials)
 		// keeps the cause too: e.g. Open MPI's "shmem: mmap: an error occurred …" before "An error occurred in MPI_Init".
 		const said = failureLines(r.stdout + '\n' + r.stderr);
-		return fail(`${r.error ?? `exit status ${r.exitCode ?? r.signal ?? '?'}`}: ${ex.error}${said.length > 0 ? `; the output says: ${said.join(' | ')}` : ''}`);
+		const why = 'error' in ex ? ex.error : 'no map document in the output';
+		if (state.plan) {
+			const partial = partialMapDocument(state, { reason: `${r.error ?? `exit status ${r.exitCode ?? r.signal ?? '?'}`}: ${why}`, failedRanks: [] });
+			if (partial) { return finish(partial, partial.partial?.reason ?? why); }
+		}
+		return fail(`${r.error ?? `exit status ${r.exitCode ?? r.signal ?? '?'}`}: ${why}${said.length > 0 ? `; the output says: ${said.join(' | ')}` : ''}`);
 	}
 	const doc = validateMapDocument(ex.json);
 	if (typeof doc === 'string') { return fail(`the engine's map is invalid: ${doc}`); }
-	const withEv = applyEvidence(doc, r.stdout, r.stderr);
-	const ev = gatherTransportEvidence(r.stdout, r.stderr);
-	withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
-	opts.onProgress?.(`map done: ${withEv.pairs.length} pairs in ${formatSeconds(r.durationMs)}`);
-	return { ok: true, doc: withEv };
+	return finish(doc);
 }

@@ -7,7 +7,7 @@
 import type { OpenLaunchTarget } from '../hosts/launchTarget';
 import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig } from '../launch/launchSpec';
-import { mapProgram, runMap, type MapEngineOptions, type MapRunResult } from './mapRunner';
+import { mapProgram, runMap, type MapEngineOptions, type MapRunOptions, type MapRunResult } from './mapRunner';
 
 /** One map run. */
 export interface MapUseCaseRequest {
@@ -21,6 +21,8 @@ export interface MapUseCaseRequest {
 	timeoutMs: number;
 	signal?: AbortSignal;
 	onProgress?: (line: string) => void;
+	/** Each streamed record (the plan, then one per round) as it comes (mapStream.ts). */
+	onRecord?: MapRunOptions['onRecord'];
 }
 
 /** The map, or why there is none; `refused`: the launcher would refuse the launch, nothing was launched. */
@@ -36,6 +38,6 @@ export async function runMapUseCase(req: MapUseCaseRequest): Promise<MapUseCaseO
 	try { buildLaunchArgv(withJobName(withConfig(spec, req.config)), mapProgram(target.engine, req.map)); } catch (e) {
 		return { ok: false, refused: true, error: (e as Error).message };
 	}
-	const r = await runMap({ engine: target.engine, host: target.host, spec, config: req.config, map: req.map, timeoutMs: req.timeoutMs, signal: req.signal, onProgress: req.onProgress });
+	const r = await runMap({ engine: target.engine, host: target.host, spec, config: req.config, map: req.map, timeoutMs: req.timeoutMs, signal: req.signal, onProgress: req.onProgress, onRecord: req.onRecord });
 	return r.ok ? r : { ...r, refused: false };
 }

@@ -83,6 +83,7 @@ const REPRO = subject<Repro>('repro', REPRO_OPTIONS, parseReproArgs, [
 
 const MAP = subject<MapO>('map', MAP_OPTIONS, parseMapArgs, [
 	c('json', ['--json'], o => o.json, true, ['--json=1'], /^--json takes no value/),
+	c('json-lines', ['--json-lines'], o => [o.jsonLines, o.json], [true, false], ['--json-lines', '--json'], /^--json prints the map once; --json-lines prints it as it is measured: give one of them$/),
 	c('out', ['--out', 'm.json'], o => o.out, 'm.json', ['--out', ''], /^--out needs a file name$/),
 	c('np', ['--np', '8'], o => o.np, 8, ['--np', '1'], /^--np needs an integer 2\.\.4096, got "1"$/),
 	c('mpirun', ['--mpirun', 'mpirun.mpich'], o => o.mpirun, 'mpirun.mpich', ['--mpirun', '-x'], /^--mpirun needs a program name or path: must be a program, not an option$/),
@@ -94,6 +95,8 @@ const MAP = subject<MapO>('map', MAP_OPTIONS, parseMapArgs, [
 	c('iters', ['--iters', '9'], o => o.map.iters, 9, ['--iters', '1001'], /^--iters needs an integer 1\.\.1000/),
 	c('pairs', ['--pairs', 'sampled'], o => o.map.pairs, 'sampled', ['--pairs', 'most'], /^--pairs needs all or sampled, got "most"$/),
 	c('max-ranks', ['--max-ranks', '64'], o => o.map.maxRanks, 64, ['--max-ranks', '1'], /^--max-ranks needs an integer 2\.\.1048576/),
+	c('schedule', ['--schedule', 'rounds'], o => o.map.schedule, 'rounds', ['--schedule', 'parallel'], /^--schedule needs auto, sequential or rounds, got "parallel"$/),
+	c('pair-timeout', ['--pair-timeout', '5'], o => o.map.pairTimeout, 5, ['--pair-timeout', '0'], /^--pair-timeout needs an integer 1\.\.86400, got "0"$/),
 	c('mca', ['--mca', 'btl', 'tcp,self'], o => o.mca, [['btl', 'tcp,self']], ['--flavor', 'mpich', '--mca', 'pml', 'ob1'], /MCA parameters \(pml\) are Open MPI only/),
 	c('preset', ['--preset', 'UCX_TLS=^cuda_ipc'], o => o.env, [['UCX_TLS', '^cuda_ipc']], ['--preset', 'x'], /^--preset needs NAME=VALUE/),
 	c('loopback', ['--loopback'], o => o.loopback, true, ['--loopback=1'], /^--loopback takes no value/),

@@ -118,6 +118,10 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		[['--trials', '3'], /--factors and --trials need --explain-latency/],
 		[['--explain-latency', '--from-json', 'x.json'], /--explain-latency runs an experiment; --from-json prints a saved file/],
 		[['--explain-latency', '--flavor', 'mpich', '--mca', 'pml', 'ob1'], /MCA parameters \(pml\) are Open MPI only/],
+		[['--schedule', 'parallel'], /--schedule needs auto, sequential or rounds, got "parallel"/],
+		[['--pair-timeout', '0'], /--pair-timeout needs an integer 1\.\.86400, got "0"/],
+		[['--json-lines', '--json'], /give one of them/],
+		[['--json-lines', '--explain-latency'], /--json-lines streams a map; --explain-latency prints an experiment/],
 	];
 	for (const [args, re] of MAP) {
 		it(`map ${JSON.stringify(args).slice(0, 70)}`, () => expectUsage(['map', ...launch, ...args], re));

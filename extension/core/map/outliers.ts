@@ -1,0 +1,328 @@
+/**
+ * Anomaly-first reading of a transport map (docs/map-schema.md, "Outliers"): which node, GPU, NIC, link or pair is
+ * slow or broken, judged against the job's own population — never against a datasheet.
+ *
+ * Failures first: ranks whose pairs failed (timeout, MPI error, corrupted data, not measured because the rank died
+ * or went silent), each named once with its pairs and what was seen. Then the rule, per path class (class and
+ * channel: "host memory only over network" is never compared with "P2P over shared memory"): a subject (a host, a
+ * GPU, the NIC a rank's network pairs use, a link between two hosts, a pair) is an outlier when the median bandwidth
+ * of its pairs is more than OUTLIER_MADS median absolute deviations below the median of the other pairs of its class
+ * AND more than OUTLIER_FRACTION below it ("leave-one-out": a slow host does not drag its own reference down), with
+ * at least OUTLIER_MIN_REFERENCE other pairs. Medians and MADs are taken of the logarithm of the bandwidth: slowdowns
+ * and noise are ratios (a pair at half speed is as far below as one at double speed is above). Latency is judged the
+ * same way upwards, and only where pairs were measured alone (sequential schedule): under a round's concurrent load
+ * an 8-byte round trip measures the load. A subject with one pair is a `suspect`, never an outlier: one measurement
+ * is no evidence on a shared machine (on the 2-core CI machine single pairs of an unshaped map sat up to 3x below
+ * their class median). A coarser finding explains a finer one whose pairs it contains (a slow host explains its slow
+ * links and pairs; its NIC, when all its pairs use that NIC, is named in its sentence). Pure; no I/O.
+ */
+import { CHANNEL_LABELS, PATH_CLASS_LABELS, type MapDocument, type MapOutlier, type MapOutlierReport, type MapPair, type MapRank, type OutlierLevel, type PairStatus } from '../../shared/mapSchema';
+
+/** MADs (of the logarithm) below — above for latency — the reference median a subject's median must be. */
+export const OUTLIER_MADS = 3;
+/** And the fraction of the reference median it must differ by. */
+export const OUTLIER_FRACTION = 0.1;
+/**
+ * Other pairs of the same path class needed for a verdict. Measured on the CI machine's Slurm lab (no shaping, one
+ * rank per host): with 3 reference pairs (4 hosts) 8 of 15 maps named a host; with 21 (8 hosts), 0 of 12.
+ */
+export const OUTLIER_MIN_REFERENCE = 8;
+
+const LEVELS: OutlierLevel[] = ['node', 'nic', 'gpu', 'link', 'pair'];
+const FAILED: ReadonlySet<PairStatus> = new Set<PairStatus>(['timeout', 'mpi_error', 'data_error', 'setup_error', 'not_measured']);
+
+/** Classes larger than this compare links and pairs (a few pairs each) with the whole class, their own pairs included. */
+export const EXACT_REFERENCE_LIMIT = 512;
+
+/** Median of a non-empty list. */
+export function median(v: readonly number[]): number {
+	return medianSorted([...v].sort((x, y) => x - y));
+}
+
+function medianSorted(s: readonly number[]): number {
+	const m = s.length >> 1;
+	return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Median absolute deviation from the median. */
+export function mad(v: readonly number[]): number {
+	const s = [...v].sort((x, y) => x - y);
+	return madSorted(s, medianSorted(s));
+}
+
+/** MAD of a sorted list around m in O(n): the deviations left and right of m are two sorted runs, merged to the middle. */
+function madSorted(s: readonly number[], m: number): number {
+	let j = 0;
+	while (j < s.length && s[j] < m) { j++; }
+	let i = j - 1;
+	const devs: number[] = [];
+	const want = (s.length >> 1) + 1;
+	while (devs.length < want) {
+		const left = i >= 0 ? m - s[i] : Infinity;
+		const right = j < s.length ? s[j] - m : Infinity;
+		if (left <= right) { devs.push(left); i--; } else { devs.push(right); j++; }
+	}
+	return s.length % 2 ? devs[want - 1] : (devs[want - 2] + devs[want - 1]) / 2;
+}
+
+/** "1.93", "0.0213", "23.4" — three significant digits. */
+function num(v: number): string {
+	return v >= 100 ? v.toFixed(0) : Number(v.toPrecision(3)).toString();
+}
+
+/** The NIC a rank's network traffic uses: named by UCX's lanes when logged, else the only candidate, else the one on its GPU's NUMA node. */
+export function rankNic(r: MapRank | undefined, ucxLanes: readonly string[] = []): string | null {
+	if (!r) { return null; }
+	for (const lane of ucxLanes) {
+		const dev = /^[\w-]+\/([\w.-]+?)(?::\d+)?$/.exec(lane)?.[1];
+		if (dev && r.nics.some(n => n.name === dev) && dev !== 'lo' && dev !== 'memory') { return dev; }
+	}
+	const ib = r.nics.filter(n => n.kind === 'ib');
+	const pick = (list: typeof r.nics): string | null => {
+		if (list.length === 1) { return list[0].name; }
+		const numa = r.gpu?.numa_node ?? -1;
+		const near = numa >= 0 ? list.filter(n => n.numa_node === numa) : [];
+		return near.length === 1 ? near[0].name : null;
+	};
+	if (ib.length > 0) { return pick(ib); }
+	const up = r.nics.filter(n => n.kind === 'net' && n.name !== 'lo' && n.state !== 'down');
+	const real = up.filter(n => !n.virtual);
+	return pick(real.length > 0 ? real : up);
+}
+
+interface View {
+	pair: MapPair;
+	cls: string;
+	label: string;
+	subjects: Map<OutlierLevel, string[]>;
+}
+
+function pathLabel(p: MapPair): { cls: string; label: string } {
+	const channel = p.channel ?? (p.same_host ? 'shared_memory' : 'network');
+	return { cls: `${p.class}/${channel}`, label: `${PATH_CLASS_LABELS[p.class]} over ${CHANNEL_LABELS[channel]}` };
+}
+
+function views(doc: MapDocument): View[] {
+	const rank = new Map(doc.ranks.map(r => [r.rank, r]));
+	const host = (n: number): string => rank.get(n)?.host ?? `rank ${n}`;
+	return doc.pairs.map(p => {
+		const { cls, label } = pathLabel(p);
+		const ha = host(p.a);
+		const hb = host(p.b);
+		const network = (p.channel ?? (p.same_host ? 'shared_memory' : 'network')) === 'network';
+		const gpu = (n: number): string[] => { const g = rank.get(n)?.gpu; return g ? [`${host(n)} GPU ${g.ordinal} (${g.pci_bus_id})`] : []; };
+		const nic = (n: number): string[] => {
+			if (!network) { return []; }
+			const name = rankNic(rank.get(n), n === p.a ? p.transport?.ucxLanes ?? [] : []);
+			return name ? [`${host(n)} ${name}`] : [];
+		};
+		const subjects = new Map<OutlierLevel, string[]>([
+			['node', [...new Set([ha, hb])]],
+			['nic', [...new Set([...nic(p.a), ...nic(p.b)])]],
+			['gpu', [...new Set([...gpu(p.a), ...gpu(p.b)])]],
+			['link', ha === hb ? [] : [[ha, hb].sort().join(' — ')]],
+			['pair', [`${p.a}-${p.b}`]],
+		]);
+		return { pair: p, cls, label, subjects };
+	});
+}
+
+type Metric = 'bandwidth_gbps' | 'latency_us';
+
+interface Candidate { finding: MapOutlier; pairSet: Set<MapPair>; levelIndex: number; wholeClass: boolean }
+
+/** The slow (or high-latency) subjects of one path class and level. */
+function judge(list: View[], level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null): Candidate[] {
+	const measured = list.filter(v => v.pair[metric] !== null && (v.pair[metric] as number) > 0 && (v.pair.status === 'ok' || v.pair.status === 'data_error'));
+	const logOf = (v: View): number => Math.log(v.pair[metric] as number);
+	const sorted = [...measured].sort((x, y) => logOf(x) - logOf(y));
+	const sortedLogs = sorted.map(logOf);
+	const bySubject = new Map<string, View[]>();
+	for (const v of measured) {
+		for (const s of v.subjects.get(level) ?? []) {
+			const list2 = bySubject.get(s);
+			if (list2) { list2.push(v); } else { bySubject.set(s, [v]); }
+		}
+	}
+	const out: Candidate[] = [];
+	const higherIsWorse = metric === 'latency_us';
+	const wholeClass = measured.length > EXACT_REFERENCE_LIMIT && (level === 'link' || level === 'pair');
+	const classRef = sortedLogs.length > 0 ? medianSorted(sortedLogs) : 0;
+	const classMad = sortedLogs.length > 0 && wholeClass ? madSorted(sortedLogs, classRef) : 0;
+	for (const [subject, mine] of bySubject) {
+		const logs = mine.map(logOf);
+		const value = Math.exp(median(logs));
+		if (summaries && level !== 'pair' && metric === 'bandwidth_gbps') {
+			summaries.push({ level, subject, path_class: list[0].label, median: value, mad: mad(logs), pairs: logs.length });
+		}
+		let ref = classRef;
+		let spread = classMad;
+		let restCount = measured.length;
+		if (!wholeClass) {
+			const own = new Set(mine);
+			const rest = sorted.filter(v => !own.has(v)).map(logOf);
+			restCount = rest.length;
+			if (rest.length < OUTLIER_MIN_REFERENCE) { continue; }
+			ref = medianSorted(rest);
+			spread = madSorted(rest, ref);
+		}
+		const margin = Math.max(OUTLIER_MADS * spread, higherIsWorse ? Math.log(1 + OUTLIER_FRACTION) : -Math.log(1 - OUTLIER_FRACTION));
+		const beyond = (x: number): boolean => (higherIsWorse ? x > ref + margin : x < ref - margin);
+		if (!beyond(Math.log(value))) { continue; }
+		const every = logs.every(beyond);
+		out.push({
+			pairSet: new Set(mine.map(v => v.pair)),
+			levelIndex: LEVELS.indexOf(level),
+			wholeClass,
+			finding: {
+				level, subject, kind: higherIsWorse ? 'high_latency' : 'slow', path_class: list[0].label, value, reference: Math.exp(ref), mad: spread,
+				threshold: Math.exp(higherIsWorse ? ref + margin : ref - margin), pairs: logs.length, reference_pairs: restCount,
+				evidence_pairs: mine.map(v => ({ a: v.pair.a, b: v.pair.b, value: v.pair[metric], status: v.pair.status })),
+				facts: [], explains: [],
+				sentence: `${every ? 'every pair' : `median of ${logs.length} pairs`}`,
+			},
+		});
+	}
+	return out;
+}
+
+/** NIC / GPU / NUMA facts of the ranks behind a finding, and the NIC all its pairs on `host` use (if one). */
+function factsOf(doc: MapDocument, f: MapOutlier, host: string | null): { facts: string[]; nic: string | null } {
+	const ranks = new Map(doc.ranks.map(r => [r.rank, r]));
+	const involved = [...new Set(f.evidence_pairs.flatMap(p => [p.a, p.b]))].map(n => ranks.get(n)).filter((r): r is MapRank => !!r)
+		.filter(r => host === null || r.host === host);
+	const facts: string[] = [];
+	const nics = new Set<string>();
+	for (const r of involved.slice(0, 8)) {
+		const pairOf = doc.pairs.find(p => (p.a === r.rank || p.b === r.rank) && f.evidence_pairs.some(e => e.a === p.a && e.b === p.b));
+		const network = pairOf ? (pairOf.channel ?? (pairOf.same_host ? 'shared_memory' : 'network')) === 'network' : false;
+		const nicName = network ? rankNic(r, pairOf && pairOf.a === r.rank ? pairOf.transport?.ucxLanes ?? [] : []) : null;
+		const nic = nicName ? r.nics.find(n => n.name === nicName) : undefined;
+		if (nicName) { nics.add(nicName); }
+		const parts = [`rank ${r.rank} on ${r.host}`];
+		if (r.gpu) { parts.push(`GPU ${r.gpu.ordinal} ${r.gpu.pci_bus_id} NUMA ${r.gpu.numa_node}`); }
+		if (nic) {
+			const far = r.gpu && nic.numa_node >= 0 && r.gpu.numa_node >= 0 && nic.numa_node !== r.gpu.numa_node;
+			parts.push(`NIC ${nic.name} (${nic.kind}${nic.virtual ? ', virtual' : ''}, NUMA ${nic.numa_node}${nic.state ? `, ${nic.state}` : ''})${far ? ' — NUMA-far from its GPU' : ''}`);
+		}
+		if (r.affinity && 'numa_mismatch' in r.affinity && (r.affinity as { numa_mismatch?: unknown }).numa_mismatch === true) { parts.push('CPU binding off the GPU\'s NUMA node'); }
+		facts.push(parts.join('; '));
+	}
+	return { facts, nic: nics.size === 1 ? [...nics][0] : null };
+}
+
+function describe(doc: MapDocument, f: MapOutlier, wholeClass: boolean): void {
+	const unit = f.kind === 'high_latency' ? 'µs' : 'GB/s';
+	const against = wholeClass ? `the ${f.reference_pairs} pairs of its class` : `the other ${f.reference_pairs} pairs`;
+	const how = `${f.sentence} at ${num(f.value ?? 0)} ${unit} vs ${num(f.reference ?? 0)} ${unit} median of ${against} (spread ×${num(Math.exp(f.mad ?? 0))}, ${f.kind === 'high_latency' ? 'above' : 'below'} ${num(f.threshold ?? 0)} ${unit}; ${f.path_class})`;
+	const hostOf = f.level === 'node' ? f.subject : f.level === 'nic' || f.level === 'gpu' ? f.subject.split(' ')[0] : null;
+	const { facts, nic } = factsOf(doc, f, hostOf);
+	f.facts = facts;
+	const far = facts.some(x => x.includes('NUMA-far'));
+	const latency = f.kind === 'high_latency' ? 'latency: ' : '';
+	switch (f.level) {
+		case 'node': f.sentence = `node ${f.subject}: ${latency}${how.replace(/^every pair/, nic ? `every pair through ${nic}` : 'every pair')}`; break;
+		case 'nic': {
+			const [h, ...rest] = f.subject.split(' ');
+			f.sentence = `node ${h}: ${latency}${how.replace(/^every pair|^median of \d+ pairs/, m => `${m} through ${rest.join(' ')}`)}${far ? ' — NUMA-far NIC' : ''}`;
+			break;
+		}
+		case 'gpu': f.sentence = `${f.subject}: ${latency}${how}`; break;
+		case 'link': f.sentence = `link ${f.subject}: ${latency}${how}`; break;
+		default: f.sentence = `pair ${f.subject}: ${latency}${how}`;
+	}
+}
+
+/** Ranks whose pairs failed, each named once (the rank with the most failed pairs first), with what was seen. */
+function failures(doc: MapDocument): MapOutlier[] {
+	const host = new Map(doc.ranks.map(r => [r.rank, r.host]));
+	const known = new Set([...(doc.partial?.failed_ranks ?? []), ...(doc.incomplete?.silent_ranks ?? [])]);
+	// A pair the run never reached is a rank's failure only when one of its ranks is known to have died or gone silent.
+	const failed = doc.pairs.filter(p => FAILED.has(p.status) && (p.status !== 'not_measured' || known.has(p.a) || known.has(p.b)));
+	if (failed.length === 0) { return []; }
+	const left = new Set(failed);
+	const out: MapOutlier[] = [];
+	for (;;) {
+		const count = new Map<number, number>();
+		for (const p of left) { for (const r of [p.a, p.b]) { count.set(r, (count.get(r) ?? 0) + 1); } }
+		const best = [...count.entries()].sort((x, y) => (known.has(y[0]) ? 1 : 0) - (known.has(x[0]) ? 1 : 0) || y[1] - x[1] || x[0] - y[0])[0];
+		if (!best || (best[1] < 2 && !known.has(best[0]))) { break; }
+		const mine = [...left].filter(p => p.a === best[0] || p.b === best[0]);
+		for (const p of mine) { left.delete(p); }
+		const kinds = new Map<string, number>();
+		for (const p of mine) { kinds.set(p.status, (kinds.get(p.status) ?? 0) + 1); }
+		const what = [...kinds.entries()].map(([k, n]) => `${n} ${k.replace('_', ' ')}`).join(', ');
+		const firstError = mine.find(p => p.error)?.error ?? '';
+		const state = doc.partial?.failed_ranks.includes(best[0]) ? 'failed mid-run' : doc.incomplete?.silent_ranks.includes(best[0]) ? 'went silent' : 'its pairs failed';
+		out.push({
+			level: 'rank', subject: `rank ${best[0]} (${host.get(best[0]) ?? '?'})`, kind: 'failed', path_class: [...new Set(mine.map(p => pathLabel(p).label))].join(', '),
+			value: null, reference: null, mad: null, pairs: mine.length, reference_pairs: 0,
+			evidence_pairs: mine.map(p => ({ a: p.a, b: p.b, value: null, status: p.status })), facts: mine.slice(0, 6).map(p => `${p.a}-${p.b}: ${p.status}${p.error ? `: ${p.error}` : ''}`),
+			explains: [], sentence: `rank ${best[0]} (${host.get(best[0]) ?? '?'}) ${state}: ${mine.length} pair${mine.length === 1 ? '' : 's'} (${what})${firstError ? ` — ${firstError}` : ''}`,
+		});
+	}
+	for (const p of left) {
+		if (p.status === 'not_measured') { continue; }  // the run's end: the headline says so
+		out.push({
+			level: 'pair', subject: `${p.a}-${p.b}`, kind: 'failed', path_class: pathLabel(p).label, value: null, reference: null, mad: null, pairs: 1, reference_pairs: 0,
+			evidence_pairs: [{ a: p.a, b: p.b, value: null, status: p.status }], facts: [], explains: [],
+			sentence: `pair ${p.a}-${p.b} (${host.get(p.a) ?? '?'} — ${host.get(p.b) ?? '?'}): ${p.status.replace('_', ' ')}${p.error ? ` — ${p.error}` : ''}`,
+		});
+	}
+	return out;
+}
+
+/** The analysis: failures, then slow and high-latency subjects, coarse before fine, each explained finer finding folded in. */
+export function findOutliers(doc: MapDocument): MapOutlierReport {
+	const latencyJudged = doc.schedule?.mode !== 'rounds';
+	const rule = `per path class, on the logarithm of the bandwidth: a node, NIC, GPU, link or pair whose median is more than ${OUTLIER_MADS} MAD and more than ${OUTLIER_FRACTION * 100} % below the median of the other pairs of its class (at least ${OUTLIER_MIN_REFERENCE} of them); ${latencyJudged ? 'latency the same way upwards' : 'latency not judged (pairs measured in concurrent rounds)'}; one pair alone is a suspect, not an outlier`;
+	const summaries: MapOutlierReport['summaries'] = [];
+	const byClass = new Map<string, View[]>();
+	for (const v of views(doc)) {
+		const list = byClass.get(v.cls);
+		if (list) { list.push(v); } else { byClass.set(v.cls, [v]); }
+	}
+	const found: MapOutlier[] = [];
+	const suspects: MapOutlier[] = [];
+	let small = 0;
+	for (const metric of latencyJudged ? ['bandwidth_gbps', 'latency_us'] as const : ['bandwidth_gbps'] as const) {
+		const cands: Candidate[] = [];
+		for (const list of byClass.values()) {
+			if (metric === 'bandwidth_gbps' && list.filter(v => v.pair.bandwidth_gbps !== null).length <= OUTLIER_MIN_REFERENCE) { small++; }
+			for (const level of LEVELS) { cands.push(...judge(list, level, metric, metric === 'bandwidth_gbps' ? summaries : null)); }
+		}
+		const ratio = (c: Candidate): number => Math.abs(Math.log((c.finding.value ?? 1) / (c.finding.reference || 1)));
+		cands.sort((x, y) => x.levelIndex - y.levelIndex || ratio(y) - ratio(x));
+		const kept: Candidate[] = [];
+		for (const c of cands) {
+			const by = kept.find(k => k.levelIndex < c.levelIndex && k.finding.path_class === c.finding.path_class && [...c.pairSet].every(p => k.pairSet.has(p)));
+			if (by) { by.finding.explains.push(`${c.finding.level} ${c.finding.subject}`); continue; }
+			kept.push(c);
+		}
+		for (const k of kept) {
+			describe(doc, k.finding, k.wholeClass);
+			(k.finding.pairs < 2 ? suspects : found).push(k.finding);
+		}
+	}
+	const outliers = [...failures(doc), ...found];
+	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
+	const partial = doc.partial ? `partial map (${doc.partial.reason}): ${measured} of ${doc.pairs.length} pairs measured. ` : '';
+	const suspectNote = suspects.length > 0 ? `; ${suspects.length} single pair${suspects.length === 1 ? '' : 's'} below the rule (suspects, one measurement each)` : '';
+	const headline = outliers.length > 0
+		? `${partial}${outliers[0].sentence}${outliers.length > 1 ? ` (+${outliers.length - 1} more)` : ''}`
+		: `${partial}no outlier: ${measured} measured pairs in ${byClass.size} path class${byClass.size === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
+	return { rule, headline, outliers, suspects, summaries };
+}
+
+/** The analysis as text lines for the CLI (headline first). */
+export function renderOutlierLines(r: MapOutlierReport): string[] {
+	const out = [r.headline];
+	for (const f of r.outliers) {
+		out.push(`  - ${f.sentence}`);
+		if (f.explains.length > 0) { out.push(`      explains: ${f.explains.slice(0, 8).join(', ')}${f.explains.length > 8 ? `, … (${f.explains.length} in all)` : ''}`); }
+		for (const x of f.facts.slice(0, 4)) { out.push(`      ${x}`); }
+	}
+	for (const f of r.suspects.slice(0, 5)) { out.push(`  ? suspect (one pair, measure again before blaming it): ${f.sentence}`); }
+	if (r.suspects.length > 5) { out.push(`  ? … ${r.suspects.length - 5} more suspects`); }
+	return out;
+}
