@@ -12,7 +12,7 @@ import { formatSeconds } from '../proc';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
-import { runLaunch, singletonStart } from '../launch/runLaunch';
+import { runLaunch, singletonStart, type LaunchOutcome, type RunLaunchOptions } from '../launch/runLaunch';
 import { withEvidence } from '../repro/evidence';
 import { cleanLine, crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText } from '../repro/reproParsers';
 import { applyEvidence } from './mapEvidence';
@@ -50,6 +50,8 @@ export interface MapRunOptions {
 	/** Each streamed record as it completes, with everything measured so far. */
 	onRecord?: (record: MapStreamRecord, state: MapStreamState) => void;
 	signal?: AbortSignal;
+	/** How to launch: runLaunch (default), or a batch job submitted and followed (launch/batchJob.ts BatchLauncher). */
+	launch?: (spec: LaunchSpec, program: readonly string[], opts: RunLaunchOptions) => Promise<LaunchOutcome>;
 }
 
 /**
@@ -103,7 +105,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 		}
 	};
 	const onLine = (stream: 'stdout' | 'stderr', line: string): void => { if (stream === 'stdout') { take(reader.push(line)); } };
-	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
+	const { argv, result: r, notes: launchNotes, ended } = await (opts.launch ?? runLaunch)(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
 	take(reader.finish());
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO') && !l.includes('@@GPUMPI-JSON@@')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
@@ -126,16 +128,17 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	// srun names the task that died where the generic reading does not (it reads mpirun's and Hydra's words).
 	// With --kill-on-bad-exit srun ends the others with SIGTERM and lists them as "Terminated": the one that died first is not.
 	const tasks = spec.srun && crash.rank === null ? srunFailedTasks(r.stderr).filter(t => !/^Terminated\b/.test(t.how)) : [];
-	const cause = r.timedOut ? `no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session`
+	const cause = ended ?? (r.timedOut ? `no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session`
 		: opts.signal?.aborted ? 'interrupted: the run was stopped (Ctrl-C or cancel)'
 			: tasks.length > 0 ? tasks.map(t => `rank ${t.rank} (srun task ${t.rank} on ${t.host}): ${t.how}`).join('; ')
 				: crash.crashed ? `${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`
-					: null;
+					: null);
 	if (cause !== null && state.plan) {
 		const failedRanks = tasks.length > 0 ? tasks.map(t => t.rank) : crash.crashed && crash.rank !== null ? [crash.rank] : [];
 		const partial = partialMapDocument(state, { reason: cause, failedRanks });
 		if (partial) { return finish(partial, cause); }
 	}
+	if (ended) { return fail(ended); }
 	if (r.timedOut) { return fail(`${cause} (a pair may hang: try fewer ranks, --pairs sampled or a shorter --pair-timeout)`); }
 	if (opts.signal?.aborted) { return fail('cancelled'); }
 	const ex = extractJsonDocument(r.stdout);
