@@ -13,7 +13,8 @@ import { loadMapText } from '../core/map/mapFile';
 import { mapAffinity, renderAffinityLines } from '../core/map/mapAffinity';
 import { LocalHost } from '../core/hosts/localHost';
 import { DEFAULT_EXPERIMENT_TRIALS, LATENCY_FACTORS, renderLatencyExperiment, runLatencyExperiment, type LatencyFactor } from '../core/map/latencyExperiment';
-import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions } from '../core/map/mapRunner';
+import { DEFAULT_MAP_OPTIONS, mapProgram, runMap, type MapEngineOptions, type MapRunOptions, type MapRunResult } from '../core/map/mapRunner';
+import { runMapBatch, type MapBatchResult } from '../core/map/mapBatch';
 import { buildLaunchArgv } from '../core/launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig } from '../core/launch/launchSpec';
 import { posixQuoteArgv } from '../shared/shellQuote';
@@ -23,6 +24,7 @@ import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, optionInt, optionValue, readLaunchOption, TARGET_USAGE, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
 import { incompleteNote, jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
+import { BATCH_USAGE, batchRequest, checkBatchOptions, followMain, noBatchOptions, readBatchOption, reportBatch, type BatchCliOptions } from './mapBatchCli';
 
 const USAGE = `Usage: gpumpi-doctor map [options]
   --json                 print the map document (schema gpumpi.map/1, docs/map-schema.md) instead of the table
@@ -43,6 +45,7 @@ const USAGE = `Usage: gpumpi-doctor map [options]
   --loopback             keep TCP on loopback (Open MPI btl_tcp_if_include lo, UCX_NET_DEVICES=lo)
 ${TARGET_USAGE.trimEnd()}
   --timeout S            run timeout in seconds (default 600)
+${BATCH_USAGE.trimEnd()}
   --from-json FILE       print a saved map (or scripts/gpu/map.sh's map.json, evidence joined) instead of running
   --explain-latency      find out by experiment what sets the latency of a pair: 2 ranks as-is and with one factor
                          changed at a time, each --trials launches (default ${DEFAULT_EXPERIMENT_TRIALS}, at least 2); default sizes 1M / 8,
@@ -61,6 +64,8 @@ export interface MapCliOptions extends LaunchCliOptions {
 	/** `--explain-latency`: the factors to change (null: a plain map). */
 	explain: LatencyFactor[] | null;
 	trials: number;
+	/** `--sbatch …` / `--follow FILE` (mapBatchCli.ts). */
+	batch: BatchCliOptions;
 }
 
 /**
@@ -71,16 +76,18 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 	const o: MapCliOptions = {
 		json: false, jsonLines: false, out: null, np: 4, mpirun: 'mpirun', flavor: null, engine: null, map: { ...DEFAULT_MAP_OPTIONS },
 		memory: DEFAULT_MAP_OPTIONS.memory, env: [], mca: [], loopback: false, timeoutS: 600, fromJson: null,
-		explain: null, trials: DEFAULT_EXPERIMENT_TRIALS,
+		explain: null, trials: DEFAULT_EXPERIMENT_TRIALS, batch: noBatchOptions(),
 	};
 	const given = new Set<string>();
 	const value = (i: number, name: string): string => optionValue(argv, i, name);
 	const int = optionInt;
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
+		given.add(a);
 		const last = readLaunchOption(argv, i, o);
 		if (last >= 0) { i = last; continue; }
-		given.add(a);
+		const batchLast = readBatchOption(argv, i, o.batch);
+		if (batchLast >= 0) { i = batchLast; continue; }
 		switch (a) {
 			case '--json': o.json = true; break;
 			case '--json-lines': o.jsonLines = true; break;
@@ -127,6 +134,7 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 		if (!given.has('--large')) { o.map.large = '1M'; }
 		if (!given.has('--iters')) { o.map.iters = 20; }
 	}
+	checkBatchOptions(o, given);
 	if (o.fromJson !== null) {
 		if (o.fromJson === '') { throw new UsageError('--from-json needs a file name'); }
 		if (o.host || o.srun) { throw new UsageError('--from-json prints a saved file; --host and --srun launch runs'); }
@@ -194,11 +202,13 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
 		if (o.explain) { return explainLatency(o, o.explain, io); }
+		if (o.batch.follow !== null) { return followMain(o, io, emit, { onRecord: o.jsonLines ? recordLines(io) : undefined }); }
 		const target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`), io.signal);
 		for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
 		if (!target.ok && io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted before the run started; nothing was launched\n'); return EXIT.interrupted; }
 		if (!target.ok) { io.stderr(`gpumpi-doctor map: ${target.error}\n`); return EXIT.failed; }
-		let r;
+		let r: MapRunResult;
+		let batch: MapBatchResult | null = null;
 		try {
 			const spec = { ...target.spec, loopbackOnly: o.loopback && target.flavor === 'openmpi' };
 			const env = [...o.env];
@@ -206,13 +216,17 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 			const config: LaunchConfig = { label: 'map', env, mca: o.mca, extraArgs: [] };
 			// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
 			try { buildLaunchArgv(withJobName(withConfig(spec, config)), mapProgram(target.engine, o.map)); } catch (e) { throw new UsageError((e as Error).message); }
-			r = await runMap({
+			const run: MapRunOptions = {
 				engine: target.engine, host: target.host, spec, config, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal,
 				onProgress: l => io.stderr(`${l}\n`), onRecord: o.jsonLines ? recordLines(io) : undefined,
-			});
+			};
+			// --sbatch: the same run as a batch job (core/map/mapBatch.ts); its outcome is printed by mapBatchCli.ts.
+			if (o.batch.sbatch) { batch = await runMapBatch({ ...run, host: target.host }, batchRequest(o.batch)); }
+			r = batch ? batch.run : await runMap(run);
 		} finally {
 			await target.close();
 		}
+		if (batch) { return reportBatch(batch, o, io, emit); }
 		// Interrupted or ended early: the map of what was measured, when the plan had come (mapStream.ts); the exit status
 		// still says the run did not end well (130 interrupted, 3 a rank died or the timeout).
 		if (r.ok && r.partial) {
