@@ -171,6 +171,9 @@ describe('batchLaunchOutcome: the job\'s end as a launch outcome', () => {
 		const gone: FollowOutcome = { end: 'ended', state: { state: 'RUNNING', reason: '', nodes: 'b', exitCode: null, source: 'squeue' }, stdout: '', stderr: `${stepd}\n`, notes: [], durationMs: 1 };
 		assert.equal(batchLaunchOutcome(['srun'], JOB, gone).ended, `job 4242 ended TIMEOUT on b (slurmstepd's line in ${JOB.files.stderr}): ${stepd}`);
 		assert.match(batchLaunchOutcome(['srun'], JOB, { ...gone, stderr: '' }).ended ?? '', /^job 4242 ended in a state Slurm no longer reports \(squeue and sacct do not know it\) without the script's end line$/);
+		// Slurm 22.05 after scancel (captured in the lab): the script still ran its last lines; slurmstepd's line says what ended it.
+		const cancelled = 'slurmstepd-b: error: *** STEP 4242.0 ON b CANCELLED AT 2026-12-07T00:14:47 ***\nslurmstepd-b: error: *** JOB 4242 ON b CANCELLED AT 2026-12-07T00:14:47 ***\nsrun: error: b: task 0: Terminated\n' + `${BATCH_END_MARKER} 143\n`;
+		assert.match(batchLaunchOutcome(['srun'], JOB, { ...gone, stderr: cancelled }).ended ?? '', /^job 4242 ended CANCELLED on b \(slurmstepd's line in \S+\): slurmstepd-b: error: \*\*\* JOB 4242 ON b CANCELLED AT 2026-12-07T00:14:47 \*\*\*$/);
 	});
 
 	it('COMPLETED: no error, no note', () => {

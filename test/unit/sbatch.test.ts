@@ -114,9 +114,9 @@ describe('what Slurm says of a job', () => {
 		assert.equal(parseSqueueLine(''), null);
 	});
 
-	it('sacct -P State,ExitCode,Reason,NodeList ("CANCELLED by 0" is CANCELLED)', () => {
-		assert.deepEqual(parseSacctLine('CANCELLED by 0|0:15|None|host-[b-c]\n'), { state: 'CANCELLED', reason: '', nodes: 'host-[b-c]', exitCode: '0:15', source: 'sacct' });
-		assert.deepEqual(parseSacctLine('FAILED|1:0|None|host-b\n'), { state: 'FAILED', reason: '', nodes: 'host-b', exitCode: '1:0', source: 'sacct' });
+	it('sacct -P State,ExitCode,NodeList ("CANCELLED by 0" is CANCELLED)', () => {
+		assert.deepEqual(parseSacctLine('CANCELLED by 0|0:15|host-[b-c]\n'), { state: 'CANCELLED', reason: '', nodes: 'host-[b-c]', exitCode: '0:15', source: 'sacct' });
+		assert.deepEqual(parseSacctLine('FAILED|1:0|host-b\n'), { state: 'FAILED', reason: '', nodes: 'host-b', exitCode: '1:0', source: 'sacct' });
 		assert.equal(parseSacctLine('\n'), null);
 	});
 

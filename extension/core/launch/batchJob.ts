@@ -86,8 +86,8 @@ export interface FollowOptions {
 	/** Each new line of the job's standard output ('stdout') and standard error ('stderr'). */
 	onLine?: (stream: 'stdout' | 'stderr', line: string) => void;
 	onProgress?: (line: string) => void;
-	/** Once, when the job is first seen running (or ended). */
-	onStarted?: (state: JobState) => void;
+	/** Once, when the job is first seen running (squeue says so, or its files have something). */
+	onStarted?: () => void;
 	/** Poll periods and the pending notice (defaults: 1 s files, 2 s state, 60 s). */
 	filePollMs?: number;
 	statePollMs?: number;
@@ -158,7 +158,7 @@ async function jobState(host: Host, srun: string, id: string, final: boolean, no
 	if (q.exitCode !== 0 && !unknown) { notes.add(`squeue failed: ${firstLines(q, 2)}`); }
 	const sq = q.exitCode === 0 ? parseSqueueLine(q.stdout) : null;
 	if (!final && !(sq && jobEnded(sq.state)) && !(unknown || (q.exitCode === 0 && sq === null))) { return { state: sq, gone: false }; }
-	const a = await host.run([slurmTool(srun, 'sacct'), '-n', '-P', '-X', '-j', id, '-o', 'State,ExitCode,Reason,NodeList'], { timeoutMs: 30_000 });
+	const a = await host.run([slurmTool(srun, 'sacct'), '-n', '-P', '-X', '-j', id, '-o', 'State,ExitCode,NodeList'], { timeoutMs: 30_000 });
 	const acct = a.exitCode === 0 ? parseSacctLine(a.stdout) : null;
 	if (a.exitCode !== 0) { notes.add(`no accounting record of job ${id} (${firstLines(a, 1)})`); }
 	if (acct && jobEnded(acct.state)) { return { state: acct, gone: false }; }
@@ -190,7 +190,13 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 	let cancelDeadline = 0;
 	for (;;) {
 		if (o.signal?.aborted && cancelDeadline === 0) {
-			if (!o.cancelOnInterrupt) { end = 'interrupted'; break; }
+			if (!o.cancelOnInterrupt) {
+				// The state it is left in (the last poll may be up to statePollMs old).
+				const now = await jobState(o.host, o.srun, id, false, notes);
+				if (now.state) { state = now.state; }
+				end = 'interrupted';
+				break;
+			}
 			const c = await o.host.run([slurmTool(o.srun, 'scancel'), id], { timeoutMs: 30_000 });
 			notes.add(`scancel ${id}: ${c.exitCode === 0 ? 'done' : firstLines(c, 2)}`);
 			say(`interrupted: cancelling job ${id} (--cancel-on-interrupt): scancel ${id}: ${c.exitCode === 0 ? 'done' : firstLines(c, 2)}`);
@@ -201,6 +207,8 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 		if (cancelDeadline !== 0 && Date.now() > cancelDeadline) { end = 'cancelled'; break; }
 		await out.poll();
 		await err.poll();
+		const begin = (): void => { if (!started) { started = true; try { o.onStarted?.(); } catch { /* as progress */ } } };
+		if (out.text !== '' || err.text !== '') { begin(); }
 		if (Date.now() >= nextState) {
 			nextState = Date.now() + statePoll;
 			const s = await jobState(o.host, o.srun, id, false, notes);
@@ -208,7 +216,7 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 				state = s.state;
 				const text = jobStateText(state);
 				if (text !== shown) { say(`job ${id}: ${text}`); shown = text; }
-				if (!started && state.state !== 'PENDING') { started = true; try { o.onStarted?.(state); } catch { /* as progress */ } }
+				if (state.state !== 'PENDING') { begin(); }
 				if (state.state === 'PENDING') {
 					pendingSince ??= Date.now();
 					const waited = Date.now() - pendingSince;
@@ -254,10 +262,11 @@ export function batchLaunchOutcome(argv: string[], job: Pick<BatchJob, 'id' | 'f
 	const id = job.id;
 	const marked = markedExitStatus(f.stderr);
 	const stepd = stepdEnd(f.stderr);
-	// The job's end from Slurm; where Slurm no longer knows the job (purged, no accounting), from its files: the script's
-	// end line, else slurmstepd's line.
-	const fromFiles = marked !== null ? { state: marked === 0 ? 'COMPLETED' : 'FAILED', exitCode: `${marked}:0`, said: `the end line of ${job.files.stderr}` }
-		: stepd ? { state: stepd.state, exitCode: null, said: `slurmstepd's line in ${job.files.stderr}` } : { state: 'UNKNOWN', exitCode: null, said: null };
+	// The job's end from Slurm; where Slurm no longer knows the job (purged, no accounting), from its files: slurmstepd's
+	// line when it ended the job (the script may still write its end line then: "143" after a scancel in Slurm 22.05),
+	// else the script's end line.
+	const fromFiles = stepd ? { state: stepd.state, exitCode: null, said: `slurmstepd's line in ${job.files.stderr}` }
+		: marked !== null ? { state: marked === 0 ? 'COMPLETED' : 'FAILED', exitCode: `${marked}:0`, said: `the end line of ${job.files.stderr}` } : { state: 'UNKNOWN', exitCode: null, said: null };
 	const slurmSaid = f.state !== null && jobEnded(f.state.state);
 	const state: JobState | null = slurmSaid ? f.state
 		: f.end === 'ended' || f.end === 'cancelled' ? { state: fromFiles.state, reason: '', nodes: f.state?.nodes ?? '', exitCode: fromFiles.exitCode, source: 'squeue' }

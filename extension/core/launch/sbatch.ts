@@ -217,12 +217,12 @@ export function parseSqueueLine(stdout: string): JobState | null {
 	return { state: state.trim(), reason: reason === 'None' ? '' : reason.trim(), nodes: nodes.trim(), exitCode: null, source: 'squeue' };
 }
 
-/** `sacct -n -P -X -j ID -o State,ExitCode,Reason,NodeList` → the state; null when sacct has no line. */
+/** `sacct -n -P -X -j ID -o State,ExitCode,NodeList` → the state; null when sacct has no line. */
 export function parseSacctLine(stdout: string): JobState | null {
 	const line = stdout.split('\n').map(l => l.trim()).find(l => l !== '');
 	if (!line) { return null; }
-	const [state, exitCode = '', reason = '', nodes = ''] = line.split('|');
-	return { state: state.replace(/ by \d+$/, '').trim(), reason: reason === 'None' ? '' : reason.trim(), nodes: nodes === 'None assigned' ? '' : nodes.trim(), exitCode: /^\d+:\d+$/.test(exitCode) ? exitCode : null, source: 'sacct' };
+	const [state, exitCode = '', nodes = ''] = line.split('|');
+	return { state: state.replace(/ by \d+$/, '').trim(), reason: '', nodes: nodes === 'None assigned' ? '' : nodes.trim(), exitCode: /^\d+:\d+$/.test(exitCode) ? exitCode : null, source: 'sacct' };
 }
 
 /** `scontrol show job -o ID` (one line of KEY=VALUE) → the state; null when the job is not known. */
