@@ -105,9 +105,13 @@ export function checkBatchOptions(o: BatchChecked, given: ReadonlySet<string>): 
 	o.srun = true;
 }
 
-/** What a batch map needs of the command line. */
-export function batchRequest(b: BatchCliOptions): MapBatchRequest {
-	return { dir: b.dir ?? 'gpumpi-batch', sbatchArgs: b.sbatchArgs, cancelOnInterrupt: b.cancelOnInterrupt };
+/**
+ * What a batch map needs of the command line. The directory, when relative, is taken from where sbatch runs: the
+ * CLI's working directory here, the login directory on an ssh host.
+ */
+export function batchRequest(b: BatchCliOptions, cwd: string, remote: boolean): MapBatchRequest {
+	const dir = b.dir ?? 'gpumpi-batch';
+	return { dir: remote ? dir : path.resolve(cwd, dir), sbatchArgs: b.sbatchArgs, cancelOnInterrupt: b.cancelOnInterrupt };
 }
 
 /** The options `--follow` keeps from the command line that printed it. */

@@ -221,7 +221,7 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 				onProgress: l => io.stderr(`${l}\n`), onRecord: o.jsonLines ? recordLines(io) : undefined,
 			};
 			// --sbatch: the same run as a batch job (core/map/mapBatch.ts); its outcome is printed by mapBatchCli.ts.
-			if (o.batch.sbatch) { batch = await runMapBatch({ ...run, host: target.host }, batchRequest(o.batch)); }
+			if (o.batch.sbatch) { batch = await runMapBatch({ ...run, host: target.host }, batchRequest(o.batch, io.cwd, Boolean(o.host))); }
 			r = batch ? batch.run : await runMap(run);
 		} finally {
 			await target.close();

@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { parseMapArgs } from '../../extension/cli/mapCli';
-import { followCommand } from '../../extension/cli/mapBatchCli';
+import { batchRequest, followCommand } from '../../extension/cli/mapBatchCli';
 
 describe('map --sbatch options', () => {
 	it('--np is the job\'s task count unless given; srun launches inside the job; the sbatch options are kept in order', () => {
@@ -17,6 +17,13 @@ describe('map --sbatch options', () => {
 		assert.equal(parseMapArgs(['--sbatch', '--sbatch-arg', '-n6', '--np', '4']).np, 4);
 		const d = parseMapArgs(['--sbatch-arg=--ntasks=2', '--sbatch-dir', 'runs', '--cancel-on-interrupt'].flatMap(a => a.split(/(?<=^--sbatch-arg)=/)));
 		assert.deepEqual([d.np, d.batch.dir, d.batch.cancelOnInterrupt], [2, 'runs', true]);
+	});
+
+	it('the batch directory: relative to the CLI\'s working directory here, to the login directory on an ssh host', () => {
+		const b = parseMapArgs(['--sbatch-arg', '-n2', '--sbatch-dir', 'runs/maps']).batch;
+		assert.equal(batchRequest(b, '/home/u/work', false).dir, '/home/u/work/runs/maps');
+		assert.equal(batchRequest(b, '/home/u/work', true).dir, 'runs/maps');
+		assert.equal(batchRequest({ ...b, dir: null }, '/home/u/work', false).dir, '/home/u/work/gpumpi-batch');
 	});
 
 	it('--follow keeps the output and host options only', () => {
