@@ -174,15 +174,17 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 	const t0 = Date.now();
 	const id = o.job.id;
 	const say = (l: string): void => { try { o.onProgress?.(l); } catch { /* progress never stops following */ } };
-	const out = new GrowingFile(o.host, o.job.files.stdout, l => o.onLine?.('stdout', l));
-	const err = new GrowingFile(o.host, o.job.files.stderr, l => o.onLine?.('stderr', l));
+	let started = false;
+	// The job runs once squeue says so or its files have a line, whichever comes first (a short job may be over by the next poll).
+	const begin = (): void => { if (!started) { started = true; try { o.onStarted?.(); } catch { /* as progress */ } } };
+	const out = new GrowingFile(o.host, o.job.files.stdout, l => { begin(); o.onLine?.('stdout', l); });
+	const err = new GrowingFile(o.host, o.job.files.stderr, l => { begin(); o.onLine?.('stderr', l); });
 	const notes = new Set<string>();
 	const filePoll = o.filePollMs ?? 1000;
 	const statePoll = o.statePollMs ?? 2000;
 	const notice = o.pendingNoticeMs ?? 60_000;
 	let state: JobState | null = null;
 	let shown = '';
-	let started = false;
 	let pendingSince: number | null = null;
 	let noticed = 0;
 	let nextState = 0;
@@ -207,8 +209,6 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 		if (cancelDeadline !== 0 && Date.now() > cancelDeadline) { end = 'cancelled'; break; }
 		await out.poll();
 		await err.poll();
-		const begin = (): void => { if (!started) { started = true; try { o.onStarted?.(); } catch { /* as progress */ } } };
-		if (out.text !== '' || err.text !== '') { begin(); }
 		if (Date.now() >= nextState) {
 			nextState = Date.now() + statePoll;
 			const s = await jobState(o.host, o.srun, id, false, notes);
