@@ -9,10 +9,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(root, 'extension/core/rules/measured.generated.ts');
-const read = (rel) => JSON.parse(fs.readFileSync(path.join(root, rel), 'utf8'));
+const read = (rel) => {
+	const bytes = fs.readFileSync(path.join(root, rel));
+	return JSON.parse((rel.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'));
+};
 const GiB = 1 << 30;
 const MiB = 1 << 20;
 
@@ -39,6 +43,8 @@ const RNDV2 = 'test-fixtures/repro/h200-testbed/experiments-rndv2-2026-12-04.jso
 const LIB = 'test-fixtures/lib/h200-testbed/lib-2026-12-02.json';
 const LAT = 'test-fixtures/map/h200-latency/explain-latency-2026-12-03.json';
 const TRYUCX = 'test-fixtures/repro/h200-testbed/experiments-tryucx-2026-12-04.json';
+const UCXV = 'test-fixtures/repro/h100-testbed/ucx-versions-2026-12-06.json.gz';
+const SILENT = 'test-fixtures/tools/gpu-silentdata/silentData.json';
 
 /** Best GB/s at 1 GiB of one mode of one fallback configuration, in both 2026-12-02 runs. */
 function fallback1G(config, mode) {
@@ -62,6 +68,16 @@ const rndv2At1G = (name) => mpiAt(rndv2.runs.find((r) => r.name === name).doc, G
 const lib = read(LIB);
 const tryucxAt1G = (mode) => read(TRYUCX).runs[0].doc.stats.find((s) => s.mode === mode && s.sizeBytes === GiB);
 const latency = read(LAT).doc;
+const ucxv = read(UCXV);
+/** "crashed N of T" (or "correct N of T" when none failed) of one variant of one ucxVersions run. */
+function ucxvCount(stack, run, variant, tls) {
+	const doc = ucxv.runs.find((r) => r.stack === stack && r.name === run)?.doc;
+	const v = doc?.variants.find((x) => x.variant === variant && (tls ? x.config.includes(tls) : !/UCX_TLS=/.test(x.config)));
+	if (!v) { throw new Error(`genMeasured: ${UCXV}: no ${stack} / ${run} / ${variant} ${tls ?? ''}`); }
+	const total = Object.values(v.counts).reduce((a, b) => a + b, 0);
+	const bad = total - v.counts.correct;
+	return { text: bad > 0 ? `${v.counts.crashed > 0 ? 'crashed' : 'failed'} in ${bad} of ${total}` : `correct in ${total} of ${total}`, from: `${UCXV}: UCX ${stack}, ${run}, ${variant}${tls ? `, ${tls}` : ''} (${v.class})` };
+}
 const mpsFactor = latency.factors.find((f) => /mps/i.test(f.id ?? '') || /mps/i.test(JSON.stringify(f.setting ?? '')));
 if (!mpsFactor?.result?.latency_us) { throw new Error(`genMeasured: ${LAT}: no MPS factor with a latency`); }
 
@@ -97,6 +113,18 @@ const MEASURED = {
 	ipcDirectCrashedAfter: { text: counts(variant(ipcUcx, 'direct', true)), from: `${EXP}: cudainit-ipc-ucx, direct, CUDA first touched after MPI_Init` },
 	ipcDirectCrashedBefore: { text: counts(variant(ipcUcx, 'direct', false)), from: `${EXP}: cudainit-ipc-ucx, direct, CUDA first touched before MPI_Init` },
 	ipcOb1Correct: { text: `${Math.min(...ipcOb1.variants.map((v) => v.counts.correct))} of ${Math.max(...ipcOb1.variants.map((v) => v.trials ?? v.counts.correct))}`, from: `${EXP}: cudainit-ipc-ob1, every variant and order` },
+	// "UCX 1.20.0 beside 1.13.1" (ucxVersions 2026-12-06, H100, Open MPI 5.0.7, 4 ranks on one GPU, 4 trials each)
+	ucx113PoolSend: ucxvCount('1.13.1', 'pool-64M', 'pool'),
+	ucx120PoolSend: ucxvCount('1.20.0', 'pool-64M', 'pool'),
+	ucx113VmmSend: ucxvCount('1.13.1', 'pool-64M', 'vmm'),
+	ucx120VmmSend: ucxvCount('1.20.0', 'pool-64M', 'vmm'),
+	ucx120Direct64M: ucxvCount('1.20.0', 'ipc-64M', 'direct'),
+	ucx120SendFromImport64M: ucxvCount('1.20.0', 'ipc-64M', 'send-from-import'),
+	ucx120Direct4M: ucxvCount('1.20.0', 'ipc-4M', 'direct'),
+	ucx120NoIpcDirect64M: ucxvCount('1.20.0', 'ipc-64M', 'direct', 'UCX_TLS=^cuda_ipc'),
+	ucx120NoIpcSendFromImport64M: ucxvCount('1.20.0', 'ipc-64M', 'send-from-import', 'UCX_TLS=^cuda_ipc'),
+	// The static-cudart program under UCX's reloc CUDA hooks (silentData 2026-12-06, H100, Open MPI 5.0.7 + UCX 1.13.1)
+	relocStaticCudart: ((runs) => ({ text: `passed in ${runs.filter((r) => r.rc === 0 && r.result === 'PASS').length} of ${runs.length}`, from: `${SILENT}: runs with setting reloc (cudaMalloc and pool buffers, UCX_MEMTYPE_CACHE left on)` }))(read(SILENT).runs.filter((r) => r.setting === 'reloc')),
 	// "libgpumpi (gpumpi bench)": the pinned-copy limits the bench measured in each configuration
 	pinnedD2H: m(lib.bench.map((b) => b.doc?.limits?.d2hGBps), 'GB/s', 1, `${LIB}: limits.d2hGBps of every bench run`),
 	pinnedH2D: m(lib.bench.map((b) => b.doc?.limits?.h2dGBps), 'GB/s', 1, `${LIB}: limits.h2dGBps of every bench run`),

@@ -34,7 +34,7 @@ try {
 		'',
 	] : [];
 	const esc = (s) => String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ');
-	const NAMES = { openmpi: 'Open MPI', mpich: 'MPICH', vendorMpi: 'Cray MPICH / Intel MPI / MVAPICH2-GDR', ucx: 'UCX', cuda: 'CUDA', slurm: 'Slurm', any: 'any stack' };
+	const NAMES = { openmpi: 'Open MPI', mpich: 'MPICH', vendorMpi: 'Cray MPICH / Intel MPI / MVAPICH2-GDR', ucx: 'UCX', cuda: 'CUDA', slurm: 'Slurm', libfabric: 'libfabric', any: 'any stack' };
 	const appliesTo = (a) => Object.entries(a).map(([k, v]) => `${NAMES[k] ?? k} ${v === 'all' ? 'all versions' : v}`).join(', ');
 	const lines = [
 		'# Diagnostic rules',

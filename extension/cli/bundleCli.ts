@@ -5,12 +5,12 @@
  * inspection failed or the bundle could not be written / read.
  */
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { BundleError, reportFromBundle, writeBundle } from '../core/bundle';
-import { resolveHost } from '../core/hosts/hostSettings';
 import type { Report } from '../shared/report';
 import { UNREACHABLE_ID } from '../core/unreachable';
-import { EXIT, runSubcommand, shown, UsageError, type CliIo } from './io';
+import { flag, helpText, option, parseArgv, text, withHelp } from './argv';
+import { EXIT, runSubcommand, UsageError, type CliIo } from './io';
+import { checkSshTarget, TARGET_OPTIONS } from './launchArgs';
 import { renderReportText, terminalSafe } from './textReport';
 
 /** Which machine `collect` inspects: this one, or an ssh host. */
@@ -26,43 +26,41 @@ export interface CollectDeps {
 	io: CliIo;
 }
 
-export const COLLECT_USAGE = `Usage: gpumpi-doctor collect [--out DIR] [--host H [--setup LINE] [--ssh-config FILE]]
-  Inspect this host (or the ssh host H) and write every raw tool output into an offline bundle (a directory; see
-  docs/bundle.md).
-  --out DIR         bundle directory (default ./gpumpi-bundle-<host>-<time>); must be new, empty or an older bundle
-  --host H          inspect the ssh host H instead (alias or user@host; the engine is deployed and built there)
-  --setup LINE      shell line run on H before every command (e.g. "module load openmpi")
-  --ssh-config FILE ssh client configuration (default ~/.ssh/config)
-`;
+/** The options of `collect`. */
+export const COLLECT_OPTIONS = {
+	out: option(text('DIR', { empty: 'a directory' }), 'bundle directory (default ./gpumpi-bundle-<host>-<time>); must be new, empty or an older bundle'),
+	host: withHelp(TARGET_OPTIONS.host, 'inspect the ssh host H instead (alias or user@host; the engine is deployed and built there)'),
+	setup: withHelp(TARGET_OPTIONS.setup, 'shell line run on H before every command (e.g. "module load openmpi")'),
+	'ssh-config': withHelp(TARGET_OPTIONS['ssh-config'], 'ssh client configuration (default ~/.ssh/config)'),
+};
 
-export const ANALYZE_USAGE = `Usage: gpumpi-doctor analyze <bundle-dir> [--json]
-  Analyse a bundle written by "gpumpi-doctor collect" (on any machine) and print the findings.
-  --json      print the report as JSON instead of text
-`;
+export const COLLECT_USAGE = helpText(COLLECT_OPTIONS, {
+	usage: 'gpumpi-doctor collect [--out DIR] [--host H [--setup LINE] [--ssh-config FILE]]',
+	intro: 'Inspect this host (or the ssh host H) and write every raw tool output into an offline bundle (a directory; see docs/bundle.md).',
+});
+
+/** The options of `analyze`. */
+export const ANALYZE_OPTIONS = {
+	json: flag('print the report as JSON instead of text'),
+};
+
+export const ANALYZE_USAGE = helpText(ANALYZE_OPTIONS, {
+	usage: 'gpumpi-doctor analyze <bundle-dir> [--json]',
+	intro: 'Analyse a bundle written by "gpumpi-doctor collect" (on any machine) and print the findings.',
+});
 
 function errorText(e: unknown): string { return e instanceof Error ? e.message : String(e); }
 
 /** `collect` argv → where to inspect and where to write; UsageError otherwise (an empty message: --help). Pure. */
 export function parseCollectArgs(argv: readonly string[]): CollectWhere & { out?: string } {
-	if (argv.includes('--help') || argv.includes('-h')) { throw new UsageError(''); }
-	const p = parseArgs({ args: [...argv], options: { out: { type: 'string' }, host: { type: 'string' }, setup: { type: 'string' }, 'ssh-config': { type: 'string' } }, allowPositionals: true, strict: true });
-	if (p.positionals.length > 0) { throw new UsageError(`unexpected argument ${shown(p.positionals[0])}`); }
-	const { out, host, setup } = p.values;
-	const sshConfig = p.values['ssh-config'];
-	if (out === '') { throw new UsageError('--out needs a directory'); }
-	if (sshConfig === '') { throw new UsageError('--ssh-config needs a file name'); }
-	if (host === undefined && (setup !== undefined || sshConfig !== undefined)) { throw new UsageError('--setup and --ssh-config need --host'); }
-	if (host !== undefined) {
-		const h = resolveHost([], host, setup);
-		if ('error' in h) { throw new UsageError(`--host: ${h.error}`); }
-	}
+	const { out, host, setup, 'ssh-config': sshConfig } = parseArgv(COLLECT_OPTIONS, argv).values;
+	checkSshTarget(host, setup, sshConfig);
 	return { out, host, setup, sshConfig };
 }
 
 /** `analyze` argv → the bundle directory and --json; UsageError otherwise (an empty message: --help). Pure. */
 export function parseAnalyzeArgs(argv: readonly string[]): { dir: string; json: boolean } {
-	if (argv.includes('--help') || argv.includes('-h')) { throw new UsageError(''); }
-	const p = parseArgs({ args: [...argv], options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+	const p = parseArgv(ANALYZE_OPTIONS, argv, { positionals: { max: 1, unexpected: () => 'give exactly one bundle directory' } });
 	if (p.positionals.length !== 1 || p.positionals[0] === '') { throw new UsageError('give exactly one bundle directory'); }
 	return { dir: p.positionals[0], json: p.values.json === true };
 }

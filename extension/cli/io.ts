@@ -5,7 +5,8 @@
  * Exit codes (README, `--help`): 0 the subcommand ran (an inspection or a reproducer that found problems still exits
  * 0: the findings are the output), 2 usage error (found before anything is launched), 3 failure (nothing could run,
  * the run failed, a file could not be read or written), 130 interrupted (Ctrl-C; running tools are killed with their
- * process groups).
+ * process groups). `guard` alone gives its program's exit code and keeps 124–127 for its own (core/guard/guardResult.ts
+ * GUARD_EXIT).
  */
 import { errorText } from '../core/logger';
 
@@ -25,28 +26,23 @@ export interface CliIo {
 /** A mistake in the command line: printed with the subcommand's usage, exit 2. An empty message asks for the usage. */
 export class UsageError extends Error {}
 
-/** Does `e` come from node:util parseArgs refusing the command line? */
-export function isParseArgsError(e: unknown): boolean {
-	const code = (e as { code?: unknown } | null)?.code;
-	return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
-}
-
 /**
- * Run one subcommand body with the exit-code table applied: a UsageError (or a parseArgs refusal) prints the message
- * and the usage on stderr and gives 2 (an empty message: the usage on stdout, 0); any other error gives 3.
+ * Run one subcommand body with the exit-code table applied: a UsageError prints the message, the synopsis (the
+ * usage's first line) and where the rest is on stderr and gives 2 (an empty message: the whole usage on stdout, 0);
+ * any other error gives 3. `codes` replaces 2 and 3 for a subcommand whose exit code is another program's (guard).
  */
-export async function runSubcommand(name: string, usage: string, io: CliIo, body: () => Promise<number>): Promise<number> {
+export async function runSubcommand(name: string, usage: string, io: CliIo, body: () => Promise<number>,
+	codes: { usage: number; failed: number } = EXIT): Promise<number> {
 	try {
 		return await body();
 	} catch (e) {
-		if (e instanceof UsageError || isParseArgsError(e)) {
-			const msg = (e as Error).message;
-			if (!msg) { io.stdout(usage); return EXIT.ok; }
-			io.stderr(`gpumpi-doctor ${name}: ${msg}\n\n${usage}`);
-			return EXIT.usage;
+		if (e instanceof UsageError) {
+			if (!e.message) { io.stdout(usage); return EXIT.ok; }
+			io.stderr(`gpumpi-doctor ${name}: ${e.message}\n${usage.split('\n')[0]}\n(gpumpi-doctor ${name} --help lists every option)\n`);
+			return codes.usage;
 		}
 		io.stderr(`gpumpi-doctor ${name}: failed: ${errorText(e)}\n`);
-		return EXIT.failed;
+		return codes.failed;
 	}
 }
 

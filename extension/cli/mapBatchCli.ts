@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import { resolveHost } from '../core/hosts/hostSettings';
-import type { Host } from '../core/hosts/host';
+import type { Host } from '../core/host';
 import { LocalHost } from '../core/hosts/localHost';
 import { SshHost } from '../core/hosts/sshHost';
 import { checkSbatchArgs, jobTasks } from '../core/launch/sbatch';
@@ -14,23 +14,18 @@ import { followMapBatch, parseMapBatchJob, type MapBatchRequest, type MapBatchRe
 import type { MapRunOptions } from '../core/map/mapRunner';
 import type { MapDocument } from '../shared/mapSchema';
 import { posixQuoteArgv } from '../shared/shellQuote';
+import { flag, option, repeatable, text, type OptionValues } from './argv';
 import { EXIT, shown, UsageError, type CliIo } from './io';
-import { optionValue } from './launchArgs';
 import { incompleteNote, partialSummary } from './mapStreamCli';
 
-/** Usage lines of the batch options. */
-export const BATCH_USAGE = `  --sbatch               run the map as a Slurm batch job: write a script (srun inside the job's allocation),
-                         submit it with sbatch, follow the job (its id and state on stderr) and print the map as
-                         a run does; --timeout S is how long to follow it (default 600), the job is then left
-  --sbatch-arg X         sbatch option, repeatable, one argv item each; implies --sbatch. The job's size is
-                         needed: --sbatch-arg --nodes=2 --sbatch-arg --ntasks-per-node=4 (or --ntasks=N); also
-                         e.g. --partition=gpu --gpus-per-node=4 --time=10 --account=A. --np defaults to its tasks
-  --sbatch-dir DIR       where the script, the job's output and its .job.json go (default gpumpi-batch in the
-                         working directory: here, or the login directory of --host); compute nodes must see it
-  --cancel-on-interrupt  Ctrl-C cancels the job (scancel) and prints what it measured; default: the job is left
-  --follow FILE          follow a job submitted before (its .job.json) and print its map (--host, --json,
-                         --json-lines, --out, --timeout, --cancel-on-interrupt apply)
-`;
+/** The batch options of `map`, in help order (put into mapCli.ts's table). */
+export const BATCH_OPTIONS = {
+	sbatch: flag('run the map as a Slurm batch job: write a script (srun inside the job\'s allocation), submit it with sbatch, follow the job (its id and state on stderr) and print the map as a run does; --timeout S is how long to follow it (default 600), the job is then left'),
+	'sbatch-arg': repeatable(text('X'), 'sbatch option, repeatable, one argv item each; implies --sbatch. The job\'s size is needed: --sbatch-arg --nodes=2 --sbatch-arg --ntasks-per-node=4 (or --ntasks=N); also e.g. --partition=gpu --gpus-per-node=4 --time=10 --account=A. --np defaults to its tasks'),
+	'sbatch-dir': option(text('DIR', { empty: 'a directory' }), 'where the script, the job\'s output and its .job.json go (default gpumpi-batch in the working directory: here, or the login directory of --host); compute nodes must see it'),
+	'cancel-on-interrupt': flag('Ctrl-C cancels the job (scancel) and prints what it measured; default: the job is left'),
+	follow: option(text('FILE', { empty: 'the .job.json file of a submitted job' }), 'follow a job submitted before (its .job.json) and print its map (--host, --json, --json-lines, --out, --timeout, --cancel-on-interrupt apply)'),
+};
 
 /** The batch options of a `map` command line. */
 export interface BatchCliOptions {
@@ -41,21 +36,12 @@ export interface BatchCliOptions {
 	follow: string | null;
 }
 
-/** No batch options given. */
-export function noBatchOptions(): BatchCliOptions {
-	return { sbatch: false, sbatchArgs: [], dir: null, cancelOnInterrupt: false, follow: null };
-}
-
-/** When argv[i] is a batch option, store it and return the index of its last value; -1 otherwise. */
-export function readBatchOption(argv: readonly string[], i: number, b: BatchCliOptions): number {
-	switch (argv[i]) {
-		case '--sbatch': b.sbatch = true; return i;
-		case '--sbatch-arg': b.sbatchArgs.push(optionValue(argv, i, '--sbatch-arg')); b.sbatch = true; return i + 1;
-		case '--sbatch-dir': b.dir = optionValue(argv, i, '--sbatch-dir'); return i + 1;
-		case '--cancel-on-interrupt': b.cancelOnInterrupt = true; return i;
-		case '--follow': b.follow = optionValue(argv, i, '--follow'); return i + 1;
-		default: return -1;
-	}
+/** The batch options' parsed values (`--sbatch-arg` implies `--sbatch`). */
+export function batchCliOptions(v: OptionValues<typeof BATCH_OPTIONS>): BatchCliOptions {
+	return {
+		sbatch: v.sbatch === true || v['sbatch-arg'] !== undefined, sbatchArgs: v['sbatch-arg'] ?? [], dir: v['sbatch-dir'] ?? null,
+		cancelOnInterrupt: v['cancel-on-interrupt'] === true, follow: v.follow ?? null,
+	};
 }
 
 /** What checkBatchOptions reads and sets of the map's options. */
@@ -68,26 +54,25 @@ interface BatchChecked {
 	explain: unknown[] | null;
 }
 
-/** Options that still apply to `--follow` (the job file holds the run's own). */
-const FOLLOW_OPTIONS = new Set(['--follow', '--host', '--setup', '--ssh-config', '--json', '--json-lines', '--out', '--timeout', '--cancel-on-interrupt']);
+/** Options that still apply to `--follow` (the job file holds the run's own); long names without the dashes. */
+const FOLLOW_OPTIONS = new Set(['follow', 'host', 'setup', 'ssh-config', 'json', 'json-lines', 'out', 'timeout', 'cancel-on-interrupt']);
 
 /**
- * Check the batch options against the rest (`given`: every option name of the command line) before anything runs,
- * and set what they imply: srun inside the job, --np from the job's task count when not given. UsageError otherwise.
+ * Check the batch options against the rest (`given`: the long names of the options given, without dashes) before
+ * anything runs, and set what they imply: srun inside the job, --np from the job's task count when not given.
+ * UsageError otherwise.
  */
 export function checkBatchOptions(o: BatchChecked, given: ReadonlySet<string>): void {
 	const b = o.batch;
 	if (b.follow !== null) {
-		if (b.follow === '') { throw new UsageError('--follow needs the .job.json file of a submitted job'); }
 		const extra = [...given].filter(g => !FOLLOW_OPTIONS.has(g));
-		if (extra.length > 0) { throw new UsageError(`--follow reads a job as it was submitted (its file holds the run's options): ${extra.join(', ')} cannot apply`); }
+		if (extra.length > 0) { throw new UsageError(`--follow reads a job as it was submitted (its file holds the run's options): ${extra.map(g => `--${g}`).join(', ')} cannot apply`); }
 		return;
 	}
 	if (!b.sbatch) {
 		if (b.dir !== null || b.cancelOnInterrupt) { throw new UsageError('--sbatch-dir and --cancel-on-interrupt need --sbatch (or --follow)'); }
 		return;
 	}
-	if (b.dir === '') { throw new UsageError('--sbatch-dir needs a directory'); }
 	if (o.fromJson !== null || o.explain !== null) { throw new UsageError('--sbatch runs one map as a batch job; --from-json and --explain-latency do not launch one'); }
 	if (o.hostList) { throw new UsageError('--hosts: inside a batch job srun runs on the job\'s nodes; choose them with --sbatch-arg --nodelist=a,b'); }
 	let shape;
@@ -96,7 +81,7 @@ export function checkBatchOptions(o: BatchChecked, given: ReadonlySet<string>): 
 	if (tasks === null) {
 		throw new UsageError('--sbatch needs the job\'s size (the map runs one rank per task): --sbatch-arg --nodes=N with --sbatch-arg --ntasks-per-node=K, or --sbatch-arg --ntasks=N');
 	}
-	if (given.has('--np')) {
+	if (given.has('np')) {
 		if (o.np > tasks) { throw new UsageError(`--np ${o.np} is more ranks than the job's ${tasks} task${tasks === 1 ? '' : 's'} (--sbatch-arg): srun could not start them`); }
 	} else {
 		if (tasks < 2 || tasks > 4096) { throw new UsageError(`the job has ${tasks} task${tasks === 1 ? '' : 's'}: a map needs 2..4096 ranks (--np, or the job's size)`); }

@@ -6,7 +6,7 @@
 import { paramDefsOf, withTypedFixes } from './params/fixParams';
 import type { Finding, HostSummary, RawOutput, YesNoUnknown } from '../shared/report';
 import { emptyFacts, Facts, ParseIssue } from './facts';
-import { buildFacts } from './parsers/buildFacts';
+import { absentTools, buildFacts, type AbsentTool } from './parsers/buildFacts';
 import { RULES, runRules } from './rules/index';
 import { visibleGpus } from './rules/helpers';
 import { cudaAwareness } from './rules/mpiRules';
@@ -17,6 +17,33 @@ import { connectKind, failedConnection, unreachableFinding, unreachableSummary }
 export interface Analysis { facts: Facts; findings: Finding[]; summary: HostSummary }
 
 const IMPL_LABEL: Record<string, string> = { openmpi: 'Open MPI', mpich: 'MPICH', mvapich: 'MVAPICH', intel: 'Intel MPI', cray: 'Cray MPICH', unknown: 'Unknown MPI' };
+
+/** Finding id of the programs the inspection looked for and did not find. */
+export const NOT_INSTALLED_ID = 'tools-not-installed';
+
+/**
+ * One finding for every program that was not there (not on PATH, the engine not built), when one the inspection
+ * expects everywhere (ompi_info, mpirun, the engine) is among them; else none (an Open MPI host without mpichversion or
+ * nvidia-smi is normal). Nothing was read from them, so they are not "could not fully read" parse problems.
+ */
+function notInstalledFinding(absent: AbsentTool[]): Finding | null {
+	if (!absent.some((t) => t.expected)) { return null; }
+	const first = new Map<string, AbsentTool>();
+	for (const t of absent) { if (!first.has(t.program)) { first.set(t.program, t); } }
+	const tools = [...first.values()];
+	const byReason = new Map<string, string[]>();
+	for (const t of tools) {
+		const why = t.id === 'engine' ? t.error.replace(/^engine /, '') : t.error;
+		byReason.set(why, [...(byReason.get(why) ?? []), t.program]);
+	}
+	return {
+		id: NOT_INSTALLED_ID, severity: 'info', title: `Not installed: ${tools.map((t) => t.program).join(', ')}`,
+		message: `Looked for and not there: ${[...byReason].map(([why, names]) => `${names.join(', ')} (${why})`).join('; ')}. `
+			+ 'Not installed here, or not on PATH (a module not loaded); nothing was read from them, and the other findings rest on what did run.',
+		evidence: tools.map((t) => ({ source: t.id, line: `${t.command.join(' ') || t.id}: ${t.error}` })),
+		source: 'GPU-MPI Doctor collector',
+	};
+}
 
 function issueToFinding(i: ParseIssue): Finding {
 	return {
@@ -88,7 +115,8 @@ export function analyze(raw: readonly RawOutput[], hostLabel: string): Analysis 
 		facts.issues.push({ source: 'analyze', severity: 'warning', message: `parsing failed: ${e instanceof Error ? e.message : String(e)}`, evidence: [] });
 	}
 	// Fix commands are typed against this host's own parameter definitions (core/params/fixParams.ts).
-	const findings = [...withTypedFixes(runRules(RULES, facts), paramDefsOf(raw)), ...facts.issues.map(issueToFinding)];
+	const notInstalled = notInstalledFinding(absentTools(raw));
+	const findings = [...withTypedFixes(runRules(RULES, facts), paramDefsOf(raw)), ...(notInstalled ? [notInstalled] : []), ...facts.issues.map(issueToFinding)];
 	let summary: HostSummary;
 	try {
 		summary = summarize(facts, hostLabel);

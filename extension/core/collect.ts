@@ -7,26 +7,23 @@
  */
 import { performance } from 'node:perf_hooks';
 import { collectSystemFacts } from './sysCollect';
+import { collectLibfabric } from './collect/libfabric';
 import * as path from 'node:path';
-import type { ProbeResult } from '../shared/addonTypes';
+import type { EngineLocator, ProbeOutcome } from './native';
 import type { RawOutput } from '../shared/report';
-import type { Host } from './hosts/host';
+import type { Host } from './host';
 import { nullLogger, errorText, type Logger } from './logger';
 import { formatSeconds, type ExecuteResult } from './proc';
 import { defaultSpec, type LaunchSpec, type SrunSpec } from './launch/launchSpec';
 import { runLaunch } from './launch/runLaunch';
 import { createShmDir, detectShmBackingParam, removePrivateShmDir, removeShmDir, ucxInfoShmDir } from './launch/shmBacking';
 import { connectOutput } from './unreachable';
+import { runMpi4pyProbe } from './collect/mpi4pyProbe';
+import { collectProgramFiles } from './collect/programLinks';
+import { interpreterKind } from './parsers/programFacts';
 
 /** Which MPI a `mpirun` belongs to. */
 export type MpiFlavor = 'openmpi' | 'mpich' | 'unknown';
-
-/** What the addon probe gave: a result, or why the addon could not be used. */
-/** The addon probe's outcome; `note` says what happened beside a result (a crashed first process, a crash after printing). */
-export type ProbeOutcome = { result: ProbeResult; note?: string } | { error: string; tried: string[] };
-
-/** Where the engine is: an explicit path or a lookup by the mpirun's flavor (core/native.ts findEngine). */
-export type EngineLocator = (flavor: 'default' | 'openmpi' | 'mpich') => { path: string | null; tried: string[] };
 
 /** Options for `collect`. */
 export interface CollectOptions {
@@ -48,14 +45,19 @@ export interface CollectOptions {
 	logger?: Logger;
 	/** Tools run at once; default 4. */
 	concurrency?: number;
+	/**
+	 * The user's program to read as well (`inspect --program`): an ELF program (readelf, ldd), or a Python / Julia
+	 * script (read with python3 / julia from PATH as its interpreter), for the program rules (collect/programLinks.ts).
+	 */
+	program?: string | null;
 }
 
 /** Programs whose location the `which` RawOutput records. */
 export const WHICH_NAMES = ['mpicc', 'mpirun', 'mpiexec', 'ompi_info', 'ucx_info', 'nvidia-smi'] as const;
 
 /** Environment names kept in the `env` RawOutput. */
-const ENV_PREFIXES = ['OMPI_', 'PMIX_MCA_', 'UCX_', 'CUDA_', 'MPICH_', 'MPIR_CVAR_', 'I_MPI_', 'MV2_', 'FI_', 'SLURM_'];
-const ENV_EXACT = new Set(['PATH', 'LD_LIBRARY_PATH']);
+const ENV_PREFIXES = ['OMPI_', 'PMIX_MCA_', 'UCX_', 'CUDA_', 'MPICH_', 'MPIR_CVAR_', 'I_MPI_', 'MV2_', 'FI_', 'SLURM_', 'PYTORCH_', 'JULIA_CUDA_', 'MPI4PY_', 'CRAY_MPICH'];
+const ENV_EXACT = new Set(['PATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD']);
 
 interface ToolSpec { id: string; argv: string[] }
 
@@ -105,10 +107,29 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 		progress('Probing libraries with the native addon');
 		byId.set('probe', await runProbe(opts));
 	});
+	let libfabric: RawOutput[] = [];
+	tasks.push(async () => {
+		progress('Running fi_info (libfabric providers and GPU memory support)');
+		libfabric = await collectLibfabric(host, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+	});
+	const extra: RawOutput[] = [];
+	tasks.push(async () => {
+		progress('Asking python3 for mpi4py');
+		extra.push(...await runMpi4pyProbe(host, 'python3', { timeoutMs: opts.timeoutMs, signal: opts.signal }));
+	});
+	if (opts.program) {
+		const program = opts.program;
+		tasks.push(async () => {
+			progress(`Reading ${program}`);
+			extra.push(...await programOutputs(host, program, opts));
+		});
+	}
 	await runBounded(tasks, Math.max(1, opts.concurrency ?? 4));
 
 	const out: RawOutput[] = tools.map(t => byId.get(t.id)).filter((r): r is RawOutput => r !== undefined);
+	out.push(...libfabric);
 	out.push(byId.get('probe') ?? internal('probe', ['addon.probe()'], '', 'probe did not run'));
+	out.push(...extra);
 	out.push(internal('env', ['env'], filterEnv(env)));
 	out.push(await whichOutput(host));
 	out.push(internal('identity', ['identity'], `uid=${identity.uid}\nuser=${identity.user}\nhostname=${identity.hostname}\n`));
@@ -121,6 +142,26 @@ export async function collect(host: Host, opts: CollectOptions): Promise<RawOutp
 		p => host.listDir(p)));
 	out.push(await engine);
 	return out;
+}
+
+/**
+ * `inspect --program P`: readelf / ldd of an ELF program; a script (.py, .jl, or a file readelf refuses that names its
+ * interpreter by extension) is read with python3 / julia from PATH as the program. The environment is the host's own.
+ */
+async function programOutputs(host: Host, program: string, opts: CollectOptions): Promise<RawOutput[]> {
+	const which = async (name: string): Promise<string> => (name.includes('/') ? name : (await host.which(name)) ?? name);
+	const direct = await collectProgramFiles(host, { word: program, path: await which(program), args: [] }, { env: {}, signal: opts.signal, timeoutMs: opts.timeoutMs });
+	if (direct && direct.raw.length > 0) { return direct.raw; }
+	const interp = /\.py$/.test(program) ? 'python3' : /\.jl$/.test(program) ? 'julia' : null;
+	if (direct === null && interp) {
+		const path = await which(interp);
+		if (interpreterKind(path)) {
+			const viaInterp = await collectProgramFiles(host, { word: interp, path, args: [program] }, { env: {}, signal: opts.signal, timeoutMs: opts.timeoutMs });
+			if (viaInterp && viaInterp.raw.length > 0) { return viaInterp.raw; }
+		}
+	}
+	const why = direct?.notes[0] ?? `${program}: not a program readelf can read${interp ? ` (and ${interp} was not found to run it)` : ''}`;
+	return [internal('program', ['internal', 'program', program], '', why)];
 }
 
 /** Open MPI vs MPICH (Hydra) from `mpirun --version` output. */

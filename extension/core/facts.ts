@@ -3,11 +3,8 @@
  * Every fact a rule may quote carries the line it came from (`Located`), so a finding can show its evidence.
  * Plain data only (JSON-serialisable): the report stores it as `facts` and offline bundles re-create it.
  */
-import type { LinkOrder } from './parsers/linkOrder';
-import type { MpivarsListing } from './parsers/mpivars';
 import type { Evidence, Severity } from '../shared/report';
 import type { EngineInspect, RankAffinity } from '../shared/engineSchema';
-import type { RankAffinityJudgement } from './map/mapAffinity';
 import type { ProbedLibrary, NvmlProbe } from '../shared/addonTypes';
 
 /** A value together with the quoted line that shows it. */
@@ -118,6 +115,9 @@ export interface UcxFacts {
 	/** From `--with-cuda` in the configure flags or `#define HAVE_CUDA 1` in -b. */
 	builtWithCuda: Located<boolean> | null;
 	builtWithGdrcopy: Located<boolean> | null;
+	/** Built with thread support (`#define ENABLE_MT 1` in `ucx_info -b`, configure --enable-mt); null when -b was
+	 *  not read. Absent in reports saved before 2026-12-07. */
+	threadSupport?: Located<boolean> | null;
 	/** Whether `ucx_info -d` was read at all (transports are meaningful only then). */
 	devicesListed: boolean;
 	memoryDomains: Located<string>[];
@@ -238,7 +238,7 @@ export interface EngineRankFacts {
 	p2p: boolean[][];
 	/** The memory IPC capability probe, one entry per allocation kind; null when not probed or from an older engine. */
 	ipcMemory: IpcMemoryProbe[] | null;
-	/** The rank's CPU binding against its GPU's NUMA node, judged (core/map/mapAffinity.ts); null from older engines. */
+	/** The rank's CPU binding against its GPU's NUMA node, judged (core/parsers/rankAffinity.ts); null from older engines. */
 	affinity: { value: RankAffinity; judgement: RankAffinityJudgement; evidence: Evidence[] } | null;
 	/** The rank's environment (full variable names). */
 	env: EnvEntry[];
@@ -273,7 +273,9 @@ export type LogSignatureKind =
 	| 'cuMemHostRegister-failed' | 'pmix-bad-prefix' | 'ucm-memtype-handler' | 'cuda-ipc-register-failed'
 	| 'pml-none-opened' | 'pml-ucx-transport-mismatch' | 'cuCtxGetCurrent-failed' | 'gtl-not-linked'
 	| 'run-as-root-refused' | 'not-enough-slots' | 'gpu-ib-different-socket' | 'direct-launch-without-pmi' | 'singleton-start'
-	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed' | 'ompi-no-slurm-support' | 'ompi5-no-pmix';
+	| 'cuda-host-unregister-failed' | 'cuda-ipc-close-failed' | 'ompi-no-slurm-support' | 'ompi5-no-pmix'
+	| 'cxil-map-write-error'
+	| 'pml-ucx-no-thread-multiple';
 
 /** One recognised message line. */
 export interface LogSignature { kind: LogSignatureKind; evidence: Evidence }
@@ -301,7 +303,151 @@ export interface Facts {
 	programLinks: { program: string; order: LinkOrder }[];
 	/** MPICH's control variables as `mpivars` listed them (raw output `mpivars`); null when it was not run. */
 	mpichCvars: MpivarsListing | null;
+	/** libfabric as its `fi_info` saw it (raw outputs fi_info_version, fi_info, fi_info_hmem); null when none was collected. */
+	libfabric: LibfabricFacts | null;
+	/** The program a guarded command runs, or `inspect --program` names (raw output `program`); null when none. */
+	program: ProgramFacts | null;
+	/** `ldd` of the program, or of mpi4py's MPI module (raw outputs `ldd:<object>`): the libraries the loader resolves. */
+	programLibs: { object: string; libs: LddLibrary[] }[];
+	/** The lines of the program's script that set allocator or mpi4py options (raw outputs `script:<path>`). */
+	scripts: { path: string; lines: ScriptLine[] }[];
+	/** The mpi4py probe (raw output `mpi4py`); null when it was not run or the interpreter was not found. */
+	mpi4py: Mpi4pyFacts | null;
+	/** Per guarded rank: the pml it ran with and the buffer classes it passed to MPI (raw `guard_ranks`); null outside the guard. */
+	guardRanks: GuardRankFacts[] | null;
 	issues: ParseIssue[];
+}
+
+export interface LinkOrder {
+	/** DT_NEEDED sonames in order. */
+	needed: { soname: string; evidence: Evidence }[];
+	/** libmpich / libmpi (MPICH ABI) among them. */
+	mpi: { soname: string; index: number; evidence: Evidence } | null;
+	/** libcudart among them. */
+	cudart: { soname: string; index: number; evidence: Evidence } | null;
+	/** cudaFree defined in the program itself (static cudart), with its symbol line. */
+	staticCudart: Evidence | null;
+}
+
+/** One listed control variable. */
+export interface MpichCvar {
+	name: string;
+	/** The value as MPICH holds it (the default when the environment does not set it). */
+	value: string;
+	/** MPI datatype of the CVAR (MPI_INT, MPI_CHAR, …). */
+	type: string;
+	description: string;
+	evidence: Evidence;
+}
+/** What one `mpivars` run said. */
+export interface MpivarsListing {
+	cvars: MpichCvar[];
+	/** A CVAR whose environment value MPICH refused (MPI_Init aborted), with its line. */
+	unparsable: { name: string; evidence: Evidence } | null;
+}
+
+/** One provider/domain pair as fi_info prints it. */
+export interface FiInfoEntry { provider: string; fabric: string; domain: string; evidence: Located<string>['evidence'] }
+/** What libfabric's core said about one GPU memory interface at start-up. */
+export interface HmemIface {
+	/** "FI_HMEM_CUDA", "FI_HMEM_ROCR", "FI_HMEM_ZE", … */
+	iface: string;
+	state: 'not supported' | 'failed';
+	/** The error text of a failed initialisation (empty for "not supported"). */
+	detail: string;
+	evidence: Located<string>['evidence'];
+}
+/** How one fi_info run ended. */
+export type FiInfoRun = 'ok' | 'no match' | 'timeout' | 'failed' | 'not installed' | 'unreadable';
+/** Everything the three fi_info outputs said; null in Facts when none was collected. */
+export interface LibfabricFacts {
+	/** The "libfabric: X.Y.Z" line of fi_info --version. */
+	version: Located<string> | null;
+	/** The pairs plain fi_info listed; null when it did not run cleanly. */
+	providers: FiInfoEntry[] | null;
+	/** The pairs fi_info -c FI_HMEM listed (empty: none matched); null when it did not run cleanly. */
+	hmemProviders: FiInfoEntry[] | null;
+	/** How the FI_HMEM query ended, with the line or note that shows it. */
+	hmemRun: { state: FiInfoRun; detail: string; seconds: number | null; evidence: Located<string>['evidence'] | null };
+	/** Whether the FI_HMEM run's stderr carried libfabric's core log at all (FI_LOG_LEVEL=info took effect). */
+	logSeen: boolean;
+	/** GPU interfaces libfabric did not initialise (an interface that initialised prints neither line). */
+	hmemIfaces: HmemIface[];
+	/** hmem_cuda.c: the CUDA runtime (unversioned libcudart.so) could not be dlopen'ed. */
+	cudaRuntimeMissing: Located<string> | null;
+	/** hmem_cuda.c: "Number of CUDA devices detected: N". */
+	cudaDevices: Located<number> | null;
+	/** FI_ variables libfabric reported reading ("read string var mr_cache_monitor=userfaultfd"), by its own name. */
+	settingsRead: { name: string; value: string; evidence: Located<string>['evidence'] }[];
+}
+
+/** One library of an `ldd` listing: soname (as the program or a library names it) and where it resolved. */
+export interface LddLibrary { soname: string; path: string | null; evidence: Evidence }
+/** What kind of program a command runs. */
+export type ProgramKind = 'elf' | 'python' | 'julia' | 'other';
+/** The program a command runs (raw `program`). */
+export interface ProgramFacts {
+	/** The program as resolved on the host (absolute where it could be resolved). */
+	path: Located<string>;
+	kind: ProgramKind;
+	/** The script a Python / Julia interpreter runs, when the command names one. */
+	script: Located<string> | null;
+}
+/** One kept script line, with its own line number as evidence. */
+export interface ScriptLine { text: string; evidence: Evidence }
+/** What the mpi4py probe printed (collect/mpi4pyProbe.ts). */
+export interface Mpi4pyFacts {
+	/** The interpreter that was asked. */
+	python: string;
+	/** mpi4py's version; null when it is not installed for that interpreter. */
+	version: Located<string> | null;
+	/** `mpi4py.rc.thread_level` / `mpi4py.rc.threads` as the package sets them before any program changes them. */
+	rcThreadLevel: Located<string> | null;
+	rcThreads: Located<string> | null;
+	/** The MPI extension module's file (its `ldd` tells which MPI library it loads). */
+	mpiModule: Located<string> | null;
+	/** The first line of MPI_Get_library_version as this mpi4py's MPI reports it. */
+	libraryVersion: Located<string> | null;
+	/** `mpi4py.get_config()` (the mpicc it was built with). */
+	config: Located<string> | null;
+}
+/** One guarded rank as the internal `guard_ranks` output summarises its report. */
+export interface GuardRankFacts {
+	rank: number;
+	/** The pml the guard saw loaded (Open MPI) or "ucx" for MPICH's ch4:ucx; null when it could not tell. */
+	pml: string | null;
+	/** Buffers passed to MPI, by class (device, pool, vmm, managed, ipc-import, …), summed over peers and collectives. */
+	buffers: Record<string, number>;
+	evidence: Evidence;
+}
+
+/**
+ * - `local`: every CPU the rank may use is local to its GPU;
+ * - `remote`: none is: the rank is bound to another NUMA node than its GPU (the warning);
+ * - `spans`: some are, some are not (bound to several nodes); `unbound`: it may run on every CPU of a multi-node host;
+ * - `single_node`: the host has one NUMA node, nothing to choose; `unknown`: no GPU, or sysfs does not say.
+ */
+export type AffinityVerdict = 'local' | 'remote' | 'spans' | 'unbound' | 'single_node' | 'unknown';
+/** One rank's placement, judged. */
+export interface RankAffinityJudgement {
+	rank: number;
+	host: string;
+	cpuList: string;
+	/** NUMA nodes of the rank's CPUs (from the host's node cpulists; the engine's own list when those are missing). */
+	cpuNodes: number[];
+	gpuBusId: string | null;
+	/** The GPU's NUMA node: sysfs numa_node, else the one node its local_cpulist falls in; null when unknown. */
+	gpuNode: number | null;
+	gpuLocalCpulist: string | null;
+	/** Number of NUMA nodes of the host. */
+	hostNodes: number;
+	verdict: AffinityVerdict;
+	/** One sentence for people. */
+	text: string;
+	/** The fields it was judged from, as `affinity.<field>: <value>` lines (the finding's evidence). */
+	lines: string[];
+	/** GPUMPI_TEST_SYSFS_ROOT was in effect (a test document, not a real machine). */
+	fakeSysfs: boolean;
 }
 
 /** A Facts with nothing known yet. */
@@ -324,6 +470,12 @@ export function emptyFacts(hostLabel: string): Facts {
 		messages: [],
 		programLinks: [],
 		mpichCvars: null,
+		libfabric: null,
+		program: null,
+		programLibs: [],
+		scripts: [],
+		mpi4py: null,
+		guardRanks: null,
 		issues: [],
 	};
 }

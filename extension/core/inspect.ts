@@ -9,10 +9,10 @@ import type { ProbeResult } from '../shared/addonTypes';
 import { reportHeadline } from '../shared/headline';
 import { REPORT_SCHEMA, type Report } from '../shared/report';
 import { analyze } from './analyze';
-import { collect, type EngineLocator, type ProbeOutcome } from './collect';
-import type { Host } from './hosts/host';
+import { collect } from './collect';
+import type { Host } from './host';
 import { nullLogger, errorText, type Logger } from './logger';
-import { findAddonFile, findEngine, loadAddon } from './native';
+import { findAddonFile, findEngine, loadAddon, type EngineLocator, type ProbeOutcome } from './native';
 import { execute } from './proc';
 import type { InspectSettings } from './inspectSettings';
 
@@ -28,6 +28,8 @@ export interface InspectOptions extends InspectSettings {
 	locateEngine?: EngineLocator;
 	/** Launch the engine with srun instead of mpirun (a Slurm host: the ranks run on the allocation's nodes). */
 	srun?: Omit<SrunSpec, 'jobName'> | null;
+	/** A program (or Python / Julia script) on the host to read too, for the program rules (`inspect --program`). */
+	program?: string | null;
 }
 
 /** What the probe child runs: load the addon named by argv[1], print probe()'s result as JSON. */
@@ -110,6 +112,7 @@ export async function inspectHost(host: Host, opts: InspectOptions): Promise<Rep
 		locateEngine: opts.locateEngine ?? findEngine,
 		mpirunPath: opts.mpirunPath || undefined,
 		srun: opts.srun ?? null,
+		program: opts.program ?? null,
 		timeoutMs: Math.round(opts.timeoutSeconds * 1000),
 		signal: opts.signal,
 		onProgress: opts.onProgress,

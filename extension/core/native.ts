@@ -7,11 +7,17 @@
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import type { NativeAddon } from '../shared/addonTypes';
+import type { NativeAddon, ProbeResult } from '../shared/addonTypes';
 import ENGINE_FLAVORS from '../shared/engineFlavors.json';
 
 /** Which engine build: the default (mpicc on PATH) or one built against a named distro MPI. */
 export type EngineFlavor = 'default' | 'openmpi' | 'mpich';
+
+/** The addon probe's outcome: a result (`note`: what happened beside it, a crashed first process, a crash after printing), or why the addon could not be used. */
+export type ProbeOutcome = { result: ProbeResult; note?: string } | { error: string; tried: string[] };
+
+/** Where the engine is: an explicit path or a lookup by the mpirun's flavor (`findEngine`). */
+export type EngineLocator = (flavor: EngineFlavor) => { path: string | null; tried: string[] };
 
 /** Result of `loadAddon`. */
 export interface AddonLoad {

@@ -247,19 +247,34 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 	} catch (e) {
 		return fail(e instanceof Error ? spawnErrorText(e as NodeJS.ErrnoException) : String(e));
 	}
+	const forget = recordSession(child, argv, opts);
+	if (opts.input !== undefined && child.stdin) {
+		child.stdin.on('error', () => undefined); // EPIPE when the program exits without reading: its exit status tells
+		child.stdin.end(opts.input);
+	}
+	return { child, result: new SessionRun(child, opts, collectOutput(child, opts), forget, elapsed).result };
+}
 
+/** Tell the recorder (if any) of the session; returns what to call once it has ended (at most once). */
+function recordSession(child: ChildProcess, argv: readonly string[], opts: ExecuteOptions): () => void {
 	let recorded: (() => void) | undefined;
 	if (recorder && child.pid !== undefined) {
 		const r = recorder;
 		const session: RecordedSession = { pid: child.pid, argv, privateDirs: opts.privateDirs ?? [] };
 		safeCall(() => { recorded = r.started(session); });
 	}
-	const forget = (): void => { if (recorded) { const f = recorded; recorded = undefined; safeCall(f); } };
+	return () => { if (recorded) { const f = recorded; recorded = undefined; safeCall(f); } };
+}
 
-	if (opts.input !== undefined && child.stdin) {
-		child.stdin.on('error', () => undefined); // EPIPE when the program exits without reading: its exit status tells
-		child.stdin.end(opts.input);
-	}
+/** The output of one run: each stream capped, and split into lines for `onLine` when it is given. */
+interface RunOutput {
+	out: CappedBuffer;
+	err: CappedBuffer;
+	/** Flush the unterminated last lines to `onLine`. */
+	endLines(): void;
+}
+
+function collectOutput(child: ChildProcess, opts: ExecuteOptions): RunOutput {
 	const cap = Math.max(1024, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
 	const out = new CappedBuffer(cap);
 	const err = new CappedBuffer(cap);
@@ -268,133 +283,159 @@ export function execute(argv: readonly string[], opts: ExecuteOptions): Executio
 	const errLines = onLine ? new LineSplitter(l => safeCall(() => onLine('stderr', l))) : undefined;
 	child.stdout?.on('data', (c: Buffer) => { out.push(c); outLines?.push(c); });
 	child.stderr?.on('data', (c: Buffer) => { err.push(c); errLines?.push(c); });
+	return { out, err, endLines: () => { outLines?.end(); errLines?.end(); } };
+}
 
-	const result = new Promise<ExecuteResult>(resolve => {
-		let settled = false;
-		let timedOut = false;
-		let cancelled = false;
-		let spawnError: string | undefined;
-		let lingerKilled = false;
-		let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-		const timers: NodeJS.Timeout[] = [];
-		const pid = child.pid;
+/**
+ * One started session until its result: the timeout and the abort signal stop it (SIGTERM to the session, SIGKILL
+ * after the grace period), so does an exit whose output pipes stay held open past `lingerMs`; a stopped run's result
+ * waits for the check of what is left of the session. Resolves once, never rejects.
+ */
+class SessionRun {
+	readonly result: Promise<ExecuteResult>;
+	private _resolve: (r: ExecuteResult) => void = () => undefined;
+	private _settled = false;
+	private _timedOut = false;
+	private _cancelled = false;
+	private _spawnError: string | undefined;
+	private _lingerKilled = false;
+	private _exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+	private readonly _timers: NodeJS.Timeout[] = [];
+	private readonly _pid: number | undefined;
+	private _stopNote = '';
+	/** When the session was told to stop (SIGTERM, or SIGKILL of lingering processes). */
+	private _stoppedAt: number | undefined;
+	private readonly _grace: number;
+	private readonly _timeoutMs: number;
+	private readonly _onAbort = (): void => { if (!this._settled && !this._timedOut) { this._cancelled = true; this._terminate(); } };
 
-		let stopNote = '';
-		/** When the session was told to stop (SIGTERM, or SIGKILL of lingering processes). */
-		let stoppedAt: number | undefined;
-		const grace = opts.killGraceMs ?? 2000;
-		const terminate = (): void => {
-			stoppedAt = performance.now();
-			const n = killSession(pid, 'SIGTERM');
-			stopNote = `stopped session ${pid ?? '?'} (SIGTERM to ${n} process${n === 1 ? '' : 'es'})`;
-			timers.push(setTimeout(() => {
-				const k = members().live.length;
-				killSession(pid, 'SIGKILL');
-				if (k > 0) { stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(grace)}`; }
-			}, grace));
-		};
-		/** Processes of the session other than this one, and those of them still running (argv not yet released). */
-		const members = (): { all: number[]; live: number[] } => {
-			// A process whose argv reads empty has released its address space: it is inside exit (after SIGKILL of a
-			// rank with large shared segments this takes a moment; seen in test/engine/faultsRanks.test.ts, 2 of 3 runs).
-			const all = pid === undefined ? [] : sessionMembers(pid).filter(p => p !== process.pid);
-			return { all, live: all.filter(p => { try { return fs.readFileSync(`/proc/${p}/cmdline`).length > 0; } catch { return false; } }) };
-		};
-		/**
-		 * After a stop: wait (polling every 50 ms) until the session is empty; what still runs when the grace period
-		 * after the stop is over gets SIGKILL (the grace timer is cleared once the main process has ended), and
-		 * STOP_CHECK_SLACK_MS later the session is checked a last time and the result says what was found. The main
-		 * process may end long before its children: Open MPI's mpirun exits at once on SIGTERM while a rank is still
-		 * exiting (or SIGSTOPped, where SIGTERM stays pending), and a check right then reported "1 process(es) still
-		 * running" in 1 run of 3 (faultsRanks.test.ts).
-		 */
-		const checkAfterStop = async (): Promise<string> => {
-			const killAt = (stoppedAt ?? performance.now()) + grace;
-			const deadline = killAt + STOP_CHECK_SLACK_MS;
-			let killed = false;
-			let m = members();
-			while (m.all.length > 0 && performance.now() < deadline) {
-				if (!killed && performance.now() >= killAt) {
-					killed = true;
-					// Counted before: the SIGKILL to the group may end them before killSession counts the session's members.
-					const k = members().live.length;
-					killSession(pid, 'SIGKILL');
-					if (k > 0) { stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(grace)}`; }
-				}
-				await new Promise(r => setTimeout(r, STOP_CHECK_POLL_MS));
-				m = members();
-			}
-			if (m.live.length === 0) { return `${stopNote}; afterwards none of it is left${m.all.length > 0 ? ` (${m.all.length} exiting)` : ''}`; }
-			killSession(pid, 'SIGKILL');
-			const names = m.live.slice(0, 5).map(p => { try { return `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 80)}`; } catch { return String(p); } });
-			return `${stopNote}; afterwards ${m.live.length} process(es) of it were still running and got SIGKILL: ${names.join('; ')}`;
-		};
-		const onAbort = (): void => { if (!settled && !timedOut) { cancelled = true; terminate(); } };
-		opts.signal?.addEventListener('abort', onAbort, { once: true });
+	constructor(private readonly _child: ChildProcess, private readonly _opts: ExecuteOptions, private readonly _output: RunOutput,
+		private readonly _forget: () => void, private readonly _elapsed: () => number) {
+		this._pid = _child.pid;
+		this._grace = _opts.killGraceMs ?? 2000;
+		this._timeoutMs = Math.max(1, _opts.timeoutMs);
+		this.result = new Promise<ExecuteResult>(resolve => { this._resolve = resolve; });
+		_opts.signal?.addEventListener('abort', this._onAbort, { once: true });
+		this._timers.push(setTimeout(() => {
+			if (this._settled || this._cancelled) { return; }
+			this._timedOut = true;
+			this._terminate();
+		}, this._timeoutMs));
+		this._watchChild();
+	}
 
-		const timeoutMs = Math.max(1, opts.timeoutMs);
-		timers.push(setTimeout(() => {
-			if (settled || cancelled) { return; }
-			timedOut = true;
-			terminate();
-		}, timeoutMs));
-
-		const finish = (): void => {
-			if (settled) { return; }
-			settled = true;
-			for (const t of timers) { clearTimeout(t); }
-			opts.signal?.removeEventListener('abort', onAbort);
-			outLines?.end();
-			errLines?.end();
-			const code = exit?.code ?? null;
-			const signal = exit?.signal ?? null;
-			let error: string | undefined;
-			if (spawnError !== undefined) { error = spawnError; }
-			else if (timedOut) { error = `timed out after ${formatSeconds(timeoutMs)}`; }
-			else if (cancelled) { error = 'cancelled'; }
-			else if (signal) { error = `killed by ${signal}`; }
-			else if (lingerKilled) { error = 'exited but left background processes holding its output; they were killed'; }
-			const base: ExecuteResult = {
-				exitCode: spawnError !== undefined || timedOut || cancelled ? null : code,
-				signal,
-				stdout: out.text(),
-				stderr: err.text(),
-				timedOut,
-				...(error !== undefined ? { error } : {}),
-				durationMs: elapsed(),
-			};
-			// Only a stopped run waits for its session to empty; a run that ended by itself is reported at once.
-			if (!(timedOut || cancelled || lingerKilled)) { forget(); resolve(base); return; }
-			checkAfterStop().then(
-				cleanup => { forget(); resolve({ ...base, cleanup, durationMs: elapsed() }); },
-				e => { forget(); resolve({ ...base, cleanup: `${stopNote}; the check afterwards failed: ${e instanceof Error ? e.message : String(e)}`, durationMs: elapsed() }); },
-			);
-		};
-
+	private _watchChild(): void {
+		const child = this._child;
 		child.on('error', (e: NodeJS.ErrnoException) => {
 			// 'error' without a pid means spawn failed; 'close' may not follow, so finish here.
-			spawnError = spawnErrorText(e);
-			if (child.pid === undefined) { finish(); }
+			this._spawnError = spawnErrorText(e);
+			if (child.pid === undefined) { this._finish(); }
 		});
 		child.on('exit', (code, signal) => {
-			exit = { code, signal };
+			this._exit = { code, signal };
 			// Output pipes may be held open by background processes of the group; don't wait forever.
-			timers.push(setTimeout(() => {
-				if (settled) { return; }
-				lingerKilled = true;
-				stoppedAt = performance.now();
-				stopNote = `the program exited but processes of its session held its output open (SIGKILL to ${killSession(pid, 'SIGKILL')})`;
+			this._timers.push(setTimeout(() => {
+				if (this._settled) { return; }
+				this._lingerKilled = true;
+				this._stoppedAt = performance.now();
+				this._stopNote = `the program exited but processes of its session held its output open (SIGKILL to ${killSession(this._pid, 'SIGKILL')})`;
 				child.stdout?.destroy();
 				child.stderr?.destroy();
-				finish();
-			}, opts.lingerMs ?? 2000));
+				this._finish();
+			}, this._opts.lingerMs ?? 2000));
 		});
 		child.on('close', (code, signal) => {
-			if (!exit) { exit = { code, signal }; }
-			finish();
+			if (!this._exit) { this._exit = { code, signal }; }
+			this._finish();
 		});
-	});
-	return { child, result };
+	}
+
+	private _terminate(): void {
+		this._stoppedAt = performance.now();
+		const n = killSession(this._pid, 'SIGTERM');
+		this._stopNote = `stopped session ${this._pid ?? '?'} (SIGTERM to ${n} process${n === 1 ? '' : 'es'})`;
+		this._timers.push(setTimeout(() => this._killLive(), this._grace));
+	}
+
+	/** SIGKILL to the session, noting how many of it were still running. */
+	private _killLive(): void {
+		// Counted before: the SIGKILL to the group may end them before killSession counts the session's members.
+		const k = this._members().live.length;
+		killSession(this._pid, 'SIGKILL');
+		if (k > 0) { this._stopNote += `, SIGKILL to ${k} still running after ${formatSeconds(this._grace)}`; }
+	}
+
+	/** Processes of the session other than this one, and those of them still running (argv not yet released). */
+	private _members(): { all: number[]; live: number[] } {
+		// A process whose argv reads empty has released its address space: it is inside exit (after SIGKILL of a
+		// rank with large shared segments this takes a moment; seen in test/engine/faultsRanks.test.ts, 2 of 3 runs).
+		const all = this._pid === undefined ? [] : sessionMembers(this._pid).filter(p => p !== process.pid);
+		return { all, live: all.filter(p => { try { return fs.readFileSync(`/proc/${p}/cmdline`).length > 0; } catch { return false; } }) };
+	}
+
+	/**
+	 * After a stop: wait (polling every 50 ms) until the session is empty; what still runs when the grace period
+	 * after the stop is over gets SIGKILL (the grace timer is cleared once the main process has ended), and
+	 * STOP_CHECK_SLACK_MS later the session is checked a last time and the result says what was found. The main
+	 * process may end long before its children: Open MPI's mpirun exits at once on SIGTERM while a rank is still
+	 * exiting (or SIGSTOPped, where SIGTERM stays pending), and a check right then reported "1 process(es) still
+	 * running" in 1 run of 3 (faultsRanks.test.ts).
+	 */
+	private async _checkAfterStop(): Promise<string> {
+		const killAt = (this._stoppedAt ?? performance.now()) + this._grace;
+		const deadline = killAt + STOP_CHECK_SLACK_MS;
+		let killed = false;
+		let m = this._members();
+		while (m.all.length > 0 && performance.now() < deadline) {
+			if (!killed && performance.now() >= killAt) {
+				killed = true;
+				this._killLive();
+			}
+			await new Promise(r => setTimeout(r, STOP_CHECK_POLL_MS));
+			m = this._members();
+		}
+		if (m.live.length === 0) { return `${this._stopNote}; afterwards none of it is left${m.all.length > 0 ? ` (${m.all.length} exiting)` : ''}`; }
+		killSession(this._pid, 'SIGKILL');
+		const names = m.live.slice(0, 5).map(p => { try { return `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 80)}`; } catch { return String(p); } });
+		return `${this._stopNote}; afterwards ${m.live.length} process(es) of it were still running and got SIGKILL: ${names.join('; ')}`;
+	}
+
+	/** What the run amounts to, without the check after a stop. */
+	private _baseResult(): ExecuteResult {
+		const code = this._exit?.code ?? null;
+		const signal = this._exit?.signal ?? null;
+		let error: string | undefined;
+		if (this._spawnError !== undefined) { error = this._spawnError; }
+		else if (this._timedOut) { error = `timed out after ${formatSeconds(this._timeoutMs)}`; }
+		else if (this._cancelled) { error = 'cancelled'; }
+		else if (signal) { error = `killed by ${signal}`; }
+		else if (this._lingerKilled) { error = 'exited but left background processes holding its output; they were killed'; }
+		return {
+			exitCode: this._spawnError !== undefined || this._timedOut || this._cancelled ? null : code,
+			signal,
+			stdout: this._output.out.text(),
+			stderr: this._output.err.text(),
+			timedOut: this._timedOut,
+			...(error !== undefined ? { error } : {}),
+			durationMs: this._elapsed(),
+		};
+	}
+
+	private _finish(): void {
+		if (this._settled) { return; }
+		this._settled = true;
+		for (const t of this._timers) { clearTimeout(t); }
+		this._opts.signal?.removeEventListener('abort', this._onAbort);
+		this._output.endLines();
+		const base = this._baseResult();
+		const done = (r: ExecuteResult): void => { this._forget(); this._resolve(r); };
+		// Only a stopped run waits for its session to empty; a run that ended by itself is reported at once.
+		if (!(this._timedOut || this._cancelled || this._lingerKilled)) { done(base); return; }
+		this._checkAfterStop().then(
+			cleanup => done({ ...base, cleanup, durationMs: this._elapsed() }),
+			e => done({ ...base, cleanup: `${this._stopNote}; the check afterwards failed: ${e instanceof Error ? e.message : String(e)}`, durationMs: this._elapsed() }),
+		);
+	}
 }
 
 function safeCall(f: () => void): void {

@@ -13,14 +13,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { RawOutput } from '../shared/report';
+import { RELEVANT_MODULE } from './parsers/sysFacts';
 
 /** Reads a text file; null when it does not exist or cannot be read. */
 export type SysReadFile = (p: string) => Promise<string | null>;
 /** Lists a directory's entry names; null when it does not exist or cannot be listed. */
 export type SysListDir = (p: string) => Promise<string[] | null>;
-
-/** Kernel modules that matter for GPU-aware MPI (GPU driver, peer memory, RDMA stacks). */
-export const RELEVANT_MODULE = /^(nvidia(_[a-z0-9_]+)?|nv_peer_mem|gdrdrv|ib_[a-z0-9_]+|mlx[45]_[a-z0-9_]+|rdma_[a-z0-9_]+|irdma|bnxt_re|efa|hfi1|cxi[a-z0-9_]*)$/;
 
 /** GPU peer-memory clients under /sys/kernel/mm/memory_peers (nv_peer_mem, its non-coherent twin, nvidia-peermem). */
 export const PEER_MEMORY_CLIENTS = ['nv_mem', 'nv_mem_nc', 'nvidia-peermem'] as const;

@@ -5,7 +5,7 @@
  * looked at, so nothing may be reported absent (no "No MPI found" for a host that was never reached).
  * Pure; the same for live inspections and offline bundles.
  */
-import type { HostConnectResult } from './hosts/host';
+import type { HostConnectResult } from './host';
 import type { Evidence, Finding, Fix, HostSummary, RawOutput } from '../shared/report';
 import { connectReason } from '../shared/headline';
 

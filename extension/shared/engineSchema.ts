@@ -137,7 +137,7 @@ export interface RankGpuLocality {
 
 /**
  * Where a rank may run against where its GPU sits (native/engine/rankAffinity.hh; `gpumpi map` and `gpumpi inspect`
- * per rank; extension/core/map/mapAffinity.ts judges it). null / absent in documents from older engines.
+ * per rank; extension/core/parsers/rankAffinity.ts judges it). null / absent in documents from older engines.
  */
 export interface RankAffinity {
 	/** The rank's affinity mask (sched_getaffinity) after the launcher's binding, "0-3,8". */

@@ -1,8 +1,11 @@
 /**
- * Composition root of the VS Code extension: one log channel, the inspection service, the commands and the
- * diagnostics panel. Nothing heavy runs on activation; tools run only when a command asks.
+ * Composition root of the VS Code extension: activate() creates the log channel and the inspection service and then
+ * registers one feature at a time (inspectCommands.ts, the hosts view, the guard, the transport map, the
+ * reproducers), every command before the one slow start-up step, the sweep of run markers a killed window left.
+ * Nothing heavy runs on activation; tools run only when a command asks (the core is loaded then: lazyCore.ts).
  */
 import { activeRuns } from '../core/activeRuns';
+import type { Logger } from '../core/logger';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Report } from '../shared/report';
@@ -10,20 +13,19 @@ import { lastCommandError, registerCommand } from './commands';
 import { recentGuardPrograms, runGuardCommand } from './guardCommand';
 import { GUARD_TASK_TYPE, GuardTaskProvider } from './guardTask';
 import { DiagnosticsPanel } from './diagnosticsPanel';
-import { HOSTS_VIEW_ID, HostsTreeProvider, SHOW_HOST_REPORT_COMMAND, hostKeyOf, pickHost } from './hostsView';
-import { hostCommandsFor, offerUnreachable } from './hostCommands';
-import { UNREACHABLE_ID } from '../core/unreachable';
+import { HOSTS_VIEW_ID, HostsTreeProvider, SHOW_HOST_REPORT_COMMAND, hostKeyOf } from './hostsView';
+import { hostCommandsFor } from './hostCommands';
+import { registerInspection, registerKeep, type InspectionFeature } from './inspectCommands';
+import type { InspectionKeep } from './inspectionKeep';
 import { InspectionService, LOCAL_HOST_KEY } from './inspectionService';
 import { createOutputLogger } from './outputLogger';
 import { registerTransportMap, TransportMapPanel, type TransportMapPanelState } from './transportMapPanel';
 import { ReproPanel, type ReproPanelState } from './reproPanel';
 import { registerReproCommands } from './reproCommands';
-import { core, whenCoreLoaded } from './lazyCore';
-import { createMarkerRecorder, sweepRunMarkers } from '../core/runMarkers';
-import { COPY_FIX_COMMAND, FindingDiagnostics, SHOW_FINDING_COMMAND } from './findingDiagnostics';
-import { SHOW_PANEL_COMMAND, VerdictStatusBar, type VerdictItemState } from './verdictStatusBar';
+import { whenCoreLoaded } from './lazyCore';
+import { createMarkerRecorder, sweepRunMarkers, type SweepAction } from '../core/runMarkers';
+import { type VerdictItemState } from './verdictStatusBar';
 import { MultiStepInput, type ScriptedAnswer, type ShownInput } from './multiStepInput';
-import { InspectionKeep, inspectionRefOf, readReportFile } from './inspectionKeep';
 
 /** What `activate` returns (tests reach it through `vscode.extensions.getExtension(...).exports`). */
 export interface GpumpiDoctorApi {
@@ -55,7 +57,7 @@ export interface GpumpiDoctorApi {
 	hostReport(key?: string): Report | undefined;
 	/** What the verdict status bar item shows, or undefined while it is hidden. */
 	statusBar(): VerdictItemState | undefined;
-	/** Where activation spent its time: evaluating the bundle (`moduleLoadMs`) and the body of activate(). */
+	/** Where activation spent its time: evaluating the bundle, VS Code's part, activate() (ActivationTimings). */
 	activationTimings(): ActivationTimings;
 	/** Only when the extension runs under its tests (ExtensionMode.Test): answer the next QuickPicks / InputBoxes of
 	 *  the multi-step inputs from `answers`; returns the live list of what each showed. */
@@ -64,164 +66,119 @@ export interface GpumpiDoctorApi {
 	runMarkerSweep(): Promise<{ file: string; outcome: string; message: string }[]>;
 }
 
-/** Milliseconds; `moduleLoadMs` is NaN when the bundle's load-start mark is missing (an unbundled run). */
-export interface ActivationTimings { moduleLoadMs: number; activateMs: number }
+/**
+ * Where activation spent its time, in milliseconds (NaN where the bundle's marks are missing: an unbundled run).
+ * The bundle's banner and footer mark when evaluating dist/extension.js began and ended (scripts/build.mjs).
+ */
+export interface ActivationTimings {
+	/** Evaluating dist/extension.js: banner → footer. */
+	bundleEvalMs: number;
+	/** VS Code's part between the bundle's end and its call of activate() (creating the extension context). */
+	contextMs: number;
+	/** banner → activate() called: bundleEvalMs + contextMs. */
+	moduleLoadMs: number;
+	/** activate() called → every command registered. */
+	commandsMs: number;
+	/** When every command was registered, wall clock (ms since 1970; for comparing with another process's clock). */
+	commandsAtEpochMs: number;
+	/** The body of activate(). */
+	activateMs: number;
+}
 
 export function activate(context: vscode.ExtensionContext): GpumpiDoctorApi {
 	const activateStart = performance.now();
-	const loadStart = (globalThis as { __gpumpiDoctorLoadStart?: unknown }).__gpumpiDoctorLoadStart;
 	const { channel, logger } = createOutputLogger();
 	context.subscriptions.push(channel);
-	const log = logger.child('commands');
+	const showLog = (): void => channel.show(true);
 	const service = new InspectionService(logger.child('service'));
 	context.subscriptions.push(service);
+	const inspection = registerInspection(context, service, logger, showLog);
+	const keep = registerKeep(context, service, inspection.showPanel, logger, showLog);
+	const hostsTree = registerHosts(context, service, keep, inspection, logger, showLog);
+	registerGuard(context, service, logger, showLog);
+	context.subscriptions.push(
+		registerCommand('gpumpiDoctor.showLog', showLog, logger.child('commands'), showLog),
+		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
+		registerReproCommands(context, logger.child('repro'), key => service.reportFor(key), showLog),
+	);
+	const commandsAt = performance.now();
+	// Last, not awaited: the sweep of what a killed window left reads its markers and may signal and wait for processes.
+	const sweep = startRunMarkers(context, logger);
+	const timings = activationTimings(activateStart, commandsAt);
+	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): bundle ${timings.bundleEvalMs.toFixed(1)} ms, VS Code's context ${timings.contextMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms (commands after ${timings.commandsMs.toFixed(1)} ms, at ${new Date(timings.commandsAtEpochMs).toISOString()}); extension host pid ${process.pid}`);
+	return extensionApi(context, service, inspection, hostsTree, timings, sweep);
+}
 
-	// Every process session the core starts is written down under run-markers/ while it runs; what a hard-killed host
-	// (no deactivate) left there is ended now (core/runMarkers.ts). Activation is at startup for this (onStartupFinished).
-	const markerDir = path.join(context.globalStorageUri.fsPath, 'run-markers');
-	const markerLog = logger.child('markers');
-	whenCoreLoaded(c => c.setSessionRecorder(createMarkerRecorder(markerDir, markerLog)));
-	const sweep = sweepRunMarkers(markerDir, markerLog);
+/** The bundle's marks (its banner and footer) and the moments of activate(). */
+function activationTimings(activateStart: number, commandsAt: number): ActivationTimings {
+	const marks = globalThis as { __gpumpiDoctorLoadStart?: unknown; __gpumpiDoctorLoadEnd?: unknown };
+	const start = typeof marks.__gpumpiDoctorLoadStart === 'number' ? marks.__gpumpiDoctorLoadStart : NaN;
+	const end = typeof marks.__gpumpiDoctorLoadEnd === 'number' ? marks.__gpumpiDoctorLoadEnd : NaN;
+	return {
+		bundleEvalMs: end - start,
+		contextMs: activateStart - end,
+		moduleLoadMs: activateStart - start,
+		commandsMs: commandsAt - activateStart,
+		commandsAtEpochMs: performance.timeOrigin + commandsAt,
+		activateMs: performance.now() - activateStart,
+	};
+}
 
-	const showLog = (): void => channel.show(true);
+/** The "GPU-MPI Hosts" view: the tree, a click on a host row, and the host commands (add, edit, remove, test, refresh). */
+function registerHosts(context: vscode.ExtensionContext, service: InspectionService, keep: InspectionKeep, inspection: InspectionFeature, logger: Logger, showLog: () => void): HostsTreeProvider {
+	const log = logger.child('commands');
+	const hostsTree = new HostsTreeProvider(service, keep);
 	const hostCommands = hostCommandsFor(service, showLog);
-	const showPanel = (): DiagnosticsPanel => DiagnosticsPanel.show(context.extensionUri, service, logger.child('panel'));
-	const inspect = async (host?: string): Promise<Report> => {
-		if (!vscode.workspace.isTrusted) {
-			throw new Error(vscode.l10n.t('GPU-MPI Doctor runs programs on this machine and is disabled in untrusted workspaces.'));
-		}
-		showPanel();
-		const key = host ?? LOCAL_HOST_KEY;
-		const report = await service.inspect(key);
-		offerUnreachable(key, report.findings.find(f => f.id === UNREACHABLE_ID), showLog);
-		return report;
-	};
-	/** The command: a host name / tree node argument, else a QuickPick when hosts are configured. */
-	const inspectCommand = async (arg?: unknown): Promise<Report | undefined> => {
-		const key = hostKeyOf(arg) ?? await pickHost();
-		return key === undefined ? undefined : inspect(key);
-	};
-	// The Problems panel and the status bar follow every report of this window.
-	const problems = new FindingDiagnostics(logger.child('problems'));
-	const statusBar = new VerdictStatusBar();
-	context.subscriptions.push(problems, statusBar, service.onDidChange(change => {
-		if (change.kind === 'forget') { problems.forget(change.key); return; }
-		if (change.kind !== 'report') { return; }
-		problems.update(change.key, change.report);
-		statusBar.update(change.report, change.key);
-	}));
-	/** A Problems entry's "Show in GPU-MPI panel": that host's inspection in the panel, scrolled to the finding. */
-	const showFinding = (id?: unknown, index?: unknown, key?: unknown): void => {
-		if (typeof key === 'string') {
-			const own = service.reportFor(key);
-			if (own && own !== service.lastReport) { service.showReport(own, key); }
-		}
-		const report = service.lastReport;
-		if (!report) { throw new Error(vscode.l10n.t('No report yet. Run "GPU-MPI: Inspect Host".')); }
-		// The index is checked against the id: a stale diagnostic from an older report reveals the finding by id.
-		let at = typeof index === 'number' && report.findings[index]?.id === id ? index : report.findings.findIndex(f => f.id === id);
-		if (at < 0) { at = 0; }
-		showPanel().revealFinding(at);
-	};
 	/** A click on a host row: that host's last inspection becomes the panel's and the status bar's (Problems holds every host's). */
 	const showHostReport = (arg?: unknown): Report | undefined => {
 		const key = hostKeyOf(arg);
 		const report = key === undefined ? undefined : service.reportFor(key);
 		if (!report || key === undefined) { throw new Error(vscode.l10n.t('{0} has not been inspected in this window yet. Run "GPU-MPI: Inspect Host".', key ?? '?')); }
-		showPanel();
+		inspection.showPanel();
 		service.showReport(report, key);
 		return report;
 	};
-	// Inspections kept (history per host, save / open / compare): inspectionKeep.ts.
-	const keep = new InspectionKeep(service, path.join(context.globalStorageUri.fsPath, 'inspections'), logger.child('keep'), context.extensionUri);
-	context.subscriptions.push(keep);
-	context.subscriptions.push(vscode.tasks.registerTaskProvider(GUARD_TASK_TYPE, new GuardTaskProvider(context.extensionPath, () => recentGuardPrograms(context))));
-	/** The inspection an argument names (a host row, a history row, {host, index}, a file), else the one the panel shows. */
-	const reportOfArg = async (arg: unknown): Promise<Report> => {
-		if (typeof arg === 'object' && arg !== null && 'report' in arg && typeof (arg as { report: unknown }).report === 'object') { return (arg as { report: Report }).report; }
-		const ref = inspectionRefOf(arg);
-		if (ref) { return keep.resolve(ref); }
-		if (!service.lastReport) { throw new Error(vscode.l10n.t('No inspection yet. Run "GPU-MPI: Inspect Host".')); }
-		return service.lastReport;
-	};
-	const saveInspection = async (arg?: unknown, file?: unknown): Promise<string | undefined> =>
-		keep.save(await reportOfArg(arg), typeof file === 'string' && file.startsWith('/') ? file : undefined);
-	const openInspection = async (arg?: unknown): Promise<Report | undefined> => {
-		let file = inspectionRefOf(arg);
-		if (!file || !('file' in file)) {
-			const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { JSON: ['json'] }, title: vscode.l10n.t('Open a saved inspection') });
-			if (!picked?.[0]) { return undefined; }
-			file = { file: picked[0].fsPath };
-		}
-		const report = await readReportFile(file.file);
-		showPanel();
-		service.showReport(report, `file:${file.file}`);
-		return report;
-	};
-	/** Two inspections in the diff editor: the arguments, else the one shown (or a host row's) and one picked. */
-	const compareInspections = async (a?: unknown, b?: unknown): Promise<string[] | undefined> => {
-		const first = a === undefined ? service.lastReport ?? (await keep.pick(vscode.l10n.t('Compare: the first inspection')))?.report : await reportOfArg(a);
-		if (!first) { return undefined; }
-		const second = b !== undefined ? await reportOfArg(b) : (await keep.pick(vscode.l10n.t('Compare {0} ({1}) with…', first.host.label, new Date(first.createdAt).toLocaleString()), first))?.report;
-		if (!second) { return undefined; }
-		return (await keep.compare(first, second)).map(u => u.toString());
-	};
-	const hostsTree = new HostsTreeProvider(service, keep);
-	context.subscriptions.push(hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree));
-	/** Analyse an offline bundle (docs/bundle.md) with this build's rules and show it in the panel. */
-	const analyzeBundle = async (target?: vscode.Uri | string): Promise<Report | undefined> => {
-		let dir = typeof target === 'string' ? target : target?.fsPath;
-		if (!dir) {
-			const picked = await vscode.window.showOpenDialog({
-				canSelectFolders: true, canSelectFiles: false, canSelectMany: false,
-				openLabel: vscode.l10n.t('Analyze bundle'),
-			});
-			dir = picked?.[0]?.fsPath;
-			if (!dir) { return undefined; }
-		}
-		const report = await core().reportFromBundle(dir);
-		showPanel();
-		service.showReport(report, `bundle:${dir}`);
-		return report;
-	};
-
 	context.subscriptions.push(
-		registerCommand('gpumpiDoctor.inspectHost', inspectCommand, log, showLog),
+		hostsTree, vscode.window.registerTreeDataProvider(HOSTS_VIEW_ID, hostsTree),
 		registerCommand('gpumpiDoctor.addHost', hostCommands.add, log, showLog),
 		registerCommand('gpumpiDoctor.editHost', hostCommands.edit, log, showLog),
 		registerCommand('gpumpiDoctor.removeHost', hostCommands.remove, log, showLog),
 		registerCommand('gpumpiDoctor.testConnection', hostCommands.testConnection, log, showLog),
 		registerCommand(SHOW_HOST_REPORT_COMMAND, showHostReport, log, showLog),
 		registerCommand('gpumpiDoctor.refreshHosts', () => hostsTree.refresh(), log, showLog),
-		registerCommand('gpumpiDoctor.showLog', showLog, log, showLog),
-		registerCommand(SHOW_PANEL_COMMAND, () => { showPanel(); }, log, showLog),
-		registerCommand(SHOW_FINDING_COMMAND, showFinding, log, showLog),
-		registerCommand(COPY_FIX_COMMAND, async (text?: unknown) => {
-			if (typeof text !== 'string') { return; }
-			await vscode.env.clipboard.writeText(text);
-			void vscode.window.showInformationMessage(vscode.l10n.t('Copied: {0}', text));
-		}, log, showLog),
+	);
+	return hostsTree;
+}
+
+/** "Run My Program With Guard…": the findings in the guard's own panel tab, the traffic in the map; and the task type. */
+function registerGuard(context: vscode.ExtensionContext, service: InspectionService, logger: Logger, showLog: () => void): void {
+	context.subscriptions.push(
+		vscode.tasks.registerTaskProvider(GUARD_TASK_TYPE, new GuardTaskProvider(context.extensionPath, () => recentGuardPrograms(context))),
 		registerCommand('gpumpiDoctor.runGuard', (arg?: unknown) => runGuardCommand(context, logger.child('guard'), arg, {
 			report: (r, rerun) => { DiagnosticsPanel.showGuard(context.extensionUri, service, logger.child('guard-panel'), r, rerun); },
 			map: r => { if (r.map) { TransportMapPanel.show(context.extensionUri, logger.child('map')).setMap(r.map, vscode.l10n.t('gpumpi-guard: the program\'s traffic')); } },
-		}), log, showLog),
-		registerCommand('gpumpiDoctor.saveInspection', saveInspection, log, showLog),
-		registerCommand('gpumpiDoctor.openInspection', openInspection, log, showLog),
-		registerCommand('gpumpiDoctor.compareInspections', compareInspections, log, showLog),
-		registerCommand('gpumpiDoctor.analyzeBundle', (target) => analyzeBundle(target instanceof vscode.Uri || typeof target === 'string' ? target : undefined), log, showLog),
-		{ dispose: () => { DiagnosticsPanel.current?.dispose(); DiagnosticsPanel.guard?.dispose(); } },
-		registerTransportMap(context.extensionUri, logger.child('map'), showLog),
-		registerReproCommands(context, logger.child('repro'), key => service.reportFor(key), showLog),
+		}), logger.child('commands'), showLog),
 	);
-	const timings: ActivationTimings = {
-		moduleLoadMs: typeof loadStart === 'number' ? activateStart - loadStart : NaN,
-		activateMs: performance.now() - activateStart,
-	};
-	logger.info(`activated (${context.extension.packageJSON?.version ?? '?'}): module load ${timings.moduleLoadMs.toFixed(1)} ms, activate() ${timings.activateMs.toFixed(1)} ms; extension host pid ${process.pid}`);
+}
 
+/**
+ * Every process session the core starts is written down under run-markers/ while it runs; what a hard-killed host
+ * (no deactivate) left there is ended now (core/runMarkers.ts). Activation is at startup for this (onStartupFinished).
+ */
+function startRunMarkers(context: vscode.ExtensionContext, logger: Logger): Promise<SweepAction[]> {
+	const markerDir = path.join(context.globalStorageUri.fsPath, 'run-markers');
+	const markerLog = logger.child('markers');
+	whenCoreLoaded(c => c.setSessionRecorder(createMarkerRecorder(markerDir, markerLog)));
+	return sweepRunMarkers(markerDir, markerLog);
+}
+
+/** What activate() returns: the window's state for the tests (and nothing a user depends on). */
+function extensionApi(context: vscode.ExtensionContext, service: InspectionService, inspection: InspectionFeature, hostsTree: HostsTreeProvider,
+	timings: ActivationTimings, sweep: Promise<SweepAction[]>): GpumpiDoctorApi {
+	const { problems, statusBar } = inspection;
 	return {
 		lastReport: () => service.lastReport,
-		inspect,
+		inspect: inspection.inspect,
 		panelReady: () => DiagnosticsPanel.current?.isReady ?? false,
 		guardPanelReport: () => DiagnosticsPanel.guard?.report ?? null,
 		reproBugReport: () => { try { return ReproPanel.current?.bugReport() ?? null; } catch { return null; } },

@@ -2,8 +2,8 @@
  * "GPU-MPI: Run My Program With Guard…" (gpumpiDoctor.runGuard): the host (Hosts picker, reachability checked first),
  * then one multi-step input: program (the recent ones, a file picker on this machine, or typed: absolute, relative to
  * the workspace folder, or a command name on PATH such as python3; core/guard/guardProgram.ts), arguments
- * (split like a shell, nothing expanded), ranks, mode. The program runs under gpumpi-guard through the same core as
- * `gpumpi-doctor guard --np N -- program args` (core/guard/guardRunner.ts), in a cancellable progress notification
+ * (split like a shell, nothing expanded), ranks, mode. The program runs under gpumpi-guard through the same use case as
+ * `gpumpi-doctor guard --np N -- program args` (core/guard/guardUseCase.ts), in a cancellable progress notification
  * whose cancel ends the whole job; its output goes to the log channel. The findings go to the guard panel (its own
  * tab: never the host's inspection, status bar or Problems), the program's traffic to the map panel. An options object `{ program, args?, np?, mode?, stage?, host? }` skips the questions.
  * stage: GPUMPI_GUARD_STAGE=1 on every rank (`gpumpi-doctor guard --stage`).
@@ -168,21 +168,20 @@ export async function runGuardCommand(context: vscode.ExtensionContext, log: Log
 		let stdout = '';
 		let stderr = '';
 		try {
-			const guardLib = `${target.engine.replace(/\/[^/]*$/, '')}/libgpumpi_guard.so`;
 			const command = [c.program, ...argv];
 			progress.report({ message: vscode.l10n.t('running {0} ranks ({1} mode)…', String(c.np), c.mode) });
-			const outcome = await core().runGuarded({
-				command, mode: c.mode, host: target.host, flavor: target.flavor, guardLib, spec: { ...target.spec, np: c.np }, env: c.stage ? [['GPUMPI_GUARD_STAGE', '1']] : [],
-				reportParent: null, timeoutMs: Math.max(600, settings.timeoutSeconds) * 1000, signal: abort.signal, ...(ws ? { cwd: ws } : {}),
+			const run = await core().runGuardUseCase({
+				target, command, np: c.np, mode: c.mode, stage: c.stage, env: [], guardLib: null, reportParent: null,
+				timeoutMs: Math.max(600, settings.timeoutSeconds) * 1000, signal: abort.signal, ...(ws ? { cwd: ws } : {}), onProgress,
+				guardOptions: ['--np', String(c.np), ...(c.stage ? ['--stage'] : []), ...(hostKey === LOCAL_HOST_KEY ? [] : ['--host', hostKey])],
 				onOutput: (s, line) => {
 					log.info(`  [${s}] ${line}`);
 					if (s === 'stdout' && stdout.length < KEEP_OUTPUT) { stdout += `${line}\n`; } else if (s === 'stderr' && stderr.length < KEEP_OUTPUT) { stderr += `${line}\n`; }
 				},
 			});
 			if (abort.signal.aborted) { return undefined; }
-			const merge = core().mergeGuardReports({ files: outcome.files, expectedRanks: outcome.expectedRanks, exitCode: outcome.result.exitCode, signal: outcome.result.signal, userCommand: command, where: target.label, mode: c.mode, guardOptions: ['--np', String(c.np), ...(c.stage ? ['--stage'] : []), ...(hostKey === LOCAL_HOST_KEY ? [] : ['--host', hostKey])], launchFailure: outcome.launchFailure });
-			const version = String(context.extension.packageJSON?.version ?? '0');
-			const result = core().guardResult({ version, where: target.label, mode: c.mode, flavor: target.flavor, guardLib, command, outcome, merge });
+			if (!run.ok) { throw new Error(run.error); }
+			const result = run.result;
 			log.info(result.verdict);
 			// Its own tab: a result about this program never replaces the host's inspection (README, "In VS Code": one truth per host).
 			const again = { program: c.program, args: c.args, np: c.np, mode: c.mode, stage: c.stage, ...(hostKey === LOCAL_HOST_KEY ? {} : { host: hostKey }) };

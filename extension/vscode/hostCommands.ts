@@ -6,7 +6,7 @@
  * Remove is immediate and offers Undo. An inspection that could not reach its host says so with Edit Host / Show Log.
  */
 import * as vscode from 'vscode';
-import type { HostConnectResult } from '../core/hosts/host';
+import type { HostConnectResult } from '../core/host';
 import { destinationProblem } from '../core/hosts/sshHost';
 import { hostNameProblem, setupProblem, validateHostSettings, type HostSetting } from '../core/hosts/hostSettings';
 import type { Finding } from '../shared/report';

@@ -11,9 +11,10 @@ import * as vscode from 'vscode';
 import { errorText, type Logger } from '../core/logger';
 import { registerCommand, type CommandId } from './commands';
 import {
-	checkCustomPreset, checkMpirun, checkSize, checkSizes, checkUcxSetting, configsFromChoices, DEFAULT_CHOICES, MAX_TRY_UCX, REPRO_PRESETS,
+	checkCustomPreset, checkSize, checkSizes, checkUcxSetting, configsFromChoices, DEFAULT_CHOICES, MAX_TRY_UCX, REPRO_PRESETS,
 	UCX_STAGING_TRY_INFO, ucxSettingsOf, validateChoices, type ReproChoices,
 } from '../core/repro/reproChoices';
+import { checkMpirun } from '../core/launch/launchSpec';
 import { core } from './lazyCore';
 import type { Report } from '../shared/report';
 import type { ReproPanelData } from '../shared/reproProtocol';
@@ -340,22 +341,17 @@ async function runRepro(context: vscode.ExtensionContext, log: Logger, panel: ()
 			if (abort.signal.aborted) { return undefined; }
 			p = panel();
 			p.setBusy(true, vscode.l10n.t('Starting…'));
-			const { engine, flavor, host } = target;
-			const spec = { ...target.spec, loopbackOnly: choices!.loopback && flavor === 'openmpi' };
+			const { engine, flavor } = target;
 			const configs = configsFromChoices(choices!, flavor);
 			if (configs.length === 0) { throw new Error(vscode.l10n.t('none of the chosen presets applies to {0}', flavor)); }
-			const launcher = spec.srun ? spec.srun.srun : spec.mpirun;
+			const launcher = target.spec.srun ? target.spec.srun.srun : target.spec.mpirun;
 			log.info(`repro ${which} on ${target.label}: ${launcher} (${flavor}), engine ${engine}, memory ${choices!.memory}, configs ${configs.map(c => c.label).join(' | ')}`);
-			const data: ReproPanelData = { ipc: null, fallback: [], source: '' };
-			if (which === 'ipc') {
-				data.ipc = await core().runIpcVariants({ engine, host, spec, configs, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, memory: choices!.memory, timeoutMs, trials, onProgress, signal: abort.signal });
-			} else {
-				for (const config of configs) {
-					if (abort.signal.aborted) { break; }
-					// Cancelled: the configurations not started are not shown as empty reports.
-					data.fallback.push(await core().runFallbackRepro({ engine, host, spec, config, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, memory: choices!.memory, timeoutMs, trials, protoInfo: false, ucxSettings, onProgress, signal: abort.signal }));
-				}
-			}
+			const common = { target, configs, loopback: choices!.loopback, memory: choices!.memory, timeoutMs, trials, onProgress, signal: abort.signal };
+			const run = await core().runReproUseCase(which === 'ipc'
+				? { ...common, which, variants: choices!.variants, sizeBytes: parseSize(choices!.size) ?? 64 << 20, engineArgs: [] }
+				: { ...common, which, modes: [...FALLBACK_MODES], sizes: choices!.sizes, iters: 3, protoInfo: false, ucxSettings });
+			if (!run.ok) { throw new Error(run.error); }
+			const data: ReproPanelData = { ipc: run.ipc, fallback: run.fallback, source: '' };
 			const on = hostKey === LOCAL_HOST_KEY ? 'this host' : target.label;
 			data.source = `${which} run on ${on} at ${started.toLocaleTimeString()} with ${launcher} (${flavor})${abort.signal.aborted ? ' — cancelled, partial results' : ''}`;
 			// The other reproducer's last result on this host stays beside this one (one panel with both).

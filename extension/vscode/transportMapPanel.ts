@@ -151,13 +151,13 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 		try {
 			target = await openLaunchTarget(hostKey, Number(npText), '', log, onProgress, abort.signal);
 			if (abort.signal.aborted) { return undefined; }
-			const r = await core().runMap({
-				engine: target.engine, host: target.host, spec: target.spec, config: { label: 'map', env: [], mca: [], extraArgs: [] },
+			const r = await core().runMapUseCase({
+				target, config: { label: 'map', env: [], mca: [], extraArgs: [] }, loopback: false,
 				map: { ...core().DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal, onProgress,
 			});
 			if (!r.ok) {
 				if (abort.signal.aborted) { return undefined; }
-				log.error(`map run failed: ${r.error}\n${r.outputTail}`);
+				log.error(`map run failed: ${r.error}${r.refused ? '' : `\n${r.outputTail}`}`);
 				throw new Error(r.error);
 			}
 			return r.doc;

@@ -13,18 +13,11 @@ import {
 	type ClassPalette, type MapEdge, type MapFilter, type MapView,
 } from '../../extension/shared/mapLayout';
 import { CHANNEL_LABELS, PATH_CLASSES, PATH_CLASS_LABELS, type MapDocument, type MapPair, type PathClass } from '../../extension/shared/mapSchema';
-import { WebviewClient } from '../../extension/shared/webviewRpc';
-import { fill, readStrings } from '../../extension/shared/webviewStrings';
+import { fill } from '../../extension/shared/webviewStrings';
+import { startWebview } from '../shared/webviewPage';
 
-interface VsCodeApi { postMessage(message: unknown): void; setState(state: unknown): void; getState(): unknown }
-declare function acquireVsCodeApi(): VsCodeApi;
-
-const api = acquireVsCodeApi();
 const app = document.getElementById('app') ?? document.body;
-const strings = readStrings(DEFAULT_MAP_STRINGS, document.body.dataset.strings);
-const rpc = new WebviewClient<ToMapWebviewMessage, MapRequests>(env => api.postMessage(env), MAP_PROTOCOL, msg => onMessage(msg));
-// Every message from the host passes MAP_PROTOCOL's check first; anything else is dropped.
-window.addEventListener('message', e => { rpc.receive(e.data); });
+const { rpc, strings } = startWebview<ToMapWebviewMessage, MapRequests, typeof DEFAULT_MAP_STRINGS>(MAP_PROTOCOL, DEFAULT_MAP_STRINGS, msg => onMessage(msg));
 
 let doc: MapDocument | null = null;
 let view: MapView | null = null;
@@ -141,52 +134,61 @@ function render(): void {
 
 function fmt(v: number | null, d: number, unit: string): string { return v === null ? '—' : `${v.toFixed(d)} ${unit}`; }
 
+/** What the graph is drawn with: the context, the device pixel ratio, the theme's colours. */
+interface GraphPen { ctx: CanvasRenderingContext2D; dpr: number; c: { fg: string; bg: string; box: string }; pal: ClassPalette }
+
 function drawGraph(v: MapView): void {
+	sizeGraph(v);
+	const ctx = canvas.getContext('2d');
+	if (!ctx) { return; }
+	const pen: GraphPen = { ctx, dpr: window.devicePixelRatio || 1, c: colors(), pal: palette() };
+	ctx.setTransform(pen.dpr, 0, 0, pen.dpr, 0, 0);
+	ctx.clearRect(0, 0, canvas.width, canvas.height);
+	drawShapes(pen, v);
+	drawGraphText(pen, v);
+	overlay.replaceChildren(...rankButtons(v));
+}
+
+/** Fit the width (and the height when that still leaves the ranks clickable), never more than 4×; size canvas and overlay. */
+function sizeGraph(v: MapView): void {
 	const availW = Math.max(300, (stage.clientWidth || 900) - 4);
 	const availH = Math.max(300, window.innerHeight * 0.75 - 4);
-	// Fit the width (and the height when that still leaves the ranks clickable), never more than 4×.
 	scale = Math.min(4, availW / v.width);
 	if (v.height * scale > availH && availH / v.height >= 0.6) { scale = availH / v.height; }
 	const dpr = window.devicePixelRatio || 1;
 	canvas.width = Math.ceil(v.width * scale * dpr); canvas.height = Math.ceil(v.height * scale * dpr);
 	canvas.style.width = `${v.width * scale}px`; canvas.style.height = `${v.height * scale}px`;
 	overlay.style.width = canvas.style.width; overlay.style.height = canvas.style.height;
-	const ctx = canvas.getContext('2d');
-	if (!ctx) { return; }
-	const world = (): void => ctx.setTransform(scale * dpr, 0, 0, scale * dpr, 0, 0);
-	const screen = (): void => ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-	const c = colors(), pal = palette();
-	screen();
-	ctx.clearRect(0, 0, canvas.width, canvas.height);
-	const curve = (e: MapEdge, width: number): void => {
-		const k = e;
-		ctx.lineWidth = width;
-		ctx.beginPath(); ctx.moveTo(e.x1, e.y1); ctx.quadraticCurveTo(k.cx, k.cy, e.x2, e.y2); ctx.stroke();
-	};
+}
+
+/** Many edges: one path per (class, width rounded to 0.5 px), so thousands of curves cost a few stroke calls. */
+function strokeEdges({ ctx, pal }: GraphPen, edges: MapEdge[], widthOf: (e: MapEdge) => number): void {
+	const groups = new Map<string, MapEdge[]>();
+	for (const e of edges) {
+		const key = `${e.pair.class}|${widthOf(e)}`;
+		const g = groups.get(key);
+		if (g) { g.push(e); } else { groups.set(key, [e]); }
+	}
+	for (const [key, list] of groups) {
+		const [cls, w] = key.split('|');
+		ctx.strokeStyle = pal[cls as PathClass]; ctx.lineWidth = Number(w);
+		ctx.beginPath();
+		for (const e of list) { ctx.moveTo(e.x1, e.y1); ctx.quadraticCurveTo(e.cx, e.cy, e.x2, e.y2); }
+		ctx.stroke();
+	}
+}
+
+/** In map coordinates: edges between hosts, host and GPU boxes, edges within hosts, the highlighted edge, the ranks. */
+function drawShapes(pen: GraphPen, v: MapView): void {
+	const { ctx, dpr, c } = pen;
 	// Big maps: thinner edges so the chords inside a host stay apart.
 	const widthScale = v.ranks.size > 256 ? 0.3 : 1;
-	// Many edges: one path per (class, width rounded to 0.5 px), so thousands of curves cost a few stroke calls.
-	const batch = (edges: MapEdge[], fixedWidth: number | null): void => {
-		const groups = new Map<string, MapEdge[]>();
-		for (const e of edges) {
-			const w = fixedWidth ?? Math.max(0.5, Math.round(e.width * widthScale * 2) / 2);
-			const key = `${e.pair.class}|${w}`;
-			const g = groups.get(key);
-			if (g) { g.push(e); } else { groups.set(key, [e]); }
-		}
-		for (const [key, list] of groups) {
-			const [cls, w] = key.split('|');
-			ctx.strokeStyle = pal[cls as PathClass]; ctx.lineWidth = Number(w);
-			ctx.beginPath();
-			for (const e of list) { const k = e; ctx.moveTo(e.x1, e.y1); ctx.quadraticCurveTo(k.cx, k.cy, e.x2, e.y2); }
-			ctx.stroke();
-		}
-	};
+	const ownWidth = (e: MapEdge): number => Math.max(0.5, Math.round(e.width * widthScale * 2) / 2);
 	// 1. Edges between hosts: faint when there are many (the matrix view shows their numbers).
 	const inter = v.edges.filter(e => !e.pair.same_host), intra = v.edges.filter(e => e.pair.same_host);
-	world();
+	ctx.setTransform(scale * dpr, 0, 0, scale * dpr, 0, 0);
 	ctx.globalAlpha = inter.length > 500 ? 0.08 : inter.length > 50 ? 0.3 : 0.8;
-	batch(inter, inter.length > 500 ? 1 : null);
+	strokeEdges(pen, inter, inter.length > 500 ? () => 1 : ownWidth);
 	// 2. Host and GPU boxes (filled, so the faint edges stay behind them).
 	for (const h of v.hosts) {
 		const dim = filter.hosts !== null && !filter.hosts.has(h.name);
@@ -201,14 +203,20 @@ function drawGraph(v: MapView): void {
 	}
 	// 3. Edges within hosts, 4. the highlighted edge, 5. ranks.
 	ctx.globalAlpha = 0.85;
-	batch(intra, null);
-	if (hovered) { ctx.globalAlpha = 1; ctx.strokeStyle = c.fg; curve(hovered, hovered.width + 2); }
+	strokeEdges(pen, intra, ownWidth);
+	if (hovered) {
+		ctx.globalAlpha = 1; ctx.strokeStyle = c.fg; ctx.lineWidth = hovered.width + 2;
+		ctx.beginPath(); ctx.moveTo(hovered.x1, hovered.y1); ctx.quadraticCurveTo(hovered.cx, hovered.cy, hovered.x2, hovered.y2); ctx.stroke();
+	}
 	ctx.globalAlpha = 1; ctx.fillStyle = c.fg;
 	ctx.beginPath();
 	for (const r of v.ranks.values()) { ctx.moveTo(r.x + v.rankRadius, r.y); ctx.arc(r.x, r.y, v.rankRadius, 0, 2 * Math.PI); }
 	ctx.fill();
-	// 6. Text in screen pixels (legible at any scale).
-	screen();
+}
+
+/** In screen pixels (legible at any scale): host and GPU names, rank numbers, and the edges' GB/s on small maps. */
+function drawGraphText({ ctx, dpr, c, pal }: GraphPen, v: MapView): void {
+	ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
 	ctx.fillStyle = c.fg; ctx.textBaseline = 'alphabetic';
 	const big = scale >= 1.2;
 	for (const h of v.hosts) {
@@ -235,7 +243,10 @@ function drawGraph(v: MapView): void {
 		});
 	}
 	ctx.textAlign = 'start'; ctx.textBaseline = 'alphabetic';
-	// Focusable rank buttons over the canvas.
+}
+
+/** Focusable rank buttons laid over the canvas (Tab, Enter: the rank's pairs in the details). */
+function rankButtons(v: MapView): HTMLButtonElement[] {
 	const buttons: HTMLButtonElement[] = [];
 	for (const r of v.ranks.values()) {
 		const b = el('button', { type: 'button', class: 'rank', 'aria-label': `rank ${r.rank} on ${r.host}` });
@@ -246,7 +257,7 @@ function drawGraph(v: MapView): void {
 		b.addEventListener('focus', () => showRank(r.rank));
 		buttons.push(b);
 	}
-	overlay.replaceChildren(...buttons);
+	return buttons;
 }
 
 function pairsOf(rank: number): MapPair[] { return doc ? doc.pairs.filter(p => (p.a === rank || p.b === rank) && filter.classes.has(p.class)) : []; }

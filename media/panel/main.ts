@@ -7,15 +7,7 @@ import { PANEL_PROTOCOL, type PanelRequests, type ToWebviewMessage } from '../..
 import { evidenceTarget } from '../../extension/shared/findingLocations';
 import { DEFAULT_STRINGS, renderReportHtml, type RenderStrings } from '../../extension/shared/render';
 import type { Report } from '../../extension/shared/report';
-import { WebviewClient } from '../../extension/shared/webviewRpc';
-import { readStrings } from '../../extension/shared/webviewStrings';
-
-interface VsCodeApi {
-	postMessage(message: unknown): void;
-	setState(state: unknown): void;
-	getState(): unknown;
-}
-declare function acquireVsCodeApi(): VsCodeApi;
+import { errorMessage, startWebview } from '../shared/webviewPage';
 
 /** Strings the host put in `<body data-strings>` (already localised); anything missing falls back to English. */
 interface PanelStrings extends RenderStrings {
@@ -25,48 +17,31 @@ interface PanelStrings extends RenderStrings {
 	copyFailed: string;
 }
 
-const vscode = acquireVsCodeApi();
-const strings = readStrings<PanelStrings>({ ...DEFAULT_STRINGS, rerun: 'Re-run', copied: 'Copied', waiting: 'No report yet.', copyFailed: 'Copy failed' }, document.body.dataset.strings);
-const content = document.getElementById('content');
-const busyEl = document.getElementById('busy');
+const page = startWebview<ToWebviewMessage, PanelRequests, PanelStrings>(PANEL_PROTOCOL,
+	{ ...DEFAULT_STRINGS, rerun: 'Re-run', copied: 'Copied', waiting: 'No report yet.', copyFailed: 'Copy failed' }, msg => {
+		switch (msg.type) {
+			case 'showReport': showReport(msg.report); return;
+			case 'busy': setBusy(msg.busy, msg.message); return;
+			case 'revealFinding': revealFinding(msg.findingIndex); return;
+		}
+	});
+const { rpc, strings, content } = page;
 const rerunButton = document.getElementById('rerun') as HTMLButtonElement | null;
-
-const rpc = new WebviewClient<ToWebviewMessage, PanelRequests>(env => vscode.postMessage(env), PANEL_PROTOCOL, msg => {
-	switch (msg.type) {
-		case 'showReport': showReport(msg.report); return;
-		case 'busy': setBusy(msg.busy, msg.message); return;
-		case 'revealFinding': revealFinding(msg.findingIndex); return;
-	}
-});
-
-// Every message from the host passes PANEL_PROTOCOL's check first; anything else is dropped.
-window.addEventListener('message', ev => { rpc.receive(ev.data); });
 
 let shown: Report | null = null;
 
 function showReport(report: Report | null): void {
 	shown = report;
 	if (!content) { return; }
-	if (!report) {
-		content.innerHTML = '';
-		const p = document.createElement('p');
-		p.className = 'placeholder';
-		p.textContent = strings.waiting;
-		content.appendChild(p);
-		return;
-	}
+	if (!report) { page.say(strings.waiting, 'placeholder'); return; }
 	// renderReportHtml escapes every value; the CSP forbids inline script regardless.
 	content.innerHTML = renderReportHtml(report, { strings, interactive: true, formatTime: localTime });
 	document.body.dataset.state = 'report';
 }
 
 function setBusy(busy: boolean, message: string): void {
-	if (busyEl) {
-		busyEl.hidden = !busy;
-		busyEl.textContent = message;
-	}
+	page.setBusy(busy, message);
 	if (rerunButton) { rerunButton.disabled = busy; }
-	document.body.dataset.busy = busy ? 'true' : 'false';
 }
 
 /** The viewer's local time for an ISO timestamp (the stored text when it does not parse). */
@@ -129,49 +104,26 @@ function openEvidence(link: HTMLElement): void {
 	}
 }
 
-document.addEventListener('click', ev => {
-	const target = ev.target instanceof Element ? ev.target : null;
-	const link = target?.closest<HTMLElement>('.evidence-link');
-	if (link) {
-		ev.preventDefault();
-		openEvidence(link);
-		return;
-	}
-	const copy = target?.closest<HTMLButtonElement>('button.copy-button');
-	if (copy) {
-		const text = copy.dataset.copy ?? '';
-		rpc.request({ type: 'copy', text }).then(
+page.routeClicks([
+	['.evidence-link', (link, ev) => { ev.preventDefault(); openEvidence(link); }],
+	['button.copy-button', copy => {
+		rpc.request({ type: 'copy', text: copy.dataset.copy ?? '' }).then(
 			() => { copy.textContent = strings.copied; copy.classList.add('copied'); },
 			() => { copy.textContent = strings.copyFailed; },
 		);
-		return;
-	}
-	if (target?.closest('#rerun')) {
-		void rpc.request({ type: 'rerun' }).catch(() => undefined);
-	}
-	if (target?.closest('#save')) {
-		void rpc.request({ type: 'save' }).catch(() => undefined);
-	}
-	if (target?.closest('#compare')) {
-		void rpc.request({ type: 'compare' }).catch(() => undefined);
-	}
-});
+	}],
+	['#rerun', () => { void rpc.request({ type: 'rerun' }).catch(() => undefined); }],
+	['#save', () => { void rpc.request({ type: 'save' }).catch(() => undefined); }],
+	['#compare', () => { void rpc.request({ type: 'compare' }).catch(() => undefined); }],
+]);
 
 if (rerunButton) { rerunButton.textContent = strings.rerun; }
 
 rpc.request({ type: 'ready' }).then(
 	r => {
-		setBusy(r.busy, r.busy ? (busyEl?.textContent ?? '') : '');
+		setBusy(r.busy, r.busy ? (page.busyEl?.textContent ?? '') : '');
 		showReport(r.report);
 		if (typeof r.revealFindingIndex === 'number') { revealFinding(r.revealFindingIndex); }
 	},
-	err => {
-		if (content) {
-			content.textContent = '';
-			const p = document.createElement('p');
-			p.className = 'error-banner';
-			p.textContent = String(err instanceof Error ? err.message : err);
-			content.appendChild(p);
-		}
-	},
+	err => page.say(errorMessage(err), 'error-banner'),
 );

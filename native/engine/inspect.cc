@@ -30,8 +30,11 @@ extern char** environ;
 namespace gpumpi::engine {
 namespace {
 
+// PYTORCH_ (allocator config), JULIA_CUDA_ (CUDA.jl's pool), MPI4PY_ (mpi4py's thread level), CRAY_MPICH and
+// LD_PRELOAD (Cray MPICH's GTL): what the ranks really got, for the framework / mpi4py / GTL rules.
 const char* const kEnvPrefixes[] = {"OMPI_MCA_", "PMIX_MCA_", "OMPI_COMM_WORLD_", "UCX_", "CUDA_", "MPICH_",
-                                    "MPIR_CVAR_", "I_MPI_", "MV2_", "FI_", "SLURM_", nullptr};
+                                    "MPIR_CVAR_", "I_MPI_", "MV2_", "FI_", "SLURM_", "PYTORCH_", "JULIA_CUDA_",
+                                    "MPI4PY_", "CRAY_MPICH", "LD_PRELOAD", nullptr};
 
 std::string mpiErrorText(int code) {
 	char buf[MPI_MAX_ERROR_STRING + 1] = {};

@@ -31,9 +31,6 @@ constexpr int kExitIncomplete = 4;
 /** Whether `o` measures in rounds of concurrent pairs (--schedule rounds, or auto and a sampled map). */
 bool roundsSchedule(const MapOptions& o, bool sampled);
 
-/** Which pairs to measure: all a<b pairs, or every intra-host pair plus one representative pair per host pair. */
-std::vector<std::pair<int, int>> selectPairs(const std::vector<std::string>& hostOfRank, bool sampled);
-
 /** Run the map (calls MPI_Init / MPI_Finalize). Returns the process exit code. */
 int runMap(const MapOptions& o);
 

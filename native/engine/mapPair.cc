@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "reproCommon.hh"
 
@@ -322,12 +323,18 @@ PairMeasure measurePair(const PairSpec& s, PairBuffers& b) {
 			}
 		}
 	}
-	// The second rank's checks go to the first, which reports the pair.
-	Verdict v;
+	// The second rank's checks go to the first, which reports the pair. On the heap: a receive MPI can neither complete
+	// nor cancel keeps it (leaked) instead of writing into a stack frame that is gone.
+	auto owned = std::make_unique<Verdict>();
+	Verdict& v = *owned;
 	if (s.first) {
 		int rc = MPI_Irecv(&v, sizeof v, MPI_BYTE, s.peer, kTagVerdict, MPI_COMM_WORLD, &reqs[0]);
 		if (rc == MPI_SUCCESS) rc = waitUntil(reqs, 1, deadline);
-		if (rc != MPI_SUCCESS) return stop(rc, "waiting for the peer's checks");
+		if (rc != MPI_SUCCESS) {
+			PairMeasure out = stop(rc, "waiting for the peer's checks");
+			if (out.abandoned) (void)owned.release();
+			return out;
+		}
 		v.firstProblem[sizeof v.firstProblem - 1] = 0;
 		m.verified = checked + v.checked;
 		m.corrupted = corrupted + v.corrupted;
@@ -340,7 +347,11 @@ PairMeasure measurePair(const PairSpec& s, PairBuffers& b) {
 		std::snprintf(v.firstProblem, sizeof v.firstProblem, "%s", problem.c_str());
 		int rc = MPI_Isend(&v, sizeof v, MPI_BYTE, s.peer, kTagVerdict, MPI_COMM_WORLD, &reqs[0]);
 		if (rc == MPI_SUCCESS) rc = waitUntil(reqs, 1, deadline);
-		if (rc != MPI_SUCCESS) return stop(rc, "sending this side's checks");
+		if (rc != MPI_SUCCESS) {
+			PairMeasure out = stop(rc, "sending this side's checks");
+			if (out.abandoned) (void)owned.release();
+			return out;
+		}
 		m.verified = checked;
 		m.corrupted = corrupted;
 	}

@@ -111,7 +111,8 @@ public:
 		mChanged.erase(std::unique(mChanged.begin(), mChanged.end()), mChanged.end());
 		return std::move(mChanged);
 	}
-	void finish() {
+	/** Cancel the posted receives; false when MPI still holds one (its buffer must then outlive this run). */
+	bool finish() {
 		for (int i = 1; i < static_cast<int>(mDone.size()); i++)
 			if (!mDone[i]) mRes.silentRanks.push_back(i);
 		for (MPI_Request* q : {&mReportReq, &mDoneReq})
@@ -121,6 +122,7 @@ public:
 			int flag = 0;
 			while (*q != MPI_REQUEST_NULL && MPI_Wtime() < until && MPI_Test(q, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) napMicroseconds(100);
 		}
+		return mReportReq == MPI_REQUEST_NULL && mDoneReq == MPI_REQUEST_NULL;
 	}
 
 private:
@@ -155,6 +157,11 @@ public:
 	int flush(double deadline) {
 		while (!mPending.empty() && MPI_Wtime() < deadline) { progress(); if (!mPending.empty()) napMicroseconds(200); }
 		return static_cast<int>(mPending.size());
+	}
+	/** Sends still pending at the end: MPI may still read their buffers, so they are never freed. */
+	void abandonPending() {
+		for (Pending& p : mPending) { (void)p.report.release(); (void)p.done.release(); }
+		mPending.clear();
 	}
 
 private:
@@ -325,16 +332,18 @@ RoundsResult runRounds(const RoundsConfig& cfg, const Schedule& schedule, const 
 		d.abandoned = abandoned;
 		d.firstUnsynced = firstUnsynced;
 		sender.sendDone(d);
-		sender.flush(endDeadline);
+		if (sender.flush(endDeadline) > 0) sender.abandonPending();  // rank 0 then misses this rank's done: MPI_Abort
 	} else {
 		res.barrierTimeouts += barrierTimeouts;
 		res.abandonedRequests += abandoned;
 		while (!collector->allDone() && MPI_Wtime() < endDeadline) { collector->drain(); if (!collector->allDone()) napMicroseconds(200); }
 		collector->drain();
-		collector->finish();
+		const bool cancelled = collector->finish();
+		if (!cancelled) res.abandonedRequests++;
 		res.elapsedS = MPI_Wtime() - t0;
 		res.cleanEnd = res.silentRanks.empty() && res.barrierTimeouts == 0 && res.abandonedRequests == 0;
 		handOver(rounds, true);
+		if (!cancelled) (void)collector.release();  // MPI may still write into its receive buffers: never freed
 	}
 	res.elapsedS = MPI_Wtime() - t0;
 	return res;

@@ -3,10 +3,27 @@
 
 #include <algorithm>
 #include <map>
-
-#include "map.hh"
+#include <set>
 
 namespace gpumpi::map {
+
+std::vector<std::pair<int, int>> selectPairs(const std::vector<std::string>& hostOfRank, bool sampled) {
+	std::vector<std::pair<int, int>> out;
+	const int n = static_cast<int>(hostOfRank.size());
+	std::set<std::pair<std::string, std::string>> seenHostPairs;
+	for (int a = 0; a < n; a++) {
+		for (int b = a + 1; b < n; b++) {
+			if (!sampled || hostOfRank[a] == hostOfRank[b]) {
+				out.emplace_back(a, b);
+				continue;
+			}
+			// One representative pair per unordered host pair: the lowest ranks of both hosts.
+			auto key = std::minmax(hostOfRank[a], hostOfRank[b]);
+			if (seenHostPairs.insert({key.first, key.second}).second) out.emplace_back(a, b);
+		}
+	}
+	return out;
+}
 
 std::vector<std::vector<std::pair<int, int>>> tournament(int m) {
 	std::vector<std::vector<std::pair<int, int>>> out;

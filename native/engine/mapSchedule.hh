@@ -24,6 +24,10 @@ struct Schedule {
 	std::vector<std::vector<int>> roundPairs;
 };
 
+/** Which pairs to measure: all a<b pairs, or every intra-host pair plus one representative pair per host pair (the
+ * lowest ranks of both hosts), in the order the sequential schedule measures them. */
+std::vector<std::pair<int, int>> selectPairs(const std::vector<std::string>& hostOfRank, bool sampled);
+
 /** Round-robin tournament of m participants (circle method): m-1 rounds (m even) or m rounds (odd, one sits out). */
 std::vector<std::vector<std::pair<int, int>>> tournament(int m);
 

@@ -162,6 +162,16 @@ std::string hostName() {
 	return buf;
 }
 
+std::vector<std::string> allHostNames(int size) {
+	char mine[256] = {0};
+	std::snprintf(mine, sizeof mine, "%s", hostName().c_str());
+	std::vector<char> all(static_cast<size_t>(size > 0 ? size : 1) * 256, 0);
+	MPI_Allgather(mine, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
+	std::vector<std::string> out;
+	for (int r = 0; r < size; r++) out.emplace_back(&all[static_cast<size_t>(r) * 256], strnlen(&all[static_cast<size_t>(r) * 256], 256));
+	return out;
+}
+
 bool startReproMpi(const std::string& memory, const char* what, ReproStart& out) {
 	// CUDA is set up before MPI_Init by default; GPUMPI_CUDA_INIT=after-mpi-init touches it first after MPI_Init, the
 	// order many applications use (the device experiment of docs/device-results.md compares the two).

@@ -28,6 +28,23 @@ inline uint32_t pattern(int senderRank, uint64_t index) {
 	return v;
 }
 
+/**
+ * One rank's outcome of a transfer, ordered by severity: a run's outcome is the worst of its ranks. kSkipped: a
+ * fallback measurement not made (after an earlier failure at that size, or not applicable).
+ */
+enum Status : int { kOk = 0, kWrongData = 1, kMpiError = 2, kSetupError = 3, kSkipped = 4 };
+
+/** The documents' name of a status: "ok", "wrong_data", "mpi_error", "setup_error", "skipped". */
+inline const char* statusName(int status) {
+	switch (status) {
+		case kOk: return "ok";
+		case kWrongData: return "wrong_data";
+		case kMpiError: return "mpi_error";
+		case kSetupError: return "setup_error";
+		default: return "skipped";
+	}
+}
+
 /** Local rank from the launcher's environment (Open MPI, MPICH/Hydra, Slurm, PMIx), or 0. */
 int localRankFromEnv();
 
@@ -79,6 +96,9 @@ void writeMpiJson(JsonWriter& w);
 
 /** gethostname(), or "?" */
 std::string hostName();
+
+/** Every rank's hostName() (at most 255 bytes each), in rank order, on every rank (MPI_Allgather of MPI_COMM_WORLD). */
+std::vector<std::string> allHostNames(int size);
 
 /** Marker of the line each rank prints on stderr after MPI_Init, so a runner can map a crashed pid to its rank. */
 constexpr const char* kRankLine = "@@GPUMPI-RANK@@";

@@ -11,16 +11,6 @@
 namespace gpumpi::repro {
 namespace {
 
-const char* statusName(int s) {
-	switch (s) {
-		case kOk: return "ok";
-		case kWrongData: return "wrong_data";
-		case kMpiError: return "mpi_error";
-		case kSetupError: return "setup_error";
-		default: return "skipped";
-	}
-}
-
 // Memory figures of one rank for one (mode, size), gathered on rank 0.
 struct RankMemory {
 	long long rssGrowth = -1, pinnedGrowth = -1, lockedGrowth = -1, deviceGrowth = -1, rssBaseline = -1;
@@ -72,12 +62,8 @@ void readMeminfo(long long& total, long long& available) {
 
 Job describeJob(const ReproStart& start) {
 	const int size = start.size;
-	char myHost[256] = {0};
-	std::snprintf(myHost, sizeof myHost, "%s", hostName().c_str());
-	std::vector<char> hosts(static_cast<size_t>(size > 0 ? size : 1) * 256, 0);
-	MPI_Allgather(myHost, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
 	Job job;
-	for (int r = 0; r < size; r++) job.hosts.emplace_back(&hosts[static_cast<size_t>(r) * 256], strnlen(&hosts[static_cast<size_t>(r) * 256], 256));
+	job.hosts = allHostNames(size);
 	int myDev = start.device ? start.cuda.device : -1;
 	job.deviceOrdinals.assign(static_cast<size_t>(size > 0 ? size : 1), -1);
 	MPI_Gather(&myDev, 1, MPI_INT, job.deviceOrdinals.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -222,7 +208,7 @@ void writeMeasurement(JsonWriter& w, const FallbackOptions& opts, const Measurem
 	w.key("mode").value(m.mode);
 	w.key("size_bytes").value(m.size);
 	w.key("messages").value(m.mode == "staged" || m.protocol == "staged" || m.protocol == "shm" ? (m.size + opts.chunkBytes - 1) / opts.chunkBytes : (m.size + kMaxMessageBytes - 1) / kMaxMessageBytes);
-	w.key("status").value(m.status == kSkipped ? "skipped" : statusName(m.status));
+	w.key("status").value(statusName(m.status));
 	if (!m.skipReason.empty()) w.key("skipped_reason").value(m.skipReason);
 	if (isLibMode(m.mode)) {
 		w.key("protocol");
@@ -274,7 +260,7 @@ std::string summaryLine(const Measurement& m) {
 	char line[256];
 	std::snprintf(line, sizeof line, "  %-10s %9s %10.2f %8.2f  %-11s %9.1f %9s\n", m.mode.c_str(), formatSize(m.size).c_str(),
 	              best > 0 ? gbps(m.size, best) : 0.0, m.secs.empty() ? 0.0 : gbps(m.size, median(m.secs)),
-	              m.status == kOk ? "verified" : (m.status == kSkipped ? "skipped" : statusName(m.status)),
+	              m.status == kOk ? "verified" : statusName(m.status),
 	              rss < 0 ? 0.0 : static_cast<double>(rss) / (1 << 20), dev < 0 ? "-" : std::to_string(dev >> 20).c_str());
 	return line;
 }

@@ -249,9 +249,7 @@ void IpcRun::runAllocated(int rank) {
 		copyText(mRes.buffer, sizeof mRes.buffer, std::string("host buffer (no GPU)") + (sender ? " (send)" : " (receive)"));
 	}
 	if (ok) ok = sender ? fillPattern(r, rank) : poison(r);
-	int mine = ok ? 1 : 0, all = 0;
-	if (!mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce (set-up)")) all = 0;
-	if (all == 1) {
+	if (allReady(ok)) {
 		double t0 = MPI_Wtime();
 		if (sender) sendFrom(r, partner);
 		else receive(r, partner);
@@ -263,111 +261,156 @@ void IpcRun::runAllocated(int rank) {
 	else freeRegion(r);
 }
 
-void IpcRun::run(int rank, int size) {
-	const std::string& v = mOpt.variant;
-	if (v == "pool" || v == "vmm") { runAllocated(rank); return; }
-	InjectedCrash injected = injectedCrash(mOpt);
-	// wrong-fraction: the draw picks a trial and an owner to return wrong data; nothing crashes.
-	const bool wrongTrial = mOpt.wrongFraction >= 0 && injected.crash;
-	if (mOpt.wrongFraction >= 0) injected.crash = false;
-	const bool mirror = v == "send-from-import";
-	const bool crash = v == "crash-test" || mOpt.inject == "crash";
-	const bool hang = mOpt.inject == "hang";
-	const bool owner = rank == 0 || rank == 2;
-	const int partner = owner ? rank + 1 : rank - 1;  // owner <-> importer, always on one node
-	const int peer = rank == 0 ? 3 : rank == 1 ? 2 : rank == 2 ? 1 : 0;  // message partner, across nodes
-	Region owned, imported, local;
-	bool ok = true;
+/** What this rank does in a variant other than pool and vmm (the injected crash drawn for this trial included). */
+struct IpcRun::Plan {
+	int rank = 0;
+	bool owner = false;  // ranks 0 and 2 allocate and export; 1 and 3 import
+	int partner = 0;     // owner <-> importer, always on one node
+	int peer = 0;        // message partner, across nodes
+	bool mirror = false;  // send-from-import: importers send, owners receive
+	bool crash = false, hang = false;  // --inject crash / hang (rank 1)
+	InjectedCrash injected;  // crash-fraction: a real crash in one rank just before the transfer
+	bool wrongTrial = false;  // wrong-fraction: the draw picks a trial and an owner to return wrong data; nothing crashes
+};
 
-	// 1. Owners allocate and export; importers import. Handles travel by MPI owner -> importer.
-	char msg[72] = {0};  // [0] = ok flag, [8..72) = handle
-	if (owner) {
-		copyText(mRes.role, sizeof mRes.role, "owner");
-		ok = exportRegion(owned, msg + 8);
-		if (ok) ok = mirror ? fillPattern(owned, rank) : poison(owned);
-		msg[0] = ok ? 1 : 0;
-		if (!mpi(MPI_Send(msg, sizeof msg, MPI_BYTE, partner, 3, MPI_COMM_WORLD), "MPI_Send (IPC handle)")) ok = false;
-	} else {
-		copyText(mRes.role, sizeof mRes.role, "importer");
-		if (!mpi(MPI_Recv(msg, sizeof msg, MPI_BYTE, partner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (IPC handle)")) ok = false;
-		else if (!msg[0]) ok = fail(kSetupError, "import", "the owner (rank " + std::to_string(partner) + ") could not export its allocation");
-		else ok = importRegion(msg + 8, imported);
-	}
-	// Local buffers: senders' source; bounce/host staging; mirror receivers' target.
-	if (ok) {
-		if (!mirror && owner) ok = allocLocal(local, false) && fillPattern(local, rank);
-		else if (!mirror && v == "bounce") ok = allocLocal(local, false);
-		else if (!mirror && v == "host") ok = allocLocal(local, true);
-		else if (mirror && owner) ok = allocLocal(local, false) && poison(local);
-	}
+IpcRun::Plan IpcRun::plan(int rank) const {
+	const std::string& v = mOpt.variant;
+	Plan p;
+	p.rank = rank;
+	p.injected = injectedCrash(mOpt);
+	p.wrongTrial = mOpt.wrongFraction >= 0 && p.injected.crash;
+	if (mOpt.wrongFraction >= 0) p.injected.crash = false;
+	p.mirror = v == "send-from-import";
+	p.crash = v == "crash-test" || mOpt.inject == "crash";
+	p.hang = mOpt.inject == "hang";
+	p.owner = rank == 0 || rank == 2;
+	p.partner = p.owner ? rank + 1 : rank - 1;
+	p.peer = rank == 0 ? 3 : rank == 1 ? 2 : rank == 2 ? 1 : 0;
+	return p;
+}
+
+bool IpcRun::allReady(bool ok) {
 	int mine = ok ? 1 : 0, all = 0;
 	if (!mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce (set-up)")) all = 0;
-	if (owner && !mShmName.empty()) {  // every importer has mapped it (or failed): remove the name now
+	return all == 1;
+}
+
+// Owners allocate and export; importers import. Handles travel by MPI owner -> importer.
+bool IpcRun::shareAllocation(const Plan& p, Region& owned, Region& imported) {
+	char msg[72] = {0};  // [0] = ok flag, [8..72) = handle
+	if (p.owner) {
+		copyText(mRes.role, sizeof mRes.role, "owner");
+		bool ok = exportRegion(owned, msg + 8);
+		if (ok) ok = p.mirror ? fillPattern(owned, p.rank) : poison(owned);
+		msg[0] = ok ? 1 : 0;
+		if (!mpi(MPI_Send(msg, sizeof msg, MPI_BYTE, p.partner, 3, MPI_COMM_WORLD), "MPI_Send (IPC handle)")) ok = false;
+		return ok;
+	}
+	copyText(mRes.role, sizeof mRes.role, "importer");
+	if (!mpi(MPI_Recv(msg, sizeof msg, MPI_BYTE, p.partner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (IPC handle)")) return false;
+	if (!msg[0]) return fail(kSetupError, "import", "the owner (rank " + std::to_string(p.partner) + ") could not export its allocation");
+	return importRegion(msg + 8, imported);
+}
+
+// Local buffers: senders' source; bounce/host staging; mirror receivers' target.
+bool IpcRun::allocLocalBuffer(const Plan& p, Region& local) {
+	const std::string& v = mOpt.variant;
+	if (!p.mirror && p.owner) return allocLocal(local, false) && fillPattern(local, p.rank);
+	if (!p.mirror && v == "bounce") return allocLocal(local, false);
+	if (!p.mirror && v == "host") return allocLocal(local, true);
+	if (p.mirror && p.owner) return allocLocal(local, false) && poison(local);
+	return true;
+}
+
+namespace {
+
+void storeThroughBadAddress() {
+	volatile uintptr_t bad = 0x10;
+	*reinterpret_cast<volatile int*>(bad) = 1;  // a real SIGSEGV
+}
+
+}  // namespace
+
+void IpcRun::crashIfDrawn(const Plan& p) {
+	if (!p.injected.crash || p.rank != p.injected.rank) return;
+	std::fprintf(stderr, "gpumpi repro: rank %d now %s (--inject %s seed=%llu trial=%llu draw=%.6f)\n", p.rank,
+	             p.rank == 1 ? "stores through address 0x10" : "calls abort()", mOpt.inject.c_str(), mOpt.injectSeed, mOpt.trial, p.injected.draw);
+	std::fflush(stderr);
+	if (p.rank == 1) storeThroughBadAddress();
+	std::abort();  // a real SIGABRT
+}
+
+// The variant's transfer: owners send from their own buffer to the importer across nodes, which receives into the
+// import (direct) or its local buffer (bounce, host) and copies; mirrored (send-from-import), the other way round.
+void IpcRun::transfer(const Plan& p, Region& imported, Region& local) {
+	const std::string& v = mOpt.variant;
+	if (p.mirror) {
+		if (p.owner) {
+			copyText(mRes.buffer, sizeof mRes.buffer, std::string("own ") + (mDevice ? "device" : "host") + " buffer (receive)");
+			receive(local, p.peer);
+		} else {
+			copyText(mRes.buffer, sizeof mRes.buffer, "imported pointer (send)");
+			sendFrom(imported, p.peer);
+		}
+		return;
+	}
+	if (p.owner) {
+		copyText(mRes.buffer, sizeof mRes.buffer, std::string("own ") + (mDevice ? "device" : "host") + " buffer (send)");
+		sendFrom(local, p.peer);
+		return;
+	}
+	if (p.crash && p.rank == 1) {
+		std::fprintf(stderr, "gpumpi repro: rank 1 now stores through address 0x10 (--inject crash)\n");
+		std::fflush(stderr);
+		storeThroughBadAddress();
+	}
+	if (p.hang && p.rank == 1) {
+		std::fprintf(stderr, "gpumpi repro: rank 1 now sleeps forever (--inject hang, a deliberate fake hang)\n");
+		std::fflush(stderr);
+		for (;;) sleep(1);
+	}
+	if (v == "direct" || v == "crash-test") {
+		copyText(mRes.buffer, sizeof mRes.buffer, "imported pointer (receive)");
+		receive(imported, p.peer);
+		return;
+	}
+	copyText(mRes.buffer, sizeof mRes.buffer, v == "bounce" ? "local device buffer, then copy into the import" : "pinned host buffer, then copy into the import");
+	if (!mDevice) copyText(mRes.buffer, sizeof mRes.buffer, "local host buffer, then copy into the import");
+	if (receive(local, p.peer)) copyInto(imported, local);
+}
+
+// After the transfer's barrier: owners verify in their own memory (or, mirrored, in the buffer they received into).
+void IpcRun::verifyOwner(const Plan& p, Region& owned, Region& local) {
+	if (!p.owner) return;
+	if (p.wrongTrial && p.rank == p.injected.rank - 1) {
+		std::fprintf(stderr, "gpumpi repro: rank %d now overwrites the received data before verifying it (--inject %s seed=%llu trial=%llu draw=%.6f)\n",
+		             p.rank, mOpt.inject.c_str(), mOpt.injectSeed, mOpt.trial, p.injected.draw);
+		std::fflush(stderr);
+		poison(p.mirror ? local : owned);
+	}
+	if (p.mirror) verify(local, p.rank == 0 ? 2 : 0);  // rank 0 got rank 2's allocation via rank 3, and vice versa
+	else verify(owned, p.rank == 0 ? 2 : 0);          // rank 0's allocation was written by rank 1 with rank 2's data
+}
+
+void IpcRun::run(int rank, int size) {
+	if (mOpt.variant == "pool" || mOpt.variant == "vmm") { runAllocated(rank); return; }
+	const Plan p = plan(rank);
+	Region owned, imported, local;
+	// 1. Allocations shared owner -> importer, local buffers; every rank ready, or nobody transfers.
+	const bool ready = allReady(shareAllocation(p, owned, imported) && allocLocalBuffer(p, local));
+	if (p.owner && !mShmName.empty()) {  // every importer has mapped it (or failed): remove the name now
 		shm_unlink(mShmName.c_str());
 		mShmName.clear();
 	}
-	if (all == 1) {
+	if (ready) {
 		// 2. The transfer (a fraction-injected crash happens just before it, in one rank).
-		if (injected.crash && rank == injected.rank) {
-			std::fprintf(stderr, "gpumpi repro: rank %d now %s (--inject %s seed=%llu trial=%llu draw=%.6f)\n", rank,
-			             rank == 1 ? "stores through address 0x10" : "calls abort()", mOpt.inject.c_str(), mOpt.injectSeed, mOpt.trial, injected.draw);
-			std::fflush(stderr);
-			if (rank == 1) {
-				volatile uintptr_t bad = 0x10;
-				*reinterpret_cast<volatile int*>(bad) = 1;  // a real SIGSEGV
-			}
-			std::abort();  // a real SIGABRT
-		}
+		crashIfDrawn(p);
 		double t0 = MPI_Wtime();
-		if (!mirror) {
-			if (owner) {
-				copyText(mRes.buffer, sizeof mRes.buffer, std::string("own ") + (mDevice ? "device" : "host") + " buffer (send)");
-				sendFrom(local, peer);
-			} else {
-				if (crash && rank == 1) {
-					std::fprintf(stderr, "gpumpi repro: rank 1 now stores through address 0x10 (--inject crash)\n");
-					std::fflush(stderr);
-					volatile uintptr_t bad = 0x10;
-					*reinterpret_cast<volatile int*>(bad) = 1;  // a real SIGSEGV
-				}
-				if (hang && rank == 1) {
-					std::fprintf(stderr, "gpumpi repro: rank 1 now sleeps forever (--inject hang, a deliberate fake hang)\n");
-					std::fflush(stderr);
-					for (;;) sleep(1);
-				}
-				if (v == "direct" || v == "crash-test") {
-					copyText(mRes.buffer, sizeof mRes.buffer, "imported pointer (receive)");
-					receive(imported, peer);
-				} else {
-					copyText(mRes.buffer, sizeof mRes.buffer,
-					         v == "bounce" ? "local device buffer, then copy into the import" : "pinned host buffer, then copy into the import");
-					if (!mDevice)
-						copyText(mRes.buffer, sizeof mRes.buffer, "local host buffer, then copy into the import");
-					if (receive(local, peer)) copyInto(imported, local);
-				}
-			}
-		} else {
-			if (owner) {
-				copyText(mRes.buffer, sizeof mRes.buffer, std::string("own ") + (mDevice ? "device" : "host") + " buffer (receive)");
-				receive(local, peer);
-			} else {
-				copyText(mRes.buffer, sizeof mRes.buffer, "imported pointer (send)");
-				sendFrom(imported, peer);
-			}
-		}
+		transfer(p, imported, local);
 		mRes.transferSeconds = MPI_Wtime() - t0;
 		// 3. After a barrier, verify in the owner's memory (or the mirror receiver's buffer).
 		mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (after transfer)");
-		if (owner && wrongTrial && rank == injected.rank - 1) {
-			std::fprintf(stderr, "gpumpi repro: rank %d now overwrites the received data before verifying it (--inject %s seed=%llu trial=%llu draw=%.6f)\n",
-			             rank, mOpt.inject.c_str(), mOpt.injectSeed, mOpt.trial, injected.draw);
-			std::fflush(stderr);
-			poison(mirror ? local : owned);
-		}
-		if (owner) {
-			if (mirror) verify(local, rank == 0 ? 2 : 0);  // rank 0 got rank 2's allocation via rank 3, and vice versa
-			else verify(owned, rank == 0 ? 2 : 0);          // rank 0's allocation was written by rank 1 with rank 2's data
-		}
+		verifyOwner(p, owned, local);
 	}
 	// 4. Importers unmap before owners free.
 	freeRegion(imported);

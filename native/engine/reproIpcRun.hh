@@ -9,21 +9,29 @@
 
 #include "gpuMemory.hh"
 #include "reproCommon.hh"
-#include "reproIpc.hh"
+#include "reproOptions.hh"
+
+namespace gpumpi::repro {
+
+/** What --inject crash-fraction does in one trial. */
+struct InjectedCrash {
+	bool crash = false;
+	/** 1: SIGSEGV (store through 0x10), 3: abort() (SIGABRT). */
+	int rank = -1;
+	/** The uniform draw in [0, 1) compared with the fraction (printed, so a test can check it). */
+	double draw = 0;
+};
+
+/**
+ * Deterministic decision from (seed, trial): z = splitmix64(seed XOR trial * 0x9E3779B97F4A7C15); draw = top 53 bits
+ * of z / 2^53; crash (or, with wrong-fraction, wrong data) when draw < F; the lowest bit of z picks SIGSEGV in rank 1
+ * (0) or abort() in rank 3 (1); with wrong-fraction the owner of that importer (rank 0 or 2) overwrites its data.
+ */
+InjectedCrash injectedCrash(const IpcOptions& opts);
+
+}  // namespace gpumpi::repro
 
 namespace gpumpi::repro::ipc {
-
-// Per-rank status, ordered by severity (the run's outcome is the worst of all ranks).
-enum Status : int { kOk = 0, kWrongData = 1, kMpiError = 2, kSetupError = 3 };
-inline const char* statusName(int s) {
-	switch (s) {
-		case kOk: return "ok";
-		case kWrongData: return "wrong_data";
-		case kMpiError: return "mpi_error";
-		default: return "setup_error";
-	}
-}
-
 
 // Fixed-size record gathered on rank 0 as bytes (all ranks run the same binary, so the layout is identical).
 struct RankResult {
@@ -97,6 +105,16 @@ private:
 	bool sendFrom(Region& from, int to);
 	/** Variants pool and vmm: no application IPC; MPI moves a buffer allocated that way to the same-node partner. */
 	void runAllocated(int rank);
+	/** Every rank's set-up succeeded (MPI_Allreduce MIN on MPI_COMM_WORLD; a failed reduce counts as no). */
+	bool allReady(bool ok);
+	// The steps of run() for the IPC variants (reproIpcRun.cc), each on this rank's Plan.
+	struct Plan;
+	Plan plan(int rank) const;
+	bool shareAllocation(const Plan& p, Region& owned, Region& imported);
+	bool allocLocalBuffer(const Plan& p, Region& local);
+	void crashIfDrawn(const Plan& p);
+	void transfer(const Plan& p, Region& imported, Region& local);
+	void verifyOwner(const Plan& p, Region& owned, Region& local);
 
 	const IpcOptions& mOpt;
 	const CudaSetup& mCuda;

@@ -101,56 +101,93 @@ int FallbackRun::plain(void* buf, unsigned long long size) {
 	return rc == MPI_SUCCESS ? kOk : failMpi(rc, "MPI_Waitall");
 }
 
+namespace {
+
+/**
+ * One staged transfer's view of the nbuf x chunk staging buffers: buffer b's address, chunk k's offset and length, and
+ * per buffer the chunk it holds, its state (kIdle = 0, then the direction's own) and its MPI request.
+ */
+struct StageSlots {
+	StageSlots(void* stage, unsigned long long chunkBytes, unsigned long long bytes, int nbuf)
+	    : base(static_cast<char*>(stage)), chunk(chunkBytes), size(bytes), chunks(static_cast<long long>((bytes + chunkBytes - 1) / chunkBytes)),
+	      state(static_cast<size_t>(nbuf), 0), which(static_cast<size_t>(nbuf), -1), req(static_cast<size_t>(nbuf), MPI_REQUEST_NULL) {}
+	int count() const { return static_cast<int>(state.size()); }
+	char* buffer(int b) const { return base + static_cast<unsigned long long>(b) * chunk; }
+	unsigned long long offset(long long k) const { return static_cast<unsigned long long>(k) * chunk; }
+	int length(long long k) const { return static_cast<int>(std::min(chunk, size - offset(k))); }
+
+	char* const base;
+	const unsigned long long chunk, size;
+	const long long chunks;
+	std::vector<int> state;
+	std::vector<long long> which;
+	std::vector<MPI_Request> req;
+};
+
+constexpr int kIdle = 0;
+
+}  // namespace
+
+int FallbackRun::copyStage(int b, char* host, unsigned long long off, int len, bool toHost) {
+	if (!mDevice) {
+		char* dev = static_cast<char*>(mDevHost) + off;
+		if (toHost) std::memcpy(host, dev, len);
+		else std::memcpy(dev, host, len);
+		return kOk;
+	}
+	const CudaDriver& d = cudaDriver();
+	CUresult r = toHost ? d.cuMemcpyDtoHAsync(host, mDev + off, len, mStream) : d.cuMemcpyHtoDAsync(mDev + off, host, len, mStream);
+	if (r != CUDA_SUCCESS) return failCuda(r, toHost ? "cuMemcpyDtoHAsync" : "cuMemcpyHtoDAsync");
+	r = d.cuEventRecord(mEvents[b], mStream);
+	return r == CUDA_SUCCESS ? kOk : failCuda(r, "cuEventRecord");
+}
+
+int FallbackRun::copyDone(int b, bool* done) {
+	*done = true;
+	if (!mDevice) return kOk;
+	CUresult r = cudaDriver().cuEventQuery(mEvents[b]);
+	*done = r == CUDA_SUCCESS;
+	return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? kOk : failCuda(r, "cuEventQuery");
+}
+
+int FallbackRun::mpiDone(MPI_Request* req, const char* call, bool* done) {
+	int flag = 0;
+	int rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+	*done = flag != 0;
+	return rc == MPI_SUCCESS ? kOk : failMpi(rc, call);
+}
+
 // Sender: D2H copies of chunk k (async, on one stream) overlap the MPI sends of earlier chunks; sends go out in order.
 int FallbackRun::stagedSend(unsigned long long size) {
-	const CudaDriver& d = cudaDriver();
-	const unsigned long long chunk = mOpt.chunkBytes;
-	const long long n = static_cast<long long>((size + chunk - 1) / chunk);
-	const int nb = mOpt.nbuf;
-	std::vector<int> state(nb, 0);  // 0 idle, 1 copying, 2 sending
-	std::vector<long long> which(nb, -1);
-	std::vector<MPI_Request> req(nb, MPI_REQUEST_NULL);
+	enum { kCopying = 1, kSending = 2 };
+	StageSlots s(mStage, mOpt.chunkBytes, size, mOpt.nbuf);
 	long long nextCopy = 0, nextSend = 0, done = 0;
-	auto len = [&](long long k) { return static_cast<int>(std::min(chunk, size - static_cast<unsigned long long>(k) * chunk)); };
-	while (done < n) {
-		for (int b = 0; b < nb; b++) {
-			if (state[b] != 0 || nextCopy >= n) continue;
-			char* h = static_cast<char*>(mStage) + static_cast<unsigned long long>(b) * chunk;
-			unsigned long long off = static_cast<unsigned long long>(nextCopy) * chunk;
-			if (mDevice) {
-				CUresult r = d.cuMemcpyDtoHAsync(h, mDev + off, len(nextCopy), mStream);
-				if (r != CUDA_SUCCESS) return failCuda(r, "cuMemcpyDtoHAsync");
-				r = d.cuEventRecord(mEvents[b], mStream);
-				if (r != CUDA_SUCCESS) return failCuda(r, "cuEventRecord");
-			} else {
-				std::memcpy(h, static_cast<char*>(mDevHost) + off, len(nextCopy));
-			}
-			which[b] = nextCopy++;
-			state[b] = 1;
+	while (done < s.chunks) {
+		for (int b = 0; b < s.count(); b++) {
+			if (s.state[b] != kIdle || nextCopy >= s.chunks) continue;
+			if (int st = copyStage(b, s.buffer(b), s.offset(nextCopy), s.length(nextCopy), true)) return st;
+			s.which[b] = nextCopy++;
+			s.state[b] = kCopying;
 		}
 		for (bool sent = true; sent;) {  // post every copied chunk that is next in order
 			sent = false;
-			for (int b = 0; b < nb; b++) {
-				if (state[b] != 1 || which[b] != nextSend) continue;
-				if (mDevice) {
-					CUresult r = d.cuEventQuery(mEvents[b]);
-					if (r == CUDA_ERROR_NOT_READY) break;
-					if (r != CUDA_SUCCESS) return failCuda(r, "cuEventQuery");
-				}
-				char* h = static_cast<char*>(mStage) + static_cast<unsigned long long>(b) * chunk;
-				int rc = MPI_Isend(h, len(which[b]), MPI_BYTE, 1, 12, MPI_COMM_WORLD, &req[b]);
+			for (int b = 0; b < s.count(); b++) {
+				if (s.state[b] != kCopying || s.which[b] != nextSend) continue;
+				bool copied = false;
+				if (int st = copyDone(b, &copied)) return st;
+				if (!copied) break;
+				int rc = MPI_Isend(s.buffer(b), s.length(s.which[b]), MPI_BYTE, 1, 12, MPI_COMM_WORLD, &s.req[b]);
 				if (rc != MPI_SUCCESS) return failMpi(rc, "MPI_Isend (staged)");
-				state[b] = 2;
+				s.state[b] = kSending;
 				nextSend++;
 				sent = true;
 			}
 		}
-		for (int b = 0; b < nb; b++) {
-			if (state[b] != 2) continue;
-			int flag = 0;
-			int rc = MPI_Test(&req[b], &flag, MPI_STATUS_IGNORE);
-			if (rc != MPI_SUCCESS) return failMpi(rc, "MPI_Test (staged send)");
-			if (flag) { state[b] = 0; done++; }
+		for (int b = 0; b < s.count(); b++) {
+			if (s.state[b] != kSending) continue;
+			bool sentAll = false;
+			if (int st = mpiDone(&s.req[b], "MPI_Test (staged send)", &sentAll)) return st;
+			if (sentAll) { s.state[b] = kIdle; done++; }
 		}
 	}
 	return kOk;
@@ -159,54 +196,35 @@ int FallbackRun::stagedSend(unsigned long long size) {
 // Receiver: receives are posted in chunk order into free staging buffers; each completed one is copied H2D (async)
 // and its buffer is reused once that copy has finished.
 int FallbackRun::stagedRecv(unsigned long long size) {
-	const CudaDriver& d = cudaDriver();
-	const unsigned long long chunk = mOpt.chunkBytes;
-	const long long n = static_cast<long long>((size + chunk - 1) / chunk);
-	const int nb = mOpt.nbuf;
-	std::vector<int> state(nb, 0);  // 0 idle, 1 receiving, 2 copying
-	std::vector<long long> which(nb, -1);
-	std::vector<MPI_Request> req(nb, MPI_REQUEST_NULL);
+	enum { kReceiving = 1, kCopying = 2 };
+	StageSlots s(mStage, mOpt.chunkBytes, size, mOpt.nbuf);
 	long long nextPost = 0, done = 0;
-	auto len = [&](long long k) { return static_cast<int>(std::min(chunk, size - static_cast<unsigned long long>(k) * chunk)); };
-	while (done < n) {
-		for (int b = 0; b < nb; b++) {
-			if (state[b] != 0 || nextPost >= n) continue;
-			char* h = static_cast<char*>(mStage) + static_cast<unsigned long long>(b) * chunk;
-			int rc = MPI_Irecv(h, len(nextPost), MPI_BYTE, 0, 12, MPI_COMM_WORLD, &req[b]);
+	while (done < s.chunks) {
+		for (int b = 0; b < s.count(); b++) {
+			if (s.state[b] != kIdle || nextPost >= s.chunks) continue;
+			int rc = MPI_Irecv(s.buffer(b), s.length(nextPost), MPI_BYTE, 0, 12, MPI_COMM_WORLD, &s.req[b]);
 			if (rc != MPI_SUCCESS) return failMpi(rc, "MPI_Irecv (staged)");
-			which[b] = nextPost++;
-			state[b] = 1;
+			s.which[b] = nextPost++;
+			s.state[b] = kReceiving;
 		}
-		for (int b = 0; b < nb; b++) {
-			if (state[b] == 1) {
-				int flag = 0;
-				int rc = MPI_Test(&req[b], &flag, MPI_STATUS_IGNORE);
-				if (rc != MPI_SUCCESS) return failMpi(rc, "MPI_Test (staged receive)");
-				if (!flag) continue;
-				char* h = static_cast<char*>(mStage) + static_cast<unsigned long long>(b) * chunk;
-				unsigned long long off = static_cast<unsigned long long>(which[b]) * chunk;
-				if (mDevice) {
-					CUresult r = d.cuMemcpyHtoDAsync(mDev + off, h, len(which[b]), mStream);
-					if (r != CUDA_SUCCESS) return failCuda(r, "cuMemcpyHtoDAsync");
-					r = d.cuEventRecord(mEvents[b], mStream);
-					if (r != CUDA_SUCCESS) return failCuda(r, "cuEventRecord");
-					state[b] = 2;
-				} else {
-					std::memcpy(static_cast<char*>(mDevHost) + off, h, len(which[b]));
-					state[b] = 0;
-					done++;
-				}
-			} else if (state[b] == 2) {
-				CUresult r = d.cuEventQuery(mEvents[b]);
-				if (r == CUDA_ERROR_NOT_READY) continue;
-				if (r != CUDA_SUCCESS) return failCuda(r, "cuEventQuery");
-				state[b] = 0;
+		for (int b = 0; b < s.count(); b++) {
+			bool finished = false;
+			if (s.state[b] == kReceiving) {
+				if (int st = mpiDone(&s.req[b], "MPI_Test (staged receive)", &finished)) return st;
+				if (!finished) continue;
+				if (int st = copyStage(b, s.buffer(b), s.offset(s.which[b]), s.length(s.which[b]), false)) return st;
+				s.state[b] = mDevice ? kCopying : kIdle;  // with --memory host the copy is done already
+				if (!mDevice) done++;
+			} else if (s.state[b] == kCopying) {
+				if (int st = copyDone(b, &finished)) return st;
+				if (!finished) continue;
+				s.state[b] = kIdle;
 				done++;
 			}
 		}
 	}
 	if (mDevice) {
-		CUresult r = d.cuStreamSynchronize(mStream);
+		CUresult r = cudaDriver().cuStreamSynchronize(mStream);
 		if (r != CUDA_SUCCESS) return failCuda(r, "cuStreamSynchronize");
 	}
 	return kOk;

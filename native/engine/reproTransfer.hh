@@ -3,19 +3,16 @@
 // persistent pinned host buffers: async D2H overlapped with the MPI sends of earlier chunks, sends in order;
 // receives posted in order, async H2D, a buffer reused once its copy finished), `host` (host-to-host baseline).
 // With --memory host the "device" buffer is plain host memory (same code paths, no CUDA calls).
-// Thread: main thread only. Never throws; failures come back as a status with error() set.
+// Thread: main thread only. Never throws; failures come back as a Status (reproCommon.hh) with error() set.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "libModes.hh"
 #include "reproCommon.hh"
-#include "reproFallback.hh"
+#include "reproOptions.hh"
 
 namespace gpumpi::repro {
-
-/** Per-measurement status, ordered by severity (the worst of both ranks counts). */
-enum FallbackStatus : int { kOk = 0, kWrongData = 1, kMpiError = 2, kSetupError = 3, kSkipped = 4 };
 
 /** Buffers and transfers of one rank (rank 0 sends, rank 1 receives). */
 class FallbackRun {
@@ -57,6 +54,14 @@ private:
 	int plain(void* buf, unsigned long long size);  // mpi / host modes
 	int stagedSend(unsigned long long size);
 	int stagedRecv(unsigned long long size);
+	// The staged pipeline's steps, shared by both directions (kOk, else the failure's status with mError set):
+	/** Staging buffer b (`host`) <-> the device buffer at `off`: async on mStream, then buffer b's event recorded; with
+	 *  --memory host a memcpy, finished on return. */
+	int copyStage(int b, char* host, unsigned long long off, int len, bool toHost);
+	/** Whether buffer b's last copyStage has finished (*done). */
+	int copyDone(int b, bool* done);
+	/** Whether `req` has completed (MPI_Test; *done); `call` names it in the error. */
+	int mpiDone(MPI_Request* req, const char* call, bool* done);
 	void release();
 
 	const FallbackOptions& mOpt;

@@ -51,19 +51,6 @@ std::string ownDone;  // this rank's "done" file (it has read every rank's init 
 std::string gDir, gInitPrefix, gDonePrefix;
 int gSize = 0;
 
-/** `text` into `file` through a temporary name and a rename, so a reader never sees part of it. */
-bool writeFileAtomically(const std::string& file, const std::string& text, std::string* err) {
-	std::string tmp = file + ".tmp";
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) { *err = std::strerror(errno); return false; }
-	bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size());
-	if (!ok) *err = std::strerror(errno);
-	if (close(fd) != 0 && ok) { ok = false; *err = std::strerror(errno); }
-	if (ok && rename(tmp.c_str(), file.c_str()) != 0) { ok = false; *err = std::strerror(errno); }
-	if (!ok) unlink(tmp.c_str());
-	return ok;
-}
-
 std::string clean(const std::string& s) {
 	std::string o;
 	for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
@@ -196,8 +183,9 @@ Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all
 	gInitPrefix = ".gpumpi-guard-init." + key + ".";
 	gDonePrefix = ".gpumpi-guard-done." + key + ".";
 	ownFile = g.dir + "/" + gInitPrefix + std::to_string(g.rank);
+	const char* step = "";
 	std::string err;
-	if (!writeFileAtomically(ownFile, factsLine(me), &err)) {
+	if (!writeFileAtomically(ownFile, factsLine(me), &step, &err)) {
 		*why = "cannot write " + ownFile + " (" + err + ") to learn whether every rank runs the guard and the other ranks' hosts; the guard is off";
 		ownFile.clear();
 		return Agreement::Off;
@@ -219,7 +207,7 @@ Agreement agreeAtInit(State& g, const RankFacts& me, std::vector<RankFacts>* all
 		if (whole) {
 			// read: this rank no longer needs the files. They go once every rank has said so (initFilesDone)
 			std::string done = g.dir + "/" + gDonePrefix + std::to_string(g.rank);
-			if (writeFileAtomically(done, "read\n", &err)) ownDone = done;
+			if (writeFileAtomically(done, "read\n", &step, &err)) ownDone = done;
 			return Agreement::Files;
 		}
 		*why = "an init file in " + g.dir + " cannot be read as facts (a guard of another version on some ranks?); the guard is off";

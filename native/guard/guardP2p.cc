@@ -86,12 +86,6 @@ bool stageEligible(const Obs& o, int dest, MPI_Comm comm) {
 	return stageOn() && stageCls(o.cls) && o.bytes >= st().stageMin && dest >= 0 && stagedPeer(worldRank(comm, dest));
 }
 
-void say(const std::string& line) {
-	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
-	ssize_t w = write(2, s.data(), s.size());
-	(void)w;
-}
-
 /** Extent of `count` × `type` as [lb, lb + span) relative to the buffer; contiguous when the span is all data. */
 void spanOf(int count, MPI_Datatype type, MPI_Aint* lb, size_t* span, bool* contiguous) {
 	MPI_Aint tlb = 0, text = 0, elb = 0, ext = 0;

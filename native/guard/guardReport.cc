@@ -2,10 +2,6 @@
 // so a reader never sees half a file. Written at MPI_Finalize (or exit), and also at each new danger ("interim":
 // true), so a program that crashes or is killed after a dangerous call still leaves its evidence (on the H200 the
 // seed's IPC pattern aborted in 12 of 12 runs, and the final report never came). A write error is one stderr line.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,32 +25,18 @@ std::string hex(uintptr_t v) {
 	return b;
 }
 
-bool writeAll(int fd, const std::string& s) {
-	size_t off = 0;
-	while (off < s.size()) {
-		ssize_t n = write(fd, s.data() + off, s.size() - off);
-		if (n < 0 && errno == EINTR) continue;
-		if (n <= 0) return false;
-		off += size_t(n);
-	}
-	return true;
+
+/** ticks -> ns (1 where nowNs is clock_gettime; the TSC rate over this run on x86-64). */
+double nsPerTick(const State& g, double t1, uint64_t tick1) {
+	double r = 1.0;
+#if defined(__x86_64__)
+	r = tick1 > g.tick0 && t1 > g.t0 ? (t1 - g.t0) * 1e9 / double(tick1 - g.tick0) : 1.0;
+#endif
+	return r;
 }
 
-}  // namespace
-
-namespace {
-
-void writeDoc(bool finalized, bool interim) {
-	State& g = st();
-	double t1 = finalized ? g.t1 : double(clockNs()) * 1e-9;
-	uint64_t tick1 = finalized ? g.tick1 : nowNs();
-	// ticks -> ns (1 where nowNs is clock_gettime; the TSC rate over this run on x86-64)
-	double nsPerTick = 1.0;
-#if defined(__x86_64__)
-	nsPerTick = tick1 > g.tick0 && t1 > g.t0 ? (t1 - g.t0) * 1e9 / double(tick1 - g.tick0) : 1.0;
-#endif
-	JsonWriter w;
-	w.beginObject();
+/** Who wrote the report, in which mode, whether STAGE is on, and when. */
+void writeHead(JsonWriter& w, const State& g, bool finalized, bool interim) {
 	w.key("schema").value("gpumpi-guard-rank/1");
 	w.key("rank").value(g.rank).key("size").value(g.size);
 	w.key("host").value(g.host).key("pid").value(g.pid);
@@ -65,6 +47,10 @@ void writeDoc(bool finalized, bool interim) {
 	if (g.stageAgreed) w.key("stageDetail").raw(stageReportJson());
 	w.key("finalized").value(finalized);
 	w.key("interim").value(interim);
+}
+
+/** "mpi" and "cuda": what the guard learnt of the MPI and the CUDA driver. */
+void writeFacts(JsonWriter& w, const State& g) {
 	w.key("mpi").beginObject();
 	w.key("library").value(g.library);
 	w.key("cudaAware").value(g.cudaAware);
@@ -74,7 +60,9 @@ void writeDoc(bool finalized, bool interim) {
 	bool avail = false;
 	std::string detail = cudaDetail(&avail);
 	w.key("cuda").beginObject().key("available").value(avail).key("detail").value(detail).endObject();
-	w.key("wallS").value(t1 - g.t0);
+}
+
+void writeCalls(JsonWriter& w, const State& g, double nsPerTick) {
 	w.key("calls").beginArray();
 	for (int c = 0; c < C_COUNT; ++c) {
 		const CallStat& s = g.calls[c];
@@ -83,6 +71,9 @@ void writeDoc(bool finalized, bool interim) {
 			.key("bytes").value(static_cast<unsigned long long>(s.bytes)).key("timeInMpiNs").value(static_cast<unsigned long long>(double(s.ns) * nsPerTick + 0.5)).endObject();
 	}
 	w.endArray();
+}
+
+void writePeers(JsonWriter& w, const State& g) {
 	w.key("peers").beginArray();
 	for (size_t p = 0; p < g.peers.size(); ++p) {
 		const PeerStat& s = g.peers[p];
@@ -96,6 +87,9 @@ void writeDoc(bool finalized, bool interim) {
 		w.endObject();
 	}
 	w.endArray();
+}
+
+void writeCollectives(JsonWriter& w, const State& g) {
 	w.key("collectives").beginArray();
 	for (int c = 0; c < C_COUNT; ++c) {
 		const CollStat& s = g.coll[c];
@@ -106,6 +100,9 @@ void writeDoc(bool finalized, bool interim) {
 		w.endObject();
 	}
 	w.endArray();
+}
+
+void writeDangers(JsonWriter& w, const State& g) {
 	w.key("dangers").beginArray();
 	for (const Danger& d : g.dangers) {
 		w.beginObject().key("kind").value(dangerName(d.kind)).key("call").value(kCallNames[d.call]);
@@ -118,6 +115,10 @@ void writeDoc(bool finalized, bool interim) {
 		w.key("detail").value(d.detail).key("action").value(d.action).endObject();
 	}
 	w.endArray();
+}
+
+/** "unsupported", "exchange", "ucxMemtypeCache" and "overhead": the rest of the report. */
+void writeTail(JsonWriter& w, const State& g) {
 	w.key("unsupported").beginArray();
 	for (const Unsupported& u : g.unsupported) {
 		w.beginObject().key("call").value(u.call).key("count").value(static_cast<unsigned long long>(u.count))
@@ -133,28 +134,29 @@ void writeDoc(bool finalized, bool interim) {
 		.key("toldRanges").value(static_cast<unsigned long long>(u.toldRanges)).endObject();
 	w.key("overhead").beginObject().key("classifyQueries").value(static_cast<unsigned long long>(g.classifyQueries))
 		.key("cacheHits").value(static_cast<unsigned long long>(g.cacheHits)).endObject();
-	w.endObject();
-	std::string doc = w.str() + "\n";
+}
 
-	std::string base = g.dir + "/guard-" + g.host + "-" + std::to_string(g.pid) + ".json";
-	std::string tmp = base + ".tmp";
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	std::string err;
-	if (fd < 0) {
-		err = std::string("cannot create ") + tmp + ": " + std::strerror(errno);
-	} else {
-		bool ok = writeAll(fd, doc);
-		int e = errno;
-		if (close(fd) != 0 && ok) { ok = false; e = errno; }
-		if (!ok) err = std::string("cannot write ") + tmp + ": " + std::strerror(e);
-		else if (rename(tmp.c_str(), base.c_str()) != 0) err = std::string("cannot rename ") + tmp + " to " + base + ": " + std::strerror(errno);
-		if (!err.empty()) unlink(tmp.c_str());
-	}
-	if (!err.empty()) {
-		std::string line = "gpumpi-guard: rank " + std::to_string(g.rank) + ": report not written: " + err + "\n";
-		ssize_t n = write(2, line.data(), line.size());
-		(void)n;
-	}
+void writeDoc(bool finalized, bool interim) {
+	State& g = st();
+	double t1 = finalized ? g.t1 : double(clockNs()) * 1e-9;
+	uint64_t tick1 = finalized ? g.tick1 : nowNs();
+	JsonWriter w;
+	w.beginObject();
+	writeHead(w, g, finalized, interim);
+	writeFacts(w, g);
+	w.key("wallS").value(t1 - g.t0);
+	writeCalls(w, g, nsPerTick(g, t1, tick1));
+	writePeers(w, g);
+	writeCollectives(w, g);
+	writeDangers(w, g);
+	writeTail(w, g);
+	w.endObject();
+	const std::string file = g.dir + "/guard-" + g.host + "-" + std::to_string(g.pid) + ".json", tmp = file + ".tmp";
+	const char* step = "";
+	std::string why;
+	if (writeFileAtomically(file, w.str() + "\n", &step, &why)) return;
+	if (std::strcmp(step, "rename") == 0) say("report not written: cannot rename " + tmp + " to " + file + ": " + why);
+	else say("report not written: cannot " + std::string(step) + " " + tmp + ": " + why);
 }
 
 }  // namespace

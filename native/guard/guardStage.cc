@@ -58,12 +58,6 @@ Stage& S() {
 	return *s;
 }
 
-void say(const std::string& line) {
-	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
-	ssize_t w = write(2, s.data(), s.size());
-	(void)w;
-}
-
 /** The CUDA context current on this thread before a libgpumpi call is current again after it (the library makes
  *  its own current; the program's must not change under it). */
 class KeepCuda {

@@ -67,12 +67,6 @@ std::deque<Early>& early() {
 }
 size_t gWaiting = 0;
 
-void say(const std::string& line) {
-	std::string s = "gpumpi-guard: rank " + std::to_string(st().rank) + ": " + line + "\n";
-	ssize_t w = write(2, s.data(), s.size());
-	(void)w;
-}
-
 bool matches(int es, int et, int ms, int mt) { return (es == MPI_ANY_SOURCE || es == ms) && (et == MPI_ANY_TAG || et == mt); }
 bool overlaps(int s1, int t1, int s2, int t2) {
 	return (s1 == MPI_ANY_SOURCE || s2 == MPI_ANY_SOURCE || s1 == s2) && (t1 == MPI_ANY_TAG || t2 == MPI_ANY_TAG || t1 == t2);

@@ -1,11 +1,17 @@
 // gpumpi-guard internals (libgpumpi_guard.so, LD_PRELOAD or linked): PMPI wrappers that observe, and in fix mode
 // repair, what a user's MPI program does with GPU buffers. One home per concern:
-//   guardState.cc    process state, environment, MPI facts (pml, UCX, CUDA-aware), peer paths, MPI_Init/Finalize
+//   guardState.cc    the floor: process state, say(), communicator ranks, statistics, dangerous calls
+//   guardLifecycle.cc  the roof: MPI_Init / MPI_Init_thread / MPI_Finalize / MPI_Comm_free: environment, MPI facts
+//                    (pml, UCX, CUDA-aware), peer paths, STAGE agreed and started, reports at exit
+//   guardAgree.cc    what the ranks learn of each other at MPI_Init (files, else MPI, else off)
 //   guardReport.cc   the per-rank JSON report (contract: docs/guard.md "Report")
 //   guardClassify.cc buffer classes with a range cache; CUDA interposition (IPC imports, frees, cuGetProcAddress)
 //   guardP2p.cc      point-to-point, persistent, probe and the Wait/Test family; the fix-mode bounce buffers
 //   guardColl.cc     collectives' buffers and the calls that pass through unobserved ("unsupported")
 //   guardUcx.cc      UCX's memory-type cache: the seeding scan replayed at the program's first buffer, ranges it misses
+//   guardStage.cc, guardStageRecv.cc  GPUMPI_GUARD_STAGE=1 (guardStage.hh); guardWrappers.gen.cc  the MPI_* entry points
+// Includes go one way (test/unit/includeCycles.test.ts): this header is below every other file, guardStage.hh is on
+// top of it, and guardState.cc uses nothing but this header.
 // Nothing here aborts or throws into the application: a guard failure is a stderr line and pass-through.
 #pragma once
 #include <mpi.h>
@@ -95,6 +101,13 @@ struct State {
 	std::mutex mu;
 };
 State& st();
+
+/** "gpumpi-guard: rank R: LINE" on stderr, in one write(2) (a rank's line is not cut by another's); the guard's only
+ *  way of speaking to the user. */
+void say(const std::string& line);
+/** `text` into `file` through FILE.tmp and a rename, so a reader never sees part of it (FILE.tmp removed on failure).
+ *  False with *step ("create", "write" or "rename") and *why (strerror) set. Used for the reports and the init files. */
+bool writeFileAtomically(const std::string& file, const std::string& text, const char** step, std::string* why);
 
 /** Holds the state lock when the program runs with MPI_THREAD_MULTIPLE; otherwise nothing. */
 class Lock {

@@ -85,6 +85,12 @@ void abortRequest(Ctx* c, gpumpi_request* r, gpumpi_status st, const std::string
 
 namespace {
 
+/** The error of a received chunk of `count` bytes where op.len were expected. */
+std::string chunkSizeMismatch(const gpumpi_request* r, const Op& op, int count) {
+	return "chunk " + std::to_string(op.chunk) + " from peer " + std::to_string(r->peer) + " has " + std::to_string(count) + " bytes, expected " +
+	       std::to_string(op.len) + ": both sides must pass the same size and flags";
+}
+
 /** Test one MPI op (Failed: the request is aborted). Checks the received length. */
 Poll testOp(Ctx* c, gpumpi_request* r, Op& op) {
 	int flag = 0;
@@ -106,8 +112,7 @@ Poll testOp(Ctx* c, gpumpi_request* r, Op& op) {
 		int cnt = -1;
 		MPI_Get_count(&st, MPI_BYTE, &cnt);
 		if (cnt < 0 || static_cast<size_t>(cnt) != op.len) {
-			abortRequest(c, r, GPUMPI_ERR_MISMATCH, "chunk " + std::to_string(op.chunk) + " from peer " + std::to_string(r->peer) + " has " +
-			             std::to_string(cnt) + " bytes, expected " + std::to_string(op.len) + ": both sides must pass the same size and flags");
+			abortRequest(c, r, GPUMPI_ERR_MISMATCH, chunkSizeMismatch(r, op, cnt));
 			return Poll::Failed;
 		}
 	}
@@ -159,74 +164,98 @@ bool stepPlain(Ctx* c, gpumpi_request* r) {
 }
 
 // Staged / Bounce chunks. Send: CopyingIn -> CopiedIn -> Sending (posted in chunk order). Receive: Receiving ->
-// CopyingOut.
-bool stepStaged(Ctx* c, gpumpi_request* r) {
-	SlotPool& pool = poolOf(c, r);
-	bool changed = false;
-	Poll hs = handshake(c, r, &changed);
-	if (hs == Poll::Failed) return true;
-	if (hs == Poll::Pending) return changed;
+// CopyingOut. Each step below returns false when it aborted the request.
+
+/** One op of a Staged / Bounce request a step further: Done when its chunk is through (its slot can go). */
+Poll advanceStagedOp(Ctx* c, gpumpi_request* r, SlotPool& pool, Op& op, bool* changed) {
+	if (r->dir == Dir::Send) {
+		if (op.stage == Stage::Sending) return testOp(c, r, op);
+		if (op.stage != Stage::CopyingIn) return Poll::Pending;
+		Poll d = copyDone(c, r->copy, pool.events[op.slot]);
+		if (d == Poll::Failed) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return Poll::Failed; }
+		if (d == Poll::Done) { op.stage = Stage::CopiedIn; *changed = true; }
+		return Poll::Pending;
+	}
+	if (op.stage == Stage::Receiving) {
+		Poll t = testOp(c, r, op);
+		if (t == Poll::Failed) return t;
+		if (t == Poll::Done) {
+			if (startCopy(c, r->copy, r->buf + op.chunk * r->piece, pool.slots[op.slot], op.len, pool.events[op.slot]) != GPUMPI_SUCCESS) {
+				abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError);
+				return Poll::Failed;
+			}
+			op.stage = Stage::CopyingOut;
+			*changed = true;
+		}
+	}
+	if (op.stage != Stage::CopyingOut) return Poll::Pending;
+	Poll d = copyDone(c, r->copy, pool.events[op.slot]);
+	if (d == Poll::Failed) abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError);
+	return d;
+}
+
+bool advanceStagedOps(Ctx* c, gpumpi_request* r, SlotPool& pool, bool* changed) {
 	for (size_t i = 0; i < r->ops.size();) {
 		Op& op = r->ops[i];
-		char* slot = pool.slots[op.slot];
-		bool finished = false;
-		if (r->dir == Dir::Send) {
-			if (op.stage == Stage::CopyingIn) {
-				Poll d = copyDone(c, r->copy, pool.events[op.slot]);
-				if (d == Poll::Failed) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return true; }
-				if (d == Poll::Done) { op.stage = Stage::CopiedIn; changed = true; }
-			} else if (op.stage == Stage::Sending) {
-				Poll t = testOp(c, r, op);
-				if (t == Poll::Failed) return true;
-				finished = t == Poll::Done;
-			}
-		} else {
-			if (op.stage == Stage::Receiving) {
-				Poll t = testOp(c, r, op);
-				if (t == Poll::Failed) return true;
-				if (t == Poll::Done) {
-					if (startCopy(c, r->copy, r->buf + op.chunk * r->piece, slot, op.len, pool.events[op.slot]) != GPUMPI_SUCCESS) {
-						abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError);
-						return true;
-					}
-					op.stage = Stage::CopyingOut;
-					changed = true;
-				}
-			}
-			if (op.stage == Stage::CopyingOut) {
-				Poll d = copyDone(c, r->copy, pool.events[op.slot]);
-				if (d == Poll::Failed) { abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError); return true; }
-				finished = d == Poll::Done;
-			}
-		}
-		if (finished) {
+		Poll p = advanceStagedOp(c, r, pool, op, changed);
+		if (p == Poll::Failed) return false;
+		if (p == Poll::Done) {
 			pool.release(op.slot);
 			r->ops.erase(r->ops.begin() + static_cast<long>(i));
 			++r->nDone;
-			changed = true;
+			*changed = true;
 		} else {
 			++i;
 		}
 	}
-	if (r->dir == Dir::Send) {
-		// post MPI sends strictly in chunk order
-		bool again = true;
-		while (again) {
-			again = false;
-			for (auto& op : r->ops) {
-				if (op.stage == Stage::CopiedIn && op.chunk == r->nextMpi) {
-					if (!postMpi(c, r, op, pool.slots[op.slot])) return true;
-					op.stage = Stage::Sending;
-					++r->nextMpi;
-					again = changed = true;
-				}
+	return true;
+}
+
+/** Send: the MPI sends of copied-in chunks, strictly in chunk order; after the last the request leaves its queue. */
+bool postStagedSends(Ctx* c, gpumpi_request* r, SlotPool& pool, bool* changed) {
+	bool again = true;
+	while (again) {
+		again = false;
+		for (auto& op : r->ops) {
+			if (op.stage == Stage::CopiedIn && op.chunk == r->nextMpi) {
+				if (!postMpi(c, r, op, pool.slots[op.slot])) return false;
+				op.stage = Stage::Sending;
+				++r->nextMpi;
+				again = *changed = true;
 			}
 		}
-		if (r->nextMpi == r->nChunks && !r->fullyPosted) {
-			r->fullyPosted = true;
-			dequeue(c, r);
-		}
 	}
+	if (r->nextMpi == r->nChunks && !r->fullyPosted) {
+		r->fullyPosted = true;
+		dequeue(c, r);
+	}
+	return true;
+}
+
+/** Receive: op's chunk into its slot when it has arrived (MPI_Improbe + MPI_Imrecv); Pending: not yet, slot given back. */
+Poll receiveArrivedChunk(Ctx* c, gpumpi_request* r, SlotPool& pool, Op& op) {
+	MPI_Message msg = MPI_MESSAGE_NULL;
+	MPI_Status st;
+	int flag = 0;
+	int rc = MPI_Improbe(r->peer, r->tag, c->comm, &flag, &msg, &st);
+	if (rc != MPI_SUCCESS) { pool.release(op.slot); abortRequest(c, r, GPUMPI_ERR_MPI, "MPI_Improbe failed: " + mpiErrorText(rc)); return Poll::Failed; }
+	if (!flag) { pool.release(op.slot); return Poll::Pending; }  // the chunk has not arrived: hold no slot for it
+	int cnt = -1;
+	MPI_Get_count(&st, MPI_BYTE, &cnt);
+	if (cnt < 0 || static_cast<size_t>(cnt) != op.len) {
+		MPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);  // consume it (truncation error ignored)
+		pool.release(op.slot);
+		abortRequest(c, r, GPUMPI_ERR_MISMATCH, chunkSizeMismatch(r, op, cnt));
+		return Poll::Failed;
+	}
+	rc = MPI_Imrecv(pool.slots[op.slot], static_cast<int>(op.len), MPI_BYTE, &msg, &op.mreq);
+	if (rc != MPI_SUCCESS) { pool.release(op.slot); abortRequest(c, r, GPUMPI_ERR_MPI, "MPI_Imrecv failed: " + mpiErrorText(rc)); return Poll::Failed; }
+	return Poll::Done;
+}
+
+/** The next chunks while a slot is free and the request is first in its queue: a send copies its chunk into the slot,
+ *  a receive takes a slot only for a chunk that has already arrived. */
+bool startStagedChunks(Ctx* c, gpumpi_request* r, SlotPool& pool, bool* changed) {
 	while (r->nextStart < r->nChunks && isFront(c, r)) {
 		int s = pool.acquire(r->dir);
 		if (s < 0) break;
@@ -239,34 +268,32 @@ bool stepStaged(Ctx* c, gpumpi_request* r) {
 			if (startCopy(c, r->copy, pool.slots[s], r->buf + op.chunk * r->piece, op.len, pool.events[s]) != GPUMPI_SUCCESS) {
 				pool.release(s);
 				abortRequest(c, r, GPUMPI_ERR_CUDA, c->lastError);
-				return true;
+				return false;
 			}
 		} else {
-			MPI_Message msg = MPI_MESSAGE_NULL;
-			MPI_Status st;
-			int flag = 0;
-			int rc = MPI_Improbe(r->peer, r->tag, c->comm, &flag, &msg, &st);
-			if (rc != MPI_SUCCESS) { pool.release(s); abortRequest(c, r, GPUMPI_ERR_MPI, "MPI_Improbe failed: " + mpiErrorText(rc)); return true; }
-			if (!flag) { pool.release(s); break; }  // the chunk has not arrived: hold no slot for it
-			int cnt = -1;
-			MPI_Get_count(&st, MPI_BYTE, &cnt);
-			if (cnt < 0 || static_cast<size_t>(cnt) != op.len) {
-				MPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);  // consume it (truncation error ignored)
-				pool.release(s);
-				abortRequest(c, r, GPUMPI_ERR_MISMATCH, "chunk " + std::to_string(op.chunk) + " from peer " + std::to_string(r->peer) + " has " +
-				             std::to_string(cnt) + " bytes, expected " + std::to_string(op.len) + ": both sides must pass the same size and flags");
-				return true;
-			}
-			rc = MPI_Imrecv(pool.slots[s], static_cast<int>(op.len), MPI_BYTE, &msg, &op.mreq);
-			if (rc != MPI_SUCCESS) { pool.release(s); abortRequest(c, r, GPUMPI_ERR_MPI, "MPI_Imrecv failed: " + mpiErrorText(rc)); return true; }
+			Poll p = receiveArrivedChunk(c, r, pool, op);
+			if (p == Poll::Failed) return false;
+			if (p == Poll::Pending) break;
 		}
 		r->ops.push_back(op);
-		changed = true;
+		*changed = true;
 		if (++r->nextStart == r->nChunks && r->dir == Dir::Recv) {
 			r->fullyPosted = true;
 			dequeue(c, r);
 		}
 	}
+	return true;
+}
+
+bool stepStaged(Ctx* c, gpumpi_request* r) {
+	SlotPool& pool = poolOf(c, r);
+	bool changed = false;
+	Poll hs = handshake(c, r, &changed);
+	if (hs == Poll::Failed) return true;
+	if (hs == Poll::Pending) return changed;
+	if (!advanceStagedOps(c, r, pool, &changed)) return true;
+	if (r->dir == Dir::Send && !postStagedSends(c, r, pool, &changed)) return true;
+	if (!startStagedChunks(c, r, pool, &changed)) return true;
 	return changed;
 }
 

@@ -17,14 +17,7 @@ set -u
 ERROR_DOC_FIELDS=',"runs":[]'
 . "$(dirname "$0")/common.bash" cli
 
-NODE="$(command -v node || true)"
-if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
-  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
-fi
-if [ -z "$NODE" ] || ! "$NODE" --version >>"$LOG" 2>&1; then
-  log "cli.sh: no usable node (PATH or .gpu/node.xz)"; error_doc "no node" >"$JSON"; exit 1
-fi
-if [ ! -f dist/cli.js ]; then log "cli.sh: dist/cli.js missing (carry dist)"; error_doc "no dist/cli.js" >"$JSON"; exit 1; fi
+gpu_cli_node --run
 gpu_require
 log "== cli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version)"
 if ! gpu_build gpumpi_cli; then

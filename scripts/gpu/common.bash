@@ -7,6 +7,8 @@
 #   gpu_build TARGET...          configure + build TARGETs into $BUILD (output to $LOG); returns cmake's status
 #   bench_doc ARGS -- ARGS       one `gpumpi bench --json` launch: BENCH_RC, BENCH_DOC (see below)
 #   timed_run FILE LIMIT ARGV... one launch under timeout into FILE and $LOG: RUN_RC, RUN_TIMED_OUT, RUN_SECS (see below)
+#   launch_logged NAME LIMIT ARGV...; launch_done REQUIRED DOC   one logged launch of a run table (see below)
+#   gpu_cli_node [--run]         NODE for the scripts that run the headless CLI; exits unless it and dist/cli.js are there
 #   json_str                     stdin -> one JSON string; framed_doc FILE; reap (see below)
 #   error_doc [MESSAGE]          the error document {"error":MESSAGE<ERROR_DOC_FIELDS>} on stdout (MESSAGE default:
 #                                "see NAME.log"; ERROR_DOC_FIELDS e.g. ',"runs":[]', set before sourcing); a script
@@ -79,6 +81,52 @@ timed_run() {
   { [ "$RUN_RC" -eq 124 ] || [ "$RUN_RC" -eq 137 ]; } && RUN_TIMED_OUT=true
   RUN_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   cat "$file" >>"$LOG"
+}
+
+# launch_logged NAME LIMIT ARGV... (inspect.sh, map.sh: each run of their table): ARGV under `timeout -k 5 LIMIT`,
+# logged whole: "== run NAME: ARGV", "-- exit RC; stdout:", its stdout, "-- stderr:", its stderr. Sets LAUNCH_RC (its
+# exit status), LAUNCH_OUT and LAUNCH_ERR (files with its stdout and stderr, for the caller to read) and LAUNCH_ARGV
+# (ARGV as the items of a JSON array). launch_done REQUIRED DOC then removes the files and sets fail=1 when REQUIRED
+# is yes and the launch failed or DOC (the document the caller found) is null.
+launch_logged() {
+  local name=$1 limit=$2 a
+  shift 2
+  LAUNCH_OUT=$(mktemp) LAUNCH_ERR=$(mktemp)
+  log "== run $name: $*"
+  timeout -k 5 "$limit" "$@" >"$LAUNCH_OUT" 2>"$LAUNCH_ERR"
+  LAUNCH_RC=$?
+  log "-- exit $LAUNCH_RC; stdout:"
+  cat "$LAUNCH_OUT" >>"$LOG"
+  log "-- stderr:"
+  cat "$LAUNCH_ERR" >>"$LOG"
+  LAUNCH_ARGV=""
+  for a in "$@"; do LAUNCH_ARGV+="${LAUNCH_ARGV:+,}\"${a//\"/\\\"}\""; done
+}
+
+launch_done() {
+  rm -f "$LAUNCH_OUT" "$LAUNCH_ERR"
+  if [ "$1" = yes ] && { [ "$LAUNCH_RC" -ne 0 ] || [ "$2" = null ]; }; then fail=1; fi
+}
+
+# gpu_cli_node [--run] (the scripts that run the headless CLI, node bin/gpumpi-doctor.js): NODE = `node` on PATH, else
+# .gpu/node.xz (this machine's node, xz-compressed; carry ".gpu") unpacked to /tmp/node. The CLI also needs dist/cli.js
+# (carry "dist"). Without either: "NAME.sh: needs node and dist/cli.js" in $LOG, error_doc "no node or dist/cli.js" in
+# $JSON, exit 1. With --run, NODE must also run (its --version goes to $LOG), and each lack has its own line and
+# error: "NAME.sh: no usable node (PATH or .gpu/node.xz)" / "no node", "NAME.sh: dist/cli.js missing (carry dist)" /
+# "no dist/cli.js".
+gpu_cli_node() {
+  NODE="$(command -v node || true)"
+  if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
+    xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
+  fi
+  if [ "${1:-}" = --run ]; then
+    if [ -z "$NODE" ] || ! "$NODE" --version >>"$LOG" 2>&1; then
+      log "$GPU_NAME.sh: no usable node (PATH or .gpu/node.xz)"; error_doc "no node" >"$JSON"; exit 1
+    fi
+    if [ ! -f dist/cli.js ]; then log "$GPU_NAME.sh: dist/cli.js missing (carry dist)"; error_doc "no dist/cli.js" >"$JSON"; exit 1; fi
+  elif [ -z "$NODE" ] || [ ! -f dist/cli.js ]; then
+    log "$GPU_NAME.sh: needs node and dist/cli.js"; error_doc "no node or dist/cli.js" >"$JSON"; exit 1
+  fi
 }
 
 # framed_doc FILE: the engine's framed result document in FILE (native/common/docFrame.hh) on stdout, or nothing.

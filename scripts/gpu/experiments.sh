@@ -26,21 +26,12 @@ error_doc() { printf '{"schema":"gpumpi.gpu-experiments/1","error":"%s","runs":[
 CP=(--mca mca_base_component_path "$PREFIX/lib/openmpi")
 BUDGET_S="${BUDGET_S:-540}"
 START=$(date +%s)
-NODE="$(command -v node || true)"
-if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
-  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
-fi
-if [ -z "$NODE" ] || [ ! -f dist/cli.js ]; then log "experiments.sh: needs node and dist/cli.js"; error_doc "no node or dist/cli.js" >"$JSON"; exit 1; fi
+gpu_cli_node
 gpu_require timeout
 if ! gpu_build gpumpi_cli; then log "experiments.sh: engine build failed"; error_doc "engine build failed" >"$JSON"; exit 1; fi
 log "== experiments.sh $(date -u +%FT%TZ) host=$(hostname) build took $(( $(date +%s) - START )) s"
 RNDV_CFG="$("$PREFIX/bin/ucx_info" -c 2>&1 | grep -E '^UCX_RNDV|^UCX_PROTO_ENABLE' || true)"
 log "$RNDV_CFG"
-json_str() {  # stdin -> one JSON string, ASCII only
-  LC_ALL=C tr -d '\000-\010\013\014\016-\037\177-\377' |
-    LC_ALL=C sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/\r//g' |
-    awk 'BEGIN { ORS = ""; printf "\"" } NR > 1 { printf "\\n" } { print } END { printf "\"" }'
-}
 entries=()
 fail=0
 # run NAME EXPECTED_S ARGS...: gpumpi-doctor ARGS --json, unless fewer than EXPECTED_S seconds are left.

@@ -16,14 +16,7 @@ ERROR_DOC_FIELDS=',"runs":[]'
 . "$(dirname "$0")/common.bash" guardCli
 TRIALS="${TRIALS:-3}"
 SIZE="${SIZE:-67108864}"
-NODE="$(command -v node || true)"
-if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
-  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
-fi
-if [ -z "$NODE" ] || ! "$NODE" --version >>"$LOG" 2>&1; then
-  log "guardCli.sh: no usable node (PATH or .gpu/node.xz)"; error_doc "no node" >"$JSON"; exit 1
-fi
-if [ ! -f dist/cli.js ]; then log "guardCli.sh: dist/cli.js missing (carry dist)"; error_doc "no dist/cli.js" >"$JSON"; exit 1; fi
+gpu_cli_node --run
 gpu_require
 log "== guardCli.sh $(date -u +%FT%TZ) host=$(hostname) node=$("$NODE" --version) trials=$TRIALS size=$SIZE"
 if ! gpu_build gpumpi_guard guard_demo guard_stage; then

@@ -35,31 +35,22 @@ entries=()
 run() {
   local name=$1 required=$2
   shift 2
-  local out err rc doc argv_json=""
-  out=$(mktemp) err=$(mktemp)
-  log "== run $name: $*"
-  timeout -k 5 90 "$@" >"$out" 2>"$err"
-  rc=$?
-  log "-- exit $rc; stdout:"
-  cat "$out" >>"$LOG"
-  log "-- stderr:"
-  cat "$err" >>"$LOG"
+  local doc
+  launch_logged "$name" 90 "$@"
   # Seen on the testbed (Open MPI 5.0.7, -np 4, 2026-12-02): stdout began with a NUL byte before the document.
   # Count and drop NULs rather than lose the run; the TypeScript parser tolerates bytes before the JSON too.
   local nuls
-  nuls=$(tr -cd '\000' <"$out" | wc -c)
+  nuls=$(tr -cd '\000' <"$LAUNCH_OUT" | wc -c)
   if [ "$nuls" -gt 0 ]; then log "-- note: $nuls NUL byte(s) in stdout (dropped before parsing)"; fi
-  doc=$(tr -d '\000' <"$out" | grep -m1 '^{"schema":"gpumpi.inspect/1"' || true)
+  doc=$(tr -d '\000' <"$LAUNCH_OUT" | grep -m1 '^{"schema":"gpumpi.inspect/1"' || true)
   [ -n "$doc" ] || doc=null
-  for a in "$@"; do argv_json+="${argv_json:+,}\"${a//\"/\\\"}\""; done
-  entries+=("{\"name\":\"$name\",\"argv\":[$argv_json],\"exit_code\":$rc,\"document\":$doc}")
+  entries+=("{\"name\":\"$name\",\"argv\":[$LAUNCH_ARGV],\"exit_code\":$LAUNCH_RC,\"document\":$doc}")
   # A short human summary per rank (no jq on the device): CUDA init and CUDA awareness as each rank saw them.
   if [ "$doc" != null ]; then
     printf '%s\n' "$doc" | grep -o '"rank":[0-9]*,"local_rank":[0-9]*\|"cuda_aware":{[^}]*}\|"selected_device":-\{0,1\}[0-9]*,"initialised_before_mpi_init":[a-z]*\|"OMPI_MCA_mca_base_component_path":"[^"]*"' |
       tee -a "$LOG"
   fi
-  rm -f "$out" "$err"
-  if [ "$required" = yes ] && { [ $rc -ne 0 ] || [ "$doc" = null ]; }; then fail=1; fi
+  launch_done "$required" "$doc"
 }
 
 run np1 yes "${BASE[@]}" "${CP[@]}" -np 1 "$ENGINE" inspect

@@ -35,27 +35,18 @@ entries=()
 run() {
   local name=$1 required=$2
   shift 2
-  local out err rc doc argv_json="" ev
-  out=$(mktemp) err=$(mktemp)
-  log "== run $name: $*"
-  timeout -k 5 60 "$@" >"$out" 2>"$err"
-  rc=$?
-  log "-- exit $rc; stdout:"
-  cat "$out" >>"$LOG"
-  log "-- stderr:"
-  cat "$err" >>"$LOG"
-  doc=$(framed_doc "$out" | grep '^{"schema":"gpumpi.map/1"' | tail -n1 || true)
+  local doc ev
+  launch_logged "$name" 60 "$@"
+  doc=$(framed_doc "$LAUNCH_OUT" | grep '^{"schema":"gpumpi.map/1"' | tail -n1 || true)
   [ -n "$doc" ] || doc=null
-  ev=$(grep -a -E '@@GPUMPI-RANK@@|mca: bml: Using|ep_cfg\[' "$err" | head -n 400 | jstr)
-  for a in "$@"; do argv_json+="${argv_json:+,}\"${a//\"/\\\"}\""; done
-  entries+=("{\"name\":\"$name\",\"argv\":[$argv_json],\"exit_code\":$rc,\"document\":$doc,\"evidence_text\":\"$ev\"}")
+  ev=$(grep -a -E '@@GPUMPI-RANK@@|mca: bml: Using|ep_cfg\[' "$LAUNCH_ERR" | head -n 400 | jstr)
+  entries+=("{\"name\":\"$name\",\"argv\":[$LAUNCH_ARGV],\"exit_code\":$LAUNCH_RC,\"document\":$doc,\"evidence_text\":\"$ev\"}")
   if [ "$doc" != null ]; then
     printf '%s\n' "$doc" | grep -o '"a":[0-9]*,"b":[0-9]*,"same_host":[a-z]*,"class":"[a-z_]*"\|"status":"[a-z_]*","bandwidth_gbps":[0-9.e+-]*,"latency_us":[0-9.e+-]*' | tee -a "$LOG"
     printf '%s\n' "$doc" | grep -o '"memory":"[a-z]*","gpu_unavailable_reason":[^,]*' | head -n1 | tee -a "$LOG"
   fi
-  grep -a -m8 'mca: bml: Using' "$err" | tee -a "$LOG" >/dev/null
-  rm -f "$out" "$err"
-  if [ "$required" = yes ] && { [ $rc -ne 0 ] || [ "$doc" = null ]; }; then fail=1; fi
+  grep -a -m8 'mca: bml: Using' "$LAUNCH_ERR" | tee -a "$LOG" >/dev/null
+  launch_done "$required" "$doc"
 }
 
 run ob1-smcuda yes "${BASE[@]}" --mca pml ob1 --mca btl smcuda,self -np 4 "${PROG[@]}"

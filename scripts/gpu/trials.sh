@@ -9,11 +9,7 @@
 set -u
 . "$(dirname "$0")/common.bash" trials
 CP=(--mca mca_base_component_path "$PREFIX/lib/openmpi")
-NODE="$(command -v node || true)"
-if [ -z "$NODE" ] && [ -f .gpu/node.xz ]; then
-  xz -dc .gpu/node.xz >/tmp/node && chmod +x /tmp/node && NODE=/tmp/node
-fi
-if [ -z "$NODE" ] || [ ! -f dist/cli.js ]; then log "trials.sh: needs node and dist/cli.js"; echo '{"error":"no node or dist/cli.js"}' >"$JSON"; exit 1; fi
+gpu_cli_node
 gpu_require
 if ! gpu_build gpumpi_cli; then log "trials.sh: engine build failed"; echo '{"error":"engine build failed"}' >"$JSON"; exit 1; fi
 log "== trials.sh run ${RUN:-1} $(date -u +%FT%TZ) host=$(hostname)"

@@ -71,11 +71,12 @@ describe('gpumpi-doctor CLI (built)', function () {
 
 	it('usage errors exit 2 with a message', () => {
 		const cases: [string[], RegExp][] = [
-			[['inspect', '--ranks', 'abc'], /--ranks needs a number/],
-			[['inspect', '--ranks', '0'], /ranks must be an integer from 1 to 1024/],
-			[['inspect', '--timeout', '99999'], /timeout must be/],
-			[['inspect', '--bogus'], /Unknown option '--bogus'/],
-			[['inspect', 'extra'], /unexpected argument: extra/],
+			[['inspect', '--ranks', 'abc'], /--ranks needs an integer 1\.\.1024, got "abc"/],
+			[['inspect', '--ranks', '0'], /--ranks needs an integer 1\.\.1024, got "0"/],
+			[['inspect', '--timeout', '99999'], /--timeout needs a number 1\.\.3600, got "99999"/],
+			[['inspect', '--bogus'], /unknown option "--bogus"/],
+			[['inspect', '--rank', '2'], /unknown option "--rank" \(did you mean --ranks\?\)/],
+			[['inspect', 'extra'], /unexpected argument "extra"/],
 			[['frobnicate'], /unknown command "frobnicate"/],
 		];
 		for (const [args, re] of cases) {

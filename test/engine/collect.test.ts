@@ -12,9 +12,10 @@ import { collect, detectFlavor, ompiInfoValue } from '../../extension/core/colle
 import { LocalHost, whichIn } from '../../extension/core/hosts/localHost';
 import { findEngine } from '../../extension/core/native';
 import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
+import { analyze } from '../../extension/core/analyze';
 
 const EXPECTED_IDS = ['ompi_info', 'mpirun_version', 'mpichversion', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d',
-	'nvidia_smi_topo', 'nvidia_smi_xml', 'probe', 'env', 'which', 'identity', 'engine'];
+	'nvidia_smi_topo', 'nvidia_smi_xml', 'probe', 'env', 'which', 'identity', 'engine', 'fi_info_hmem', 'fi_info_version', 'fi_info'];
 
 function byId(raw: RawOutput[], id: string): RawOutput {
 	const r = raw.find(x => x.id === id);
@@ -92,6 +93,19 @@ describe('collect on this machine (LocalHost)', function () {
 		assert.deepEqual(r.command, ['read', conf]);
 		assert.equal(r.exitCode, 0);
 		assert.equal(r.stdout, fs.readFileSync(conf, 'utf8'));
+	});
+
+	it('ran the real fi_info (Debian\'s libfabric-bin): providers, and a libfabric whose CUDA interface did not start', function () {
+		if (!whichIn('fi_info', process.env.PATH ?? '')) { this.skip(); }
+		const hmem = byId(raw, 'fi_info_hmem');
+		assert.equal(hmem.exitCode, 0, hmem.error ?? hmem.stderr.slice(-500));
+		assert.deepEqual(hmem.command.slice(1), ['-c', 'FI_HMEM']);
+		const lf = analyze(raw, 'this machine').facts.libfabric;
+		assert.ok(lf?.version && /^\d+\.\d+/.test(lf.version.value), 'fi_info --version read');
+		assert.ok((lf?.providers?.length ?? 0) > 0, 'plain fi_info listed providers');
+		assert.ok(lf?.logSeen, 'FI_LOG_LEVEL=info reached fi_info');
+		// Debian's and Ubuntu's libfabric are built without CUDA: the log says so, whatever FI_HMEM lists.
+		assert.ok(lf?.hmemIfaces.some((i) => i.iface === 'FI_HMEM_CUDA'), hmem.stderr.split('\n').filter((l) => /hmem/i.test(l)).join('\n'));
 	});
 
 	it('says the probe was not available when no probe function is given', () => {

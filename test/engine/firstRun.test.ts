@@ -19,7 +19,7 @@ function npmInspect(env: NodeJS.ProcessEnv): { code: number | null; stdout: stri
 	return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-type Report = { schema: string; findings: Array<{ id: string }>; raw: Array<{ id: string }> };
+type Report = { schema: string; findings: Array<{ id: string; title?: string }>; raw: Array<{ id: string }> };
 
 function parseReport(stdout: string): Report {
 	try { return JSON.parse(stdout) as Report; } catch (e) {
@@ -53,5 +53,10 @@ describe('first run: npm run -s inspect -- --json', function () {
 		assert.doesNotMatch(r.stderr, /prerequisite missing/);
 		const report = parseReport(r.stdout);
 		assert.ok(report.findings.some(f => f.id === 'mpi-not-found'), `findings: ${report.findings.map(f => f.id).join(', ')}`);
+		// The tools that were not there: one finding naming them, not a "Could not fully read" problem each.
+		assert.deepEqual(report.findings.filter(f => f.id === 'parse-problem').map(f => f.title), []);
+		const absent = report.findings.filter(f => f.id === 'tools-not-installed');
+		assert.equal(absent.length, 1, `findings: ${report.findings.map(f => f.id).join(', ')}`);
+		assert.match(absent[0].title ?? '', /^Not installed: ompi_info, mpirun, mpichversion, .*the gpumpi engine$/);
 	});
 });

@@ -8,6 +8,7 @@
  * one call guard_demo makes that the guard does not model (MPI_Sendrecv_replace) passes through and is listed.
  */
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -82,6 +83,27 @@ for (const { flavor, launch, env } of FLAVORS) {
 			for (const k of Object.keys(childEnv)) { if (k.startsWith('GPUMPI_GUARD')) { delete childEnv[k]; } }
 			return execute([...argv, demo, ...args], { cwd: work, timeoutMs: RUN_TIMEOUT_MS, env: childEnv }).result;
 		};
+
+		it('the thread level a program got stays the one it got (mpi4py asks MPI_THREAD_MULTIPLE): the same line with and without the guard, 3 runs each', async function () {
+			// Debian's python3-mpi4py is built against Open MPI; under MPICH's launcher it would not start.
+			if (flavor !== 'openmpi' || spawnSync('/usr/bin/python3', ['-c', 'import mpi4py']).status !== 0) { this.skip(); }
+			const prog = ['/usr/bin/python3', path.join(ROOT, 'test', 'foreign', 'mpi4py_thread.py')];
+			const once = async (guarded: boolean): Promise<string> => {
+				const argv: string[] = [...launch0];
+				const np = argv.indexOf('-np');
+				if (guarded) { argv.splice(np, 0, ...env('LD_PRELOAD', guard), ...env('GPUMPI_GUARD_DIR', work), ...env('GPUMPI_GUARD', 'report')); }
+				const childEnv: Record<string, string | undefined> = { ...process.env, UCX_NET_DEVICES: 'lo' };
+				for (const k of Object.keys(childEnv)) { if (k.startsWith('GPUMPI_GUARD') || k.startsWith('MPI4PY_')) { delete childEnv[k]; } }
+				const r = await execute([...argv, ...prog], { cwd: work, timeoutMs: RUN_TIMEOUT_MS, env: childEnv }).result;
+				assert.equal(r.exitCode, 0, describeRun(r));
+				return r.stdout.split('\n').filter((l) => l.startsWith('rank ')).map((l) => l.replace(/ pml .*/, '')).sort().join('\n');
+			};
+			for (let trial = 0; trial < 3; trial++) {
+				const plain = await once(false);
+				assert.equal(plain, 'rank 0 thread multiple\nrank 1 thread multiple', 'mpi4py\'s default level, granted');
+				assert.equal(await once(true), plain, `trial ${trial + 1}: the guard left the level as it was`);
+			}
+		});
 
 		it('report mode: output bitwise the same as without the guard; exact counts and bytes per call, peer and collective', async () => {
 			const plain = await run(null);

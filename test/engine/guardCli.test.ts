@@ -1,7 +1,8 @@
 /**
  * `gpumpi-doctor guard` for real: the built CLI (bin/gpumpi-doctor.js) runs native/examples/guard_demo under real
  * Open MPI and MPICH with the guard preloaded through the launcher's own options. Checked: the exact counts of
- * guard_demo's fixed pattern, --json parses with the program's output on stderr, the program's exit code becomes ours,
+ * guard_demo's fixed pattern, --json parses with the program's output on stderr, the program's exit code becomes ours
+ * while the guard's own are 124–127 (a usage error 125, --timeout 124),
  * the report directory is removed, a command that is not a launcher runs with --np, Ctrl-C ends the whole job (130).
  * The IPC scenario uses the FAKE CUDA driver (native/fakes/fakeCuda.c, as test/engine/guardFakeCuda.test.ts explains:
  * CUDA IPC cannot be produced here): report mode gives the ipc-import danger with its call site, fix mode bounces it
@@ -97,6 +98,22 @@ for (const { flavor, mpirun, ucx } of FLAVORS) {
 			assert.equal(r.code, 0, r.stderr);
 			assert.match(r.stdout, /^RESULT PASS\n\nVERDICT {2}gpumpi-guard \(report\): no dangerous GPU-buffer call — \d+ MPI calls, 26 point-to-point messages \(3\.7 kB\); 2 ranks reported; program exit code 0$/m);
 			assert.match(r.stdout, /^ {2}0→1 +13 +1\.8 kB +400 B {2}host-only +host 24$/m);
+		});
+
+		it("the guard's own codes are not the program's: a usage error is 125 before anything runs; --timeout stops the whole job with 124", async () => {
+			const usage = cli(['guard', '--mode', 'repor', '--', ...mpirun, '-np', '2', demo], cwd);
+			assert.equal(usage.code, 125, usage.stderr);
+			assert.match(usage.stderr, /--mode needs report, warn or fix/);
+			assert.equal(usage.stdout, '');
+			const iters = String(800_000_000 + (process.pid % 1000) + (flavor === 'mpich' ? 1 : 0));
+			const t0 = Date.now();
+			const r = cli(['guard', '--json', '--timeout', '4', '--', ...mpirun, '-np', '2', demo, '--bench', '--iters', iters], cwd);
+			assert.equal(r.code, 124, r.stderr);
+			assert.ok(Date.now() - t0 < 60_000, `${Date.now() - t0} ms`);
+			const doc = JSON.parse(r.stdout) as Result & { timedOut: boolean };
+			assert.deepEqual([doc.exitCode, doc.timedOut], [null, true]);
+			assert.ok(await until(() => demoRanks(iters).length === 0, 5000), `ranks left: ${demoRanks(iters).join(', ')}`);
+			assert.equal(fs.existsSync(guardDirOf(doc.argv)), false, 'report directory left');
 		});
 
 		it("the program's exit code becomes ours and is in the result", () => {

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../../extension/core/native';
 import { execute, type ExecuteResult } from '../../extension/core/proc';
-import { parseGuardReport } from '../../extension/core/guard/guardReport';
+import { parseGuardReport } from '../../extension/core/parsers/guardReport';
 
 const ROOT = repoRoot() ?? process.cwd();
 const RUN_TIMEOUT_MS = 60_000;

@@ -9,7 +9,7 @@ import { DEFAULT_MAP_OPTIONS, runMap } from '../../extension/core/map/mapRunner'
 import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { execute } from '../../extension/core/proc';
 import { defaultSpec, type LaunchConfig } from '../../extension/core/launch/launchSpec';
-import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
 import { MAP_SCHEMA, validateMapDocument, type MapDocument } from '../../extension/shared/mapSchema';
 
 const TIMEOUT_MS = 90_000;
@@ -105,16 +105,21 @@ describe('gpumpi map (engine, real MPI, host memory)', function () {
 
 	it('--plan: all pairs up to --max-ranks, else every intra-host pair plus one pair per host pair (the engine\'s own selection)', async () => {
 		const engine = enginePath('openmpi');
-		const plan = async (...args: string[]): Promise<{ sampled: boolean; pairs: Array<[number, number]> }> => {
+		type Plan = { sampled: boolean; schedule: string; pairs: Array<[number, number]>; rounds: number[][] };
+		const plan = async (...args: string[]): Promise<Plan> => {
 			const r = await execute([engine, 'map', ...args], { timeoutMs: 10_000 }).result;
 			assert.equal(r.exitCode, 0, r.stderr);
-			return JSON.parse(r.stdout) as { sampled: boolean; pairs: Array<[number, number]> };
+			return JSON.parse(r.stdout) as Plan;
 		};
 		const all = await plan('--plan', 'a,a,b,b,c');
 		assert.equal(all.sampled, false);
+		assert.equal(all.schedule, 'sequential', 'auto: all pairs one at a time');
 		assert.equal(all.pairs.length, 10);
+		// One pair per host pair: the lowest ranks of each one at a time, or the hosts' ranks in turn in rounds (auto when sampled).
+		const sequential = await plan('--pairs', 'sampled', '--schedule', 'sequential', '--plan', 'a,a,b,b,c');
+		assert.deepEqual(sequential, { sampled: true, schedule: 'sequential', pairs: [[0, 1], [0, 2], [0, 4], [2, 3], [2, 4]], rounds: [[0], [1], [2], [3], [4]] });
 		const sampled = await plan('--pairs', 'sampled', '--plan', 'a,a,b,b,c');
-		assert.deepEqual(sampled, { sampled: true, pairs: [[0, 1], [0, 2], [0, 4], [2, 3], [2, 4]] });
+		assert.deepEqual(sampled, { sampled: true, schedule: 'rounds', pairs: [[0, 1], [2, 3], [2, 4], [1, 3], [0, 4]], rounds: [[0, 1], [2], [3], [4]] });
 		assert.deepEqual(await plan('--max-ranks', '4', '--plan', 'a,a,b,b,c'), sampled, 'more ranks than --max-ranks: sampled');
 		const hosts = Array.from({ length: 64 }, (_, i) => `h${Math.floor(i / 8)}`).join(',');
 		const big = await plan('--plan', hosts);

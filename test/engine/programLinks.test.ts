@@ -60,6 +60,10 @@ describe('program links under the guard (real MPICH, readelf, mpivars)', functio
 		const cuda = [`-L${cudartDir}`, `-Wl,-rpath,${cudartDir}`, '-lcudart'];
 		sh(['mpicc.mpich', 'app.c', '-o', 'app-cudart-first', ...cuda], dir);
 		sh(['gcc', 'app.c', '-o', 'app-mpi-first', '-I/usr/include/x86_64-linux-gnu/mpich', '-lmpich', ...cuda], dir);
+		// The static runtime only where NVIDIA's is installed (no stub stands in for it).
+		if (fs.existsSync(path.join(REAL_CUDART, 'libcudart_static.a'))) {
+			sh(['mpicc.mpich', 'app.c', '-o', 'app-cudart-static', `-L${REAL_CUDART}`, '-lcudart_static', '-lpthread', '-ldl', '-lrt'], dir);
+		}
 	});
 	after(() => { if (dir) { fs.rmSync(dir, { recursive: true, force: true }); } });
 
@@ -80,6 +84,25 @@ describe('program links under the guard (real MPICH, readelf, mpivars)', functio
 		assert.equal(f.length, 1);
 		assert.equal(f[0].severity, 'info');
 		assert.match(f[0].message, /MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 turns the cache off/);
+	});
+
+	it('static cudart over MPICH ch4:ucx: ucx-memtype-cache-static-cudart with UCX_MEM_CUDA_HOOK_MODE=reloc forwarded, quiet with the default hooks', function () {
+		if (!fs.existsSync(path.join(dir, 'app-cudart-static'))) { this.skip(); }
+		const id = (fs: Finding[]): Finding[] => fs.filter((f) => f.id === 'ucx-memtype-cache-static-cudart');
+		const reloc = guard(['mpirun.mpich', '-genv', 'UCX_MEM_CUDA_HOOK_MODE', 'reloc', '-np', '2', './app-cudart-static'], dir);
+		assert.equal(reloc.code, 0, reloc.stderr.slice(-1500));
+		const f = id(reloc.findings);
+		assert.equal(f.length, 1, JSON.stringify(reloc.findings.map((x) => x.id)));
+		assert.match(f[0].message, /^\.\/app-cudart-static has the CUDA runtime linked in statically .*UCX_MEM_CUDA_HOOK_MODE=reloc, collector environment/);
+		assert.equal(f[0].fix?.command, 'export UCX_MEMTYPE_CACHE=n');
+		assert.equal(id(guard(['mpirun.mpich', '-np', '2', './app-cudart-static'], dir).findings).length, 0);
+	});
+
+	it('MPIR_CVAR_NOLOCAL forwarded with -genv: mpivars lists it as MPICH read it, and mpich-nolocal-set says what it costs', () => {
+		const r = guard(['mpirun.mpich', '-genv', 'MPIR_CVAR_NOLOCAL', '1', '-np', '2', './app-mpi-first'], dir);
+		const f = r.findings.filter((x) => x.id === 'mpich-nolocal-set');
+		assert.equal(f.length, 1, JSON.stringify(r.findings.map((x) => x.id)));
+		assert.ok(f[0].evidence.some((e) => e.source === 'mpivars' && /^\s*MPIR_CVAR_NOLOCAL\s*=1\t/.test(e.line)), JSON.stringify(f[0].evidence));
 	});
 
 	it('gcc app.c -lmpich -lcudart: quiet; a bare program name is found on PATH as the launcher finds it', () => {

@@ -148,8 +148,14 @@ describe('reproducers, map and collect on a chosen ssh host (real sshd + Open MP
 		const setup = `export PATH=${bin}:/usr/sbin:/sbin`;
 		const inspect = await cli(['inspect', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--engine', engine, '--json']);
 		assert.equal(inspect.code, 0, inspect.err);
-		const report = JSON.parse(inspect.out) as { findings: Array<{ id: string; evidence: unknown[] }> };
+		const report = JSON.parse(inspect.out) as { findings: Array<{ id: string; title: string; message: string; evidence: unknown[] }> };
 		assert.ok(report.findings.some(f => f.id === 'mpi-not-found'), `findings: ${report.findings.map(f => f.id).join(', ')}`);
+		// What was not there is one finding (the engine given, but no mpirun to launch it), not a parse problem each.
+		assert.deepEqual(report.findings.filter(f => f.id === 'parse-problem' && /ompi_info|mpirun|engine/.test(f.title)).map(f => f.title), []);
+		const absent = report.findings.filter(f => f.id === 'tools-not-installed');
+		assert.equal(absent.length, 1, `findings: ${report.findings.map(f => f.id).join(', ')}`);
+		assert.match(absent[0].title, /^Not installed: ompi_info, mpirun, .*the gpumpi engine$/);
+		assert.match(absent[0].message, /the gpumpi engine \(mpirun not found on PATH\)/);
 		const repro = await cli(['repro', 'ipc', '--host', 'host-b', '--ssh-config', lab.sshConfig, '--setup', setup, '--engine', engine, '--memory', 'host']);
 		assert.equal(repro.code, 3);
 		assert.match(repro.err, /cannot tell whether mpirun on host-b is Open MPI or MPICH \(is it on PATH after the setup line\?/);

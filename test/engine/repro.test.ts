@@ -11,7 +11,7 @@ import { execute } from '../../extension/core/proc';
 import { runFallbackRepro } from '../../extension/core/repro/fallbackRunner';
 import { runIpcVariants } from '../../extension/core/repro/ipcRunner';
 import { defaultSpec, type LaunchConfig, type LaunchSpec } from '../../extension/core/launch/launchSpec';
-import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
 import { renderFallbackReport, renderIpcReport } from '../../extension/core/repro/reproRender';
 import { REPRO_FALLBACK_REPORT_SCHEMA, REPRO_IPC_REPORT_SCHEMA, validateIpcDocument } from '../../extension/shared/reproSchema';
 

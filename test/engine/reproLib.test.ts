@@ -10,7 +10,7 @@ import { findEngine, type EngineFlavor } from '../../extension/core/native';
 import { execute } from '../../extension/core/proc';
 import { runFallbackRepro } from '../../extension/core/repro/fallbackRunner';
 import { defaultSpec, type LaunchConfig } from '../../extension/core/launch/launchSpec';
-import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
 import { renderFallbackReport } from '../../extension/core/repro/reproRender';
 import type { ReproFallbackDocument } from '../../extension/shared/reproSchema';
 

@@ -12,6 +12,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { findEngine } from '../../extension/core/native';
 import { defaultSpec } from '../../extension/core/launch/launchSpec';
+import { LocalHost } from '../../extension/core/hosts/localHost';
 import { runLaunch } from '../../extension/core/launch/runLaunch';
 import { pidsWith, sleep, waitForRanks } from './faultHelpers';
 
@@ -36,9 +37,9 @@ describe('Open MPI shared-memory segments: a private directory per launch, remov
 		const spec = { ...defaultSpec('openmpi', MPIRUN, 4), mca: [['btl_base_verbose', '30']] as Array<[string, string]> };
 		const program = [engine, 'map', '--memory', 'host', '--large', '64K', '--small', '8', '--iters', '3'];
 		const before = new Set(shmEntries());
-		const ours = await runLaunch(spec, program, { timeoutMs: 60_000 });
+		const ours = await runLaunch(spec, program, { host: new LocalHost(), timeoutMs: 60_000 });
 		// "Without": the user chose Open MPI's own default, /dev/shm, so the product adds nothing.
-		const theirs = await runLaunch({ ...spec, mca: [...spec.mca, ['btl_vader_backing_directory', '/dev/shm']] }, program, { timeoutMs: 60_000 });
+		const theirs = await runLaunch({ ...spec, mca: [...spec.mca, ['btl_vader_backing_directory', '/dev/shm']] }, program, { host: new LocalHost(), timeoutMs: 60_000 });
 		assert.equal(ours.result.exitCode, 0, ours.result.stderr.slice(-2000));
 		assert.equal(theirs.result.exitCode, 0, theirs.result.stderr.slice(-2000));
 		const i = ours.argv.indexOf('btl_vader_backing_directory');
@@ -64,7 +65,7 @@ describe('Open MPI shared-memory segments: a private directory per launch, remov
 			const before = new Set(shmEntries());
 			const abort = new AbortController();
 			const running = runLaunch(defaultSpec('openmpi', MPIRUN, 4), [engine, 'map', '--memory', 'host', '--large', '8M', '--small', '8', '--iters', iters],
-				{ timeoutMs: 60_000, signal: abort.signal });
+				{ host: new LocalHost(), timeoutMs: 60_000, signal: abort.signal });
 			const ranks = await waitForRanks(iters, 4, 40_000);
 			assert.equal(ranks.length, 4, `the 4 ranks never appeared: ${JSON.stringify(ranks)}`);
 			const pids = pidsWith(iters);

@@ -4,7 +4,7 @@
  * changed host keys, refused connections and hung commands are produced for real. Needs root and
  * openssh-server/openssh-client/iproute2 (CI installs them); without them the suite FAILS with the reason.
  */
-import { extractJsonDocument } from '../../extension/core/repro/reproParsers';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
 import { applyEvidence } from '../../extension/core/map/mapEvidence';
 import type { MapDocument } from '../../extension/shared/mapSchema';
 import * as assert from 'node:assert/strict';

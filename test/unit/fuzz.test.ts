@@ -60,6 +60,9 @@ function mutate(text: string, kind: number): string {
 /** Every raw output with its real fixture text (the corpus being damaged). */
 const CORPUS: RawOutput[] = [...debianRaw(), ...h200Raw().filter((r) => !['ompi_info', 'mpirun_version', 'env'].includes(r.id)),
 	h200Engine('inspect-np4-nocp.json'), rawFromFixture('h200-testbed', 'ucx_info_c'),
+	// libfabric's fi_info, the real Debian 12 capture (the FI_HMEM run with its start-up log on stderr)
+	rawText('fi_info_hmem', fixtureText('debian12-libfabric', 'fi_info_hmem.txt'), { stderr: fixtureText('debian12-libfabric', 'fi_info_hmem.stderr.txt') }),
+	rawFromFixture('debian12-libfabric', 'fi_info_version'), rawFromFixture('debian12-libfabric', 'fi_info'),
 	// sysfs outputs in sysCollect.ts's format (this machine's real capture is empty; these lines are synthetic).
 	rawText('sys_modules', 'nvidia_peermem 16384 0 - Live 0x0 (OE)\nnvidia 9871360 1 nvidia_peermem, Live 0x0 (OE)\n/sys/module/nvidia_peermem/version=580.159.04\n'),
 	rawText('sys_infiniband', 'mlx5_0\tport=1\tstate=4: ACTIVE\tlink_layer=InfiniBand\trate=200 Gb/sec (4X HDR)\tnuma_node=0\tpci=0000:3b:00.0\n'),

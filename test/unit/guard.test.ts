@@ -2,7 +2,7 @@
  * The guard's TypeScript half without running anything: the rank-report parser and the merge against REAL reports
  * (test-fixtures/guard/, captured by capture.sh from guard_demo under real Open MPI / MPICH; the IPC ones with the fake
  * CUDA driver, as its README says), damaged and missing reports, hostile strings from a binary's symbol table, the
- * launcher forwarding, and `gpumpi-doctor guard` usage errors (exit 2, nothing started). The real runs of the command
+ * launcher forwarding, and `gpumpi-doctor guard` usage errors (exit 125, the guard's own failure: nothing started). The real runs of the command
  * are in test/engine/guardCli.test.ts.
  */
 import * as assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { guardMain, parseGuardArgs, renderGuardText } from '../../extension/cli/guardCli';
 import { mergeGuardReports, printable, type GuardMergeInput, type GuardReportFile } from '../../extension/core/guard/guardMerge';
-import { parseGuardReport, siteText, validateStageDetail } from '../../extension/core/guard/guardReport';
+import { parseGuardReport, siteText, validateStageDetail } from '../../extension/core/parsers/guardReport';
 import { gpuBufferCalls, guardInspectionReport, guardResult } from '../../extension/core/guard/guardResult';
 import { forwardVariables, launcherKind, ranksAsked, splitArgLine } from '../../extension/core/guard/guardRunner';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
@@ -209,10 +209,10 @@ describe('gpumpi-doctor guard usage', () => {
 		assert.deepEqual(o.command, ['mpirun.mpich', '-np', '2', './app', '--mode', 'x']);
 		assert.equal(o.mpirun, 'mpirun.mpich');
 	});
-	it('usage errors exit 2 with a message and start nothing', async () => {
+	it('usage errors exit 125 (the guard\'s own code, never a program\'s 2) with a message and start nothing', async () => {
 		for (const [argv, re] of [
 			[[], /no command to run/], [['--'], /no command to run/], [['./app'], /put the command after --/],
-			[['--mode', 'repor', '--', 'a'], /--mode needs report, warn, fix, got "repor"/], [['--np', '0', '--', 'a'], /--np needs an integer 1\.\.4096/],
+			[['--mode', 'repor', '--', 'a'], /--mode needs report, warn or fix, got "repor"/], [['--np', '0', '--', 'a'], /--np needs an integer 1\.\.4096/],
 			[['--np', '2', '--', 'mpirun', 'a'], /is a launcher/], [['--srun', '--', 'a'], /--srun needs --np/],
 			[['--report-dir', 'rel', '--', 'a'], /absolute/], [['--setup', 'x', '--', 'a'], /--setup and --ssh-config need --host/],
 			[['--host', '-oProxyCommand=x', '--', 'a'], /--host/], [['--preset', 'bad', '--', 'a'], /--preset needs NAME=VALUE/],
@@ -220,7 +220,7 @@ describe('gpumpi-doctor guard usage', () => {
 		] as Array<[string[], RegExp]>) {
 			const io = captureIo('/tmp');
 			const { value: code, spawned } = await withSpawnSpy(() => guardMain(argv, io));
-			assert.equal(code, 2, `${JSON.stringify(argv)}: ${io.err}`);
+			assert.equal(code, 125, `${JSON.stringify(argv)}: ${io.err}`);
 			assert.match(io.err, re, JSON.stringify(argv));
 			assert.equal(io.out, '');
 			assert.deepEqual(spawned, []);

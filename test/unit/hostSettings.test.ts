@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { resolveHost, validateHostSettings } from '../../extension/core/hosts/hostSettings';
 import { SshHost, classifySshError } from '../../extension/core/hosts/sshHost';
-import { posixQuoteArgv } from '../../extension/core/hosts/host';
+import { posixQuoteArgv } from '../../extension/core/host';
 
 describe('host settings and ssh errors (pure)', () => {
 	it('validates gpumpiDoctor.hosts and rejects hostile values with clear problems', () => {

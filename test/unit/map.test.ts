@@ -9,7 +9,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEvidence, pairChannel, parseBtlPairs, refineClass } from '../../extension/core/map/mapEvidence';
-import { failureLines } from '../../extension/core/map/mapRunner';
+import { failureLines } from '../../extension/core/launch/launcherOutput';
 import { asFromMapWebviewEnvelope } from '../../extension/shared/mapProtocol';
 import { allFilter, bandwidthMatrix, edgeWidth, heatColor, layoutMap, mapToSvg, placeEdgeLabels, DEFAULT_PALETTE } from '../../extension/shared/mapLayout';
 import { validateMapDocument, type MapDocument, type MapPair } from '../../extension/shared/mapSchema';

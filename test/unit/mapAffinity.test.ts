@@ -1,5 +1,5 @@
 /**
- * A rank's CPU binding against its GPU's NUMA node (core/map/mapAffinity.ts), the rule `rank-gpu-numa-binding` and
+ * A rank's CPU binding against its GPU's NUMA node (core/parsers/rankAffinity.ts), the rule `rank-gpu-numa-binding` and
  * the map's affinity section. What is real and what is not:
  * - REAL (Debian 12 CI machine, Open MPI 4.1.4, `--bind-to core`, one NUMA node, 2 CPUs): the bound capture
  *   test-fixtures/engine/debian12-fakecuda/inspect-np2-affinity-bound.json (CUDA answers from the FAKE driver; sysfs
@@ -13,7 +13,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyze } from '../../extension/core/analyze';
-import { judgeAffinity, mapAffinity, parseCpuList, readRankAffinity } from '../../extension/core/map/mapAffinity';
+import { mapAffinity } from '../../extension/core/map/mapAffinity';
+import { judgeAffinity, parseCpuList, readRankAffinity } from '../../extension/core/parsers/rankAffinity';
 import { renderMapText } from '../../extension/cli/mapCli';
 import type { RankAffinity } from '../../extension/shared/engineSchema';
 import { validateMapDocument, type MapDocument } from '../../extension/shared/mapSchema';

@@ -15,7 +15,8 @@ describe('map --sbatch options', () => {
 		assert.equal(o.srun, true);
 		assert.deepEqual(o.batch, { sbatch: true, sbatchArgs: ['--nodes=2', '--ntasks-per-node=4', '-p', 'gpu', '--gpus-per-node=4'], dir: null, cancelOnInterrupt: false, follow: null });
 		assert.equal(parseMapArgs(['--sbatch', '--sbatch-arg', '-n6', '--np', '4']).np, 4);
-		const d = parseMapArgs(['--sbatch-arg=--ntasks=2', '--sbatch-dir', 'runs', '--cancel-on-interrupt'].flatMap(a => a.split(/(?<=^--sbatch-arg)=/)));
+		// getopt's --name=VALUE form: the value is everything after the first '=' (argv.ts).
+		const d = parseMapArgs(['--sbatch-arg=--ntasks=2', '--sbatch-dir', 'runs', '--cancel-on-interrupt']);
 		assert.deepEqual([d.np, d.batch.dir, d.batch.cancelOnInterrupt], [2, 'runs', true]);
 	});
 

@@ -11,7 +11,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Host, HostRunOptions } from '../../extension/core/hosts/host';
+import type { Host, HostRunOptions } from '../../extension/core/host';
 import type { ExecuteResult } from '../../extension/core/proc';
 import { defaultSpec } from '../../extension/core/launch/launchSpec';
 import { DEFAULT_MAP_OPTIONS, runMap } from '../../extension/core/map/mapRunner';

@@ -24,5 +24,6 @@ describe('program links: the program in a launcher command', () => {
 	it('variables forwarded: -genv / -env NAME V, -x NAME=V, -x NAME from the launcher\'s own environment', () => {
 		assert.deepEqual(forwardedEnv(['mpirun.mpich', '-genv', 'MPIR_CVAR_X', '0', '-env', 'B', '1', '-np', '2', './app'], {}), [['MPIR_CVAR_X', '0'], ['B', '1']]);
 		assert.deepEqual(forwardedEnv(['mpirun', '-x', 'A=1', '-x', 'HOME', '-x', 'UNSET', './app'], { HOME: '/root' }), [['A', '1'], ['HOME', '/root']]);
+		assert.deepEqual(forwardedEnv(['mpirun', '--mca', 'pml', 'ucx', '-mca', 'pml_ucx_tls', 'any', './app'], {}), [['OMPI_MCA_pml', 'ucx'], ['OMPI_MCA_pml_ucx_tls', 'any']], 'MCA parameters on the command line, as the ranks read them');
 	});
 });

@@ -1,5 +1,6 @@
 /**
- * The repro output parsers on REAL captured output (test-fixtures/repro/, see its README for the exact commands):
+ * The parsers of a launched run's output (core/launch/launcherOutput.ts, core/parsers/transportLines.ts,
+ * core/parsers/framedDocument.ts) on REAL captured output (test-fixtures/repro/, see its README for the exact commands):
  * marker-wrapped JSON amid UCX log lines, UCX lanes and protocol tables, Open MPI bml lines, Open MPI and MPICH
  * crash reports; plus hostile / damaged input.
  */
@@ -7,10 +8,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RANK_LINE_MARKER, validateFallbackDocument, validateIpcDocument } from '../../extension/shared/reproSchema';
-import {
-	crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, parseBmlLines, parseRankLines,
-	parseUcxLanes, parseUcxProtoInfo,
-} from '../../extension/core/repro/reproParsers';
+import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, interestingLines, parseRankLines } from '../../extension/core/launch/launcherOutput';
+import { extractJsonDocument } from '../../extension/core/parsers/framedDocument';
+import { gatherTransportEvidence, parseBmlLines, parseUcxLanes, parseUcxProtoInfo } from '../../extension/core/parsers/transportLines';
 
 const DIR = path.resolve(process.cwd(), 'test-fixtures', 'repro');
 function fx(name: string): string { return fs.readFileSync(path.join(DIR, name), 'utf8'); }

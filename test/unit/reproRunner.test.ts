@@ -12,9 +12,9 @@ import { classifyIpcRun, summarizeAll } from '../../extension/core/repro/ipcRunn
 import { ipcVerdict } from '../../extension/core/repro/ipcVerdict';
 import { buildLaunchArgv } from '../../extension/core/launch/launchArgv';
 import { defaultSpec, parsePreset, withJobName } from '../../extension/core/launch/launchSpec';
-import { PML_UCX_MCA } from '../../extension/core/repro/evidence';
+import { PML_UCX_MCA } from '../../extension/core/launch/evidenceSwitches';
 import { hostListArgs } from '../../extension/core/hosts/launchTarget';
-import { gatherTransportEvidence } from '../../extension/core/repro/reproParsers';
+import { gatherTransportEvidence } from '../../extension/core/parsers/transportLines';
 import { renderFallbackReport, renderIpcReport, reportsFromDeviceJson } from '../../extension/core/repro/reproRender';
 import type { IpcVariantResult } from '../../extension/shared/reproSchema';
 

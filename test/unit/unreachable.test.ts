@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { analyze } from '../../extension/core/analyze';
 import { collect } from '../../extension/core/collect';
-import type { Host, HostConnectResult } from '../../extension/core/hosts/host';
+import type { Host, HostConnectResult } from '../../extension/core/host';
 import { classifySshFailure } from '../../extension/core/hosts/sshHost';
 import { CONNECT_ID, UNREACHABLE_ID } from '../../extension/core/unreachable';
 

@@ -6,9 +6,9 @@
  */
 import type { Finding, SourceRef } from '../../shared/report';
 import { MAP_SCHEMA, type MapDocument, type MapPair, type MapRank, type PathClass } from '../../shared/mapSchema';
-import { launchFailureText, type LaunchFailure } from '../repro/reproParsers';
+import { launchFailureText, type LaunchFailure } from '../launch/launcherOutput';
 import { src, URLS } from '../rules/sources';
-import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from './guardReport';
+import { BUFFER_CLASSES, parseGuardReport, siteText, type BufferCounts, type GuardDanger, type GuardRankReport } from '../parsers/guardReport';
 
 /** One report file as read from the report directory. */
 export interface GuardReportFile { name: string; text: string }
@@ -29,7 +29,7 @@ export interface GuardMergeInput {
 	mode: string;
 	/** The `gpumpi-doctor guard` options before `--` (kept in the fix-mode command; --mode, --json and --out are not). */
 	guardOptions?: string[];
-	/** What the launcher said when it could not start the program (repro/reproParsers.ts detectLaunchFailure). */
+	/** What the launcher said when it could not start the program (launch/launcherOutput.ts detectLaunchFailure). */
 	launchFailure?: LaunchFailure | null;
 }
 
@@ -125,9 +125,61 @@ const DANGERS: Record<string, DangerSpec> = {
 	},
 };
 
+/** The reports of one run as read, and what the findings say about the run as a whole. */
+interface MergeContext {
+	input: GuardMergeInput;
+	/** Valid reports, by rank order. */
+	reports: GuardRankReport[];
+	byRank: Map<number, GuardRankReport>;
+	/** Each reporting rank's file name, for evidence. */
+	files: Map<number, string>;
+	/** Files that are no valid report (or a second one for a rank). */
+	damaged: Array<{ name: string; error: string }>;
+	/** MPI_COMM_WORLD's size as the reports say (the command line's when none reported). */
+	worldSize: number | null;
+	missingRanks: number[];
+	/** The user's command, quoted as a shell would need it. */
+	cmd: string;
+	/** What follows `gpumpi-doctor guard` in a fix: the guard options kept, then `-- COMMAND`. */
+	fixCmd: string;
+	/** "exit code 1", "ended by SIGKILL", "no exit code". */
+	exitText: string;
+}
+
 /** Merge one run's report files. */
 export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
-	const findings: Finding[] = [];
+	const ctx = mergeContext(input);
+	const { reports, worldSize, exitText } = ctx;
+	// The order findings are pushed in is their order within one severity.
+	const findings: Finding[] = [...runFindings(ctx), ...rankStateFindings(ctx)];
+	const calls = mergeCalls(reports);
+	const traffic = mergeTraffic(reports, ctx.byRank);
+	const dangers = dangerFindings(ctx);
+	findings.push(...dangers.findings);
+	const unsupported = unsupportedFinding(reports);
+	if (unsupported.finding) { findings.push(unsupported.finding); }
+	const staged = stageFindings(reports, ctx.files, findings);
+	const totals: GuardTotals = {
+		calls: calls.reduce((s, c) => s + c.count, 0), bytes: calls.reduce((s, c) => s + c.bytes, 0),
+		p2pMessages: traffic.reduce((s, t) => s + t.calls, 0), p2pBytes: traffic.reduce((s, t) => s + t.bytes, 0),
+		collectiveCalls: reports.reduce((s, r) => s + r.collectives.reduce((t, c) => t + c.count, 0), 0),
+		dangerKinds: dangers.kinds, dangerCalls: dangers.calls, bounced: dangers.bounced, unsupportedCalls: unsupported.calls,
+		stagedMessages: staged.messages, stagedBytes: staged.bytes,
+	};
+	if (reports.length > 0 && dangers.kinds === 0) { findings.push(noDangerFinding(ctx, totals)); }
+	const order = { error: 0, warning: 1, info: 2 } as const;
+	findings.sort((a, b) => order[a.severity] - order[b.severity]);
+	const map = reports.length > 0 && worldSize !== null ? trafficMap(reports, traffic, worldSize) : null;
+	return { reports, missingRanks: ctx.missingRanks, worldSize, totals, calls, traffic, findings, map, verdict: verdictLine(input, reports.length, worldSize, totals, findings, exitText) };
+}
+
+/** Words for a shell: quoted only where needed. */
+function shellWords(args: readonly string[]): string {
+	return args.map(a => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+/** Parse the files (a damaged one and a second report for a rank are kept aside), the world size, the fix command. */
+function mergeContext(input: GuardMergeInput): MergeContext {
 	const byRank = new Map<number, GuardRankReport>();
 	const files = new Map<number, string>();
 	const damaged: Array<{ name: string; error: string }> = [];
@@ -140,19 +192,28 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		files.set(p.report.rank, f.name);
 		sizes.add(p.report.size);
 	}
-	const reports = [...byRank.values()].sort((a, b) => a.rank - b.rank);
 	const worldSize = sizes.size > 0 ? Math.max(...sizes) : input.expectedRanks;
-	const quote = (args: readonly string[]): string => args.map(a => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
-	const cmd = quote(input.userCommand);
+	const missingRanks: number[] = [];
+	if (worldSize !== null) { for (let r = 0; r < worldSize; r++) { if (!byRank.has(r)) { missingRanks.push(r); } } }
+	// The fix keeps the user's guard options but the mode (the fix names its own) and where the output goes.
 	const opts = input.guardOptions ?? [];
 	const kept: string[] = [];
 	for (let i = 0; i < opts.length; i++) {
 		if (opts[i] === '--mode' || opts[i] === '--out') { i++; continue; }
 		if (opts[i] !== '--json') { kept.push(opts[i]); }
 	}
-	const fixCmd = `${kept.length > 0 ? `${quote(kept)} ` : ''}-- ${cmd}`;
-	const exitText = input.exitCode !== null ? `exit code ${input.exitCode}` : input.signal ? `ended by ${input.signal}` : 'no exit code';
+	const cmd = shellWords(input.userCommand);
+	return {
+		input, reports: [...byRank.values()].sort((a, b) => a.rank - b.rank), byRank, files, damaged, worldSize, missingRanks, cmd,
+		fixCmd: `${kept.length > 0 ? `${shellWords(kept)} ` : ''}-- ${cmd}`,
+		exitText: input.exitCode !== null ? `exit code ${input.exitCode}` : input.signal ? `ended by ${input.signal}` : 'no exit code',
+	};
+}
 
+/** The run as a whole: the program failed, damaged files, and why no rank (or not every rank) reported. */
+function runFindings(ctx: MergeContext): Finding[] {
+	const { input, cmd, exitText } = ctx;
+	const findings: Finding[] = [];
 	if (input.exitCode !== 0) {
 		findings.push({
 			id: 'guard-program-failed', severity: 'error', title: `The program did not succeed (${exitText})`,
@@ -160,57 +221,76 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 			evidence: [{ source: 'command', line: printable(cmd) }],
 		});
 	}
-	for (const d of damaged) {
+	for (const d of ctx.damaged) {
 		findings.push({
 			id: 'guard-report-damaged', severity: 'warning', title: `A guard report could not be read: ${printable(d.name)}`,
 			message: `The file ${printable(d.name)} is not a valid gpumpi-guard-rank/1 report (${printable(d.error)}); its rank is counted as missing.`,
 			evidence: [{ source: printable(d.name), line: printable(d.error) }], sources: [src(`${GUARD_DOC}#report`, 'the report format')],
 		});
 	}
-	const missingRanks: number[] = [];
-	if (worldSize !== null) { for (let r = 0; r < worldSize; r++) { if (!byRank.has(r)) { missingRanks.push(r); } } }
+	const missing = ctx.reports.length === 0 ? noReportFinding(ctx) : missingReportsFinding(ctx);
+	if (missing) { findings.push(missing); }
+	return findings;
+}
+
+/** No rank reported: the launcher refused to run as root, could not start the program, or nothing says why. */
+function noReportFinding(ctx: MergeContext): Finding {
+	const { input, worldSize, exitText } = ctx;
 	const launch = input.launchFailure ?? null;
-	if (reports.length === 0 && launch?.rootRefused) {
+	const launcherLines = (l: LaunchFailure): Finding['evidence'] => l.evidence.slice(0, 8).map(line => ({ source: 'launcher output', line: printable(line) }));
+	if (launch?.rootRefused) {
 		// The same cause Inspect's running-as-root rule names: one answer, with its fix, not four guesses.
-		findings.push({
+		return {
 			id: 'guard-run-as-root-refused', severity: 'error', title: `${printable(input.userCommand[0] ?? 'mpirun')} refused to run as root`,
 			message: `${printable(launch.reason)}. Nothing was started, so no rank wrote a guard report and the guard saw no MPI call.`,
-			evidence: launch.evidence.slice(0, 8).map(line => ({ source: 'launcher output', line: printable(line) })),
-			fix: { text: 'Run as an unprivileged user; or, where root is intended (a container), allow it explicitly and run the same command again.', command: `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 gpumpi-doctor guard ${fixCmd}` },
+			evidence: launcherLines(launch),
+			fix: { text: 'Run as an unprivileged user; or, where root is intended (a container), allow it explicitly and run the same command again.', command: `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 gpumpi-doctor guard ${ctx.fixCmd}` },
 			sources: [src('https://github.com/open-mpi/ompi/blob/v4.1.4/orte/orted/orted_submit.c', 'Open MPI 4.1.4 orted_submit.c: "has detected an attempt to run as root", and the two ways to allow it')],
-		});
-	} else if (reports.length === 0 && launch !== null) {
+		};
+	}
+	if (launch !== null) {
 		// The cause is in the launcher's own lines: nothing ran, so nothing could report.
 		const exe = launch.executable !== null ? printable(launch.executable) : 'the program';
-		findings.push({
+		return {
 			id: 'guard-program-not-started', severity: 'error', title: `The launcher could not start ${exe}`,
 			message: `${printable(launchFailureText(launch, input.userCommand[0] ?? 'the launcher'))}. No rank ran, so no rank wrote a guard report and the guard saw no MPI call.`,
-			evidence: launch.evidence.slice(0, 8).map(line => ({ source: 'launcher output', line: printable(line) })),
+			evidence: launcherLines(launch),
 			fix: { text: `Check that ${exe} exists at that path on ${launch.node !== null ? `${printable(launch.node)} and ` : ''}every node of the run, is executable, and was built for that node's architecture; then run the same command again.` },
-		});
-	} else if (reports.length === 0) {
-		findings.push({
-			id: 'guard-no-report', severity: 'error', title: 'No rank wrote a guard report',
-			message: `No rank wrote a report (${exitText}${worldSize !== null ? `, ${worldSize} ranks asked for` : ''}). The program may not be an MPI program, may have failed before MPI_Init or crashed before MPI_Finalize, the guard library may not match its MPI, or the ranks ran on hosts where the report directory does not exist (give --report-dir on a shared file system).`,
-			evidence: [{ source: 'command', line: printable(cmd) }], sources: [src(`${GUARD_DOC}#how-to-run-it`, 'how the guard is loaded and where reports go')],
-		});
-	} else if (missingRanks.length > 0) {
-		const hosts = [...new Set(reports.map(r => r.host))];
-		const list = missingRanks.length <= 16 ? missingRanks.join(', ') : `${missingRanks.slice(0, 16).join(', ')}, …`;
-		findings.push({
-			id: 'guard-missing-reports', severity: input.exitCode === 0 ? 'warning' : 'error',
-			title: `No report from ${missingRanks.length} of ${worldSize} ranks`,
-			message: `No report from ${missingRanks.length} of ${worldSize} ranks (rank${missingRanks.length > 1 ? 's' : ''} ${list}): it may have crashed before MPI_Finalize, or ran on a host other than ${hosts.map(printable).join(', ')} where the report directory does not exist; ${exitText}. Their traffic is counted from their peers' side only.`,
-			evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} of ${r.size} on ${printable(r.host)}, pid ${r.pid}: reported` })),
-		});
+		};
 	}
-	const BYPASS = "MPI was initialised without the guard's MPI_Init";
+	return {
+		id: 'guard-no-report', severity: 'error', title: 'No rank wrote a guard report',
+		message: `No rank wrote a report (${exitText}${worldSize !== null ? `, ${worldSize} ranks asked for` : ''}). The program may not be an MPI program, may have failed before MPI_Init or crashed before MPI_Finalize, the guard library may not match its MPI, or the ranks ran on hosts where the report directory does not exist (give --report-dir on a shared file system).`,
+		evidence: [{ source: 'command', line: printable(ctx.cmd) }], sources: [src(`${GUARD_DOC}#how-to-run-it`, 'how the guard is loaded and where reports go')],
+	};
+}
+
+/** Some ranks reported, others did not (null when every rank of the world reported). */
+function missingReportsFinding(ctx: MergeContext): Finding | null {
+	const { reports, missingRanks, worldSize, files } = ctx;
+	if (missingRanks.length === 0) { return null; }
+	const hosts = [...new Set(reports.map(r => r.host))];
+	const list = missingRanks.length <= 16 ? missingRanks.join(', ') : `${missingRanks.slice(0, 16).join(', ')}, …`;
+	return {
+		id: 'guard-missing-reports', severity: ctx.input.exitCode === 0 ? 'warning' : 'error',
+		title: `No report from ${missingRanks.length} of ${worldSize} ranks`,
+		message: `No report from ${missingRanks.length} of ${worldSize} ranks (rank${missingRanks.length > 1 ? 's' : ''} ${list}): it may have crashed before MPI_Finalize, or ran on a host other than ${hosts.map(printable).join(', ')} where the report directory does not exist; ${ctx.exitText}. Their traffic is counted from their peers' side only.`,
+		evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} of ${r.size} on ${printable(r.host)}, pid ${r.pid}: reported` })),
+	};
+}
+
+const BYPASS = "MPI was initialised without the guard's MPI_Init";
+
+/** Ranks whose guard saw nothing (the program's MPI bypassed it, or it turned itself off) or that never finalised. */
+function rankStateFindings({ reports, files }: MergeContext): Finding[] {
+	const findings: Finding[] = [];
+	const fileOf = (r: GuardRankReport): string => printable(files.get(r.rank) ?? '');
 	const bypassed = reports.filter(r => r.off !== null && r.off.startsWith(BYPASS));
 	if (bypassed.length > 0) {
 		findings.push({
 			id: 'guard-bypassed', severity: 'warning', title: `The program's MPI calls bypassed the guard on ${bypassed.length} rank${bypassed.length > 1 ? 's' : ''}: nothing was observed`,
 			message: `MPI was initialised on rank${bypassed.length > 1 ? 's' : ''} ${bypassed.map(r => r.rank).join(', ')} without passing the guard's MPI_Init, so none of the program's calls reached the guard (nothing was observed or changed). Open MPI's Fortran bindings (use mpi, use mpi_f08, mpif.h) call PMPI_* directly; MPICH's call the C MPI_* functions and are seen. The program's own exit code and output are unchanged.`,
-			evidence: bypassed.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
+			evidence: bypassed.slice(0, 4).map(r => ({ source: fileOf(r), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
 			sources: [src(`${GUARD_DOC}#limits`, 'Fortran bindings and the guard')],
 		});
 	}
@@ -219,7 +299,7 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		findings.push({
 			id: 'guard-off-at-init', severity: 'error', title: `The guard turned itself off on ${offRanks.length} rank${offRanks.length > 1 ? 's' : ''} at MPI_Init`,
 			message: `Rank${offRanks.length > 1 ? 's' : ''} ${offRanks.map(r => r.rank).join(', ')} could not learn that every rank runs the guard, so ${offRanks.length > 1 ? 'their guards' : 'its guard'} passed every call through unobserved (a mixed launch: some ranks without LD_PRELOAD, or hosts that do not share GPUMPI_GUARD_DIR). Preload the guard on every rank, or run the program under \`gpumpi-doctor guard\`, which does.`,
-			evidence: offRanks.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
+			evidence: offRanks.slice(0, 4).map(r => ({ source: fileOf(r), line: `rank ${r.rank} (${printable(r.host)}): "off": ${printable(r.off ?? '')}` })),
 			sources: [src(`${GUARD_DOC}#at-mpi_init-what-the-ranks-learn-of-each-other-without-sending-first`, 'how the guard agrees at MPI_Init')],
 		});
 	}
@@ -228,11 +308,14 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 		findings.push({
 			id: 'guard-not-finalized', severity: 'warning', title: `${unfinalized.length} rank${unfinalized.length > 1 ? 's' : ''} ended without MPI_Finalize`,
 			message: `Rank${unfinalized.length > 1 ? 's' : ''} ${unfinalized.map(r => r.rank).join(', ')} reported from exit, not from MPI_Finalize: the counts are what was seen until exit.`,
-			evidence: unfinalized.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `"finalized": false (rank ${r.rank}, ${printable(r.host)})` })),
+			evidence: unfinalized.slice(0, 4).map(r => ({ source: fileOf(r), line: `"finalized": false (rank ${r.rank}, ${printable(r.host)})` })),
 		});
 	}
+	return findings;
+}
 
-	// Totals and calls.
+/** Every MPI call name over all ranks, most called first. */
+function mergeCalls(reports: GuardRankReport[]): GuardCallTotal[] {
 	const callMap = new Map<string, GuardCallTotal>();
 	for (const r of reports) {
 		for (const c of r.calls) {
@@ -242,9 +325,11 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 			callMap.set(c.name, t);
 		}
 	}
-	const calls = [...callMap.values()].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+	return [...callMap.values()].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+}
 
-	// Traffic per ordered pair: the sender's report, else the receiver's.
+/** Traffic per ordered pair: the sender's report, else (the sender wrote none) the receiver's. */
+function mergeTraffic(reports: GuardRankReport[], byRank: Map<number, GuardRankReport>): GuardPairTraffic[] {
 	const dir = new Map<string, GuardPairTraffic>();
 	const key = (a: number, b: number): string => `${a}>${b}`;
 	for (const r of reports) {
@@ -261,79 +346,86 @@ export function mergeGuardReports(input: GuardMergeInput): GuardMerge {
 			dir.set(key(p.peer, r.rank), { a: p.peer, b: r.rank, calls: p.recvCalls, bytes: p.recvBytes, largestMessage: p.largestMessage, bufferClasses: { ...p.bufferClasses }, path: p.path });
 		}
 	}
-	const traffic = [...dir.values()].sort((x, y) => x.a - y.a || x.b - y.b);
+	return [...dir.values()].sort((x, y) => x.a - y.a || x.b - y.b);
+}
 
-	// Dangers, one finding per kind (all ranks), evidence per rank + call + site.
-	const kinds = new Map<string, Array<{ r: GuardRankReport; d: GuardDanger }>>();
-	for (const r of reports) { for (const d of r.dangers) { kinds.set(d.kind, [...(kinds.get(d.kind) ?? []), { r, d }]); } }
-	let dangerCalls = 0;
+type DangerSeen = Array<{ r: GuardRankReport; d: GuardDanger }>;
+
+/** Dangers, one finding per kind (all ranks), evidence per rank + call + site; with the counts for the totals. */
+function dangerFindings(ctx: MergeContext): { findings: Finding[]; kinds: number; calls: number; bounced: number } {
+	const kinds = new Map<string, DangerSeen>();
+	for (const r of ctx.reports) { for (const d of r.dangers) { kinds.set(d.kind, [...(kinds.get(d.kind) ?? []), { r, d }]); } }
+	let calls = 0;
 	let bounced = 0;
+	const findings: Finding[] = [];
 	for (const [kind, list] of kinds) {
-		const spec = DANGERS[kind];
-		const count = list.reduce((s, x) => s + x.d.count, 0);
-		const bytes = list.reduce((s, x) => s + x.d.bytes, 0);
-		const fixed = list.every(x => x.d.action === 'bounced' || x.d.action === 'staged' || x.d.action === 'told-ucx');
-		const told = list.some(x => x.d.action === 'told-ucx');
-		const stagedCalls = list.filter(x => x.d.action === 'staged').reduce((s, x) => s + x.d.count, 0);
-		const fixedHow = !fixed ? ''
-			: told ? " In this run the guard told UCX's memory-type cache about these buffers before each call, so UCX detected them as GPU memory."
-			: stagedCalls === count ? ' In this run STAGE sent every one of them through its bounded staging.'
-				: stagedCalls === 0 ? ' In this run the guard bounced every one of them through a buffer the rank owns.'
-					: ` In this run the guard took every one of them: ${stagedCalls} through STAGE's bounded staging, ${count - stagedCalls} bounced through a buffer the rank owns.`;
-		const partly = !fixed && stagedCalls > 0 ? ` STAGE took ${stagedCalls} of them; the other ${count - stagedCalls} were not staged.` : '';
-		const fixedBy = [...new Set(list.map(x => x.d.action))].sort().join(', ');
-		dangerCalls += count;
+		calls += list.reduce((s, x) => s + x.d.count, 0);
 		bounced += list.filter(x => x.d.action === 'bounced').reduce((s, x) => s + x.d.count, 0);
-		const ranks = [...new Set(list.map(x => x.r.rank))].sort((a, b) => a - b);
-		// The same code in every rank: one site, whatever address ASLR gave each process.
-		const sites = [...new Set(list.map(x => printable(siteText(x.d.firstSite && x.d.firstSite.object ? { ...x.d.firstSite, address: null } : x.d.firstSite))))];
-		const title = spec?.title ?? `Dangerous GPU-buffer call: ${printable(kind)}`;
-		findings.push({
-			id: `guard-${kind.replace(/[^a-z0-9-]/g, '-').slice(0, 64)}`,
-			severity: fixed ? 'info' : spec?.severity ?? 'warning',
-			title: fixed ? `${title} — fixed by the guard (${printable(fixedBy)})` : title,
-			message: `${count} call${count > 1 ? 's' : ''} (${bytesText(bytes)}) on rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}, first at ${sites.slice(0, 3).join('; ')}${sites.length > 3 ? ` and ${sites.length - 3} more sites` : ''}. ${printable(list[0].d.detail)}${fixedHow}${partly}`,
-			evidence: list.slice(0, 12).map(({ r, d }) => ({
-				source: printable(files.get(r.rank) ?? `rank ${r.rank}`),
-				line: `rank ${r.rank} (${printable(r.host)}): ${printable(d.call)} ${d.peer === null ? '' : `${/recv/i.test(d.call) ? 'from' : 'with'} rank ${d.peer} `}×${d.count}, ${d.bytes} bytes, first at ${printable(siteText(d.firstSite))}, action ${printable(d.action)}`,
-			})),
-			fix: fixed ? undefined : spec?.fix(fixCmd) ?? { text: 'See docs/guard.md for this kind.' },
-			sources: spec?.sources ?? [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
-			source: (spec?.sources ?? []).map(s => s.url).join(' ') || `${GUARD_DOC}#dangers`,
-		});
+		findings.push(dangerFinding(ctx, kind, list));
 	}
+	return { findings, kinds: kinds.size, calls, bounced };
+}
+
+/** One kind of danger: fixed by the guard in this run (info, how) or not (its severity and fix). */
+function dangerFinding(ctx: MergeContext, kind: string, list: DangerSeen): Finding {
+	const spec = DANGERS[kind];
+	const count = list.reduce((s, x) => s + x.d.count, 0);
+	const bytes = list.reduce((s, x) => s + x.d.bytes, 0);
+	const fixed = list.every(x => x.d.action === 'bounced' || x.d.action === 'staged' || x.d.action === 'told-ucx');
+	const told = list.some(x => x.d.action === 'told-ucx');
+	const stagedCalls = list.filter(x => x.d.action === 'staged').reduce((s, x) => s + x.d.count, 0);
+	const fixedHow = !fixed ? ''
+		: told ? " In this run the guard told UCX's memory-type cache about these buffers before each call, so UCX detected them as GPU memory."
+		: stagedCalls === count ? ' In this run STAGE sent every one of them through its bounded staging.'
+			: stagedCalls === 0 ? ' In this run the guard bounced every one of them through a buffer the rank owns.'
+				: ` In this run the guard took every one of them: ${stagedCalls} through STAGE's bounded staging, ${count - stagedCalls} bounced through a buffer the rank owns.`;
+	const partly = !fixed && stagedCalls > 0 ? ` STAGE took ${stagedCalls} of them; the other ${count - stagedCalls} were not staged.` : '';
+	const fixedBy = [...new Set(list.map(x => x.d.action))].sort().join(', ');
+	const ranks = [...new Set(list.map(x => x.r.rank))].sort((a, b) => a - b);
+	// The same code in every rank: one site, whatever address ASLR gave each process.
+	const sites = [...new Set(list.map(x => printable(siteText(x.d.firstSite && x.d.firstSite.object ? { ...x.d.firstSite, address: null } : x.d.firstSite))))];
+	const title = spec?.title ?? `Dangerous GPU-buffer call: ${printable(kind)}`;
+	return {
+		id: `guard-${kind.replace(/[^a-z0-9-]/g, '-').slice(0, 64)}`,
+		severity: fixed ? 'info' : spec?.severity ?? 'warning',
+		title: fixed ? `${title} — fixed by the guard (${printable(fixedBy)})` : title,
+		message: `${count} call${count > 1 ? 's' : ''} (${bytesText(bytes)}) on rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}, first at ${sites.slice(0, 3).join('; ')}${sites.length > 3 ? ` and ${sites.length - 3} more sites` : ''}. ${printable(list[0].d.detail)}${fixedHow}${partly}`,
+		evidence: list.slice(0, 12).map(({ r, d }) => ({
+			source: printable(ctx.files.get(r.rank) ?? `rank ${r.rank}`),
+			line: `rank ${r.rank} (${printable(r.host)}): ${printable(d.call)} ${d.peer === null ? '' : `${/recv/i.test(d.call) ? 'from' : 'with'} rank ${d.peer} `}×${d.count}, ${d.bytes} bytes, first at ${printable(siteText(d.firstSite))}, action ${printable(d.action)}`,
+		})),
+		fix: fixed ? undefined : spec?.fix(ctx.fixCmd) ?? { text: 'See docs/guard.md for this kind.' },
+		sources: spec?.sources ?? [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
+		source: (spec?.sources ?? []).map(s => s.url).join(' ') || `${GUARD_DOC}#dangers`,
+	};
+}
+
+/** The calls the guard passed through without looking at their buffers (null finding when there were none). */
+function unsupportedFinding(reports: GuardRankReport[]): { finding: Finding | null; calls: number } {
 	const unsupported = new Map<string, number>();
 	for (const r of reports) { for (const u of r.unsupported) { unsupported.set(u.call, (unsupported.get(u.call) ?? 0) + u.count); } }
-	const unsupportedCalls = [...unsupported.values()].reduce((s, n) => s + n, 0);
-	if (unsupported.size > 0) {
-		findings.push({
-			id: 'guard-unsupported-calls', severity: 'info', title: `${unsupportedCalls} call${unsupportedCalls > 1 ? 's' : ''} the guard passes through without looking at the buffers`,
+	const calls = [...unsupported.values()].reduce((s, n) => s + n, 0);
+	if (unsupported.size === 0) { return { finding: null, calls }; }
+	return {
+		calls,
+		finding: {
+			id: 'guard-unsupported-calls', severity: 'info', title: `${calls} call${calls > 1 ? 's' : ''} the guard passes through without looking at the buffers`,
 			message: `The program used MPI calls whose buffers the guard does not model; they ran unchanged and are not in the counts: ${[...unsupported].map(([c, n]) => `${printable(c)} ×${n}`).join(', ')}.`,
 			evidence: [...unsupported].slice(0, 12).map(([c, n]) => ({ source: 'reports', line: `${printable(c)}: ${n} call${n > 1 ? 's' : ''}, passed through, not observed` })),
 			sources: [src(`${GUARD_DOC}#what-the-guard-can-see`, 'what the guard observes and what it passes through')],
-		});
-	}
-	const staged = stageFindings(reports, files, findings);
-	const totals: GuardTotals = {
-		calls: calls.reduce((s, c) => s + c.count, 0), bytes: calls.reduce((s, c) => s + c.bytes, 0),
-		p2pMessages: traffic.reduce((s, t) => s + t.calls, 0), p2pBytes: traffic.reduce((s, t) => s + t.bytes, 0),
-		collectiveCalls: reports.reduce((s, r) => s + r.collectives.reduce((t, c) => t + c.count, 0), 0),
-		dangerKinds: kinds.size, dangerCalls, bounced, unsupportedCalls,
-		stagedMessages: staged.messages, stagedBytes: staged.bytes,
+		},
 	};
-	if (reports.length > 0 && kinds.size === 0) {
-		const gpu = reports.some(r => r.cuda.available);
-		findings.push({
-			id: 'guard-no-dangers', severity: 'info', title: 'No dangerous GPU-buffer call seen',
-			message: `${totals.calls} MPI calls on ${reports.length} rank${reports.length > 1 ? 's' : ''} (${bytesText(totals.bytes)}): none of the combinations the guard knows to be dangerous.${gpu ? '' : ` ${printable(reports[0].cuda.detail)}.`}`,
-			evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank}: ${r.calls.reduce((s, c) => s + c.count, 0)} calls, mode ${printable(r.mode)}, pml ${printable(r.mpi.pml ?? 'unknown')}, CUDA ${r.cuda.available ? 'loaded' : 'not loaded'}` })),
-			sources: [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
-		});
-	}
-	const order = { error: 0, warning: 1, info: 2 } as const;
-	findings.sort((a, b) => order[a.severity] - order[b.severity]);
-	const map = reports.length > 0 && worldSize !== null ? trafficMap(reports, traffic, worldSize) : null;
-	return { reports, missingRanks, worldSize, totals, calls, traffic, findings, map, verdict: verdictLine(input, reports.length, worldSize, totals, findings, exitText) };
+}
+
+/** Ranks reported and none saw a dangerous call: say so, with what was observed. */
+function noDangerFinding({ reports, files }: MergeContext, totals: GuardTotals): Finding {
+	const gpu = reports.some(r => r.cuda.available);
+	return {
+		id: 'guard-no-dangers', severity: 'info', title: 'No dangerous GPU-buffer call seen',
+		message: `${totals.calls} MPI calls on ${reports.length} rank${reports.length > 1 ? 's' : ''} (${bytesText(totals.bytes)}): none of the combinations the guard knows to be dangerous.${gpu ? '' : ` ${printable(reports[0].cuda.detail)}.`}`,
+		evidence: reports.slice(0, 4).map(r => ({ source: printable(files.get(r.rank) ?? ''), line: `rank ${r.rank}: ${r.calls.reduce((s, c) => s + c.count, 0)} calls, mode ${printable(r.mode)}, pml ${printable(r.mpi.pml ?? 'unknown')}, CUDA ${r.cuda.available ? 'loaded' : 'not loaded'}` })),
+		sources: [src(`${GUARD_DOC}#dangers`, 'the dangers the guard records')],
+	};
 }
 
 const STAGE_DOC = `${GUARD_DOC}#stage-bounded-host-memory-without-a-code-change`;

@@ -3,10 +3,11 @@
  * ended, the merge (verdict, totals, findings, per-pair traffic, the traffic map) and the per-rank reports. Written by
  * `gpumpi-doctor guard --json` / `--out` and shown by the VS Code command.
  */
+import * as os from 'node:os';
 import { REPORT_SCHEMA, type Finding, type Report } from '../../shared/report';
 import { printable } from './guardMerge';
 import type { MapDocument } from '../../shared/mapSchema';
-import type { GuardRankReport } from './guardReport';
+import type { GuardRankReport } from '../parsers/guardReport';
 import type { GuardCallTotal, GuardMerge, GuardPairTraffic, GuardTotals } from './guardMerge';
 import type { GuardRunOutcome } from './guardRunner';
 
@@ -64,9 +65,37 @@ export function guardResult(args: {
 	};
 }
 
-/** The exit code `gpumpi-doctor guard` gives: the program's own; 3 when it has none (killed, not started). */
-export function guardExitCode(r: Pick<GuardResult, 'exitCode'>): number {
-	return r.exitCode ?? 3;
+/**
+ * The exit codes `gpumpi-doctor guard` keeps for itself, in the scheme of timeout(1) and env(1) (GNU coreutils; POSIX
+ * for 126 / 127, shells for 128+N): so that a program's own 2 or 3 is never read as the CLI's usage error or failure.
+ */
+export const GUARD_EXIT = {
+	/** --timeout stopped the program. */
+	timedOut: 124,
+	/** The guard itself failed: a usage error, no guard library, no report directory, --out not written, the host lost. */
+	guardFailed: 125,
+	/** The command was found but could not be run (permission denied, not an executable). */
+	cannotRun: 126,
+	/** The command was not found. */
+	notFound: 127,
+	/** Ctrl-C: the whole job was ended (128 + SIGINT, as a shell reports it). */
+	interrupted: 130,
+} as const;
+
+/**
+ * The exit code `gpumpi-doctor guard` gives for a run: the program's own when it exited (whatever the findings); 128+N
+ * when a signal N ended it; else GUARD_EXIT's code for why it has none (timed out, not found, not runnable, the guard's
+ * own failure). Only a program that itself exits 124–127 or above 128 can be mistaken for these; the result document
+ * (`exitCode`, `signal`, `timedOut`, `error`) tells them apart.
+ */
+export function guardExitCode(r: Pick<GuardResult, 'exitCode' | 'signal' | 'timedOut' | 'error'>): number {
+	if (r.exitCode !== null) { return r.exitCode; }
+	if (r.timedOut) { return GUARD_EXIT.timedOut; }
+	const signal = r.signal !== null ? (os.constants.signals as Record<string, number | undefined>)[r.signal] : undefined;
+	if (signal !== undefined) { return 128 + signal; }
+	if (/^not found/.test(r.error ?? '')) { return GUARD_EXIT.notFound; }
+	if (/^(permission denied|not an executable)/.test(r.error ?? '')) { return GUARD_EXIT.cannotRun; }
+	return GUARD_EXIT.guardFailed;
 }
 
 /** MPI calls of the run whose buffer was GPU memory (device, managed, pool, VMM or IPC-imported), over every rank. */

@@ -11,14 +11,14 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { ExecuteResult, StreamName } from '../proc';
 import { runLaunch } from '../launch/runLaunch';
 import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, removeShmDir, type ShmDir } from '../launch/shmBacking';
 import { withJobName, type LaunchSpec, type MpiFlavor } from '../launch/launchSpec';
-import { MAX_GUARD_REPORT_BYTES } from './guardReport';
+import { MAX_GUARD_REPORT_BYTES } from '../parsers/guardReport';
 import type { GuardReportFile } from './guardMerge';
-import { detectLaunchFailure, type LaunchFailure } from '../repro/reproParsers';
+import { detectLaunchFailure, type LaunchFailure } from '../launch/launcherOutput';
 import type { Finding } from '../../shared/report';
 import { programCandidates, programLinkFindings } from '../collect/programLinks';
 
@@ -118,7 +118,7 @@ export interface GuardRunOutcome {
 	/** Where the reports went (removed after). */
 	reportDir: string;
 	notes: string[];
-	/** mpich-gpu-ipc-cache-hooks on the program's link order (collect/programLinks.ts; MPICH only). */
+	/** The program rules on the program that ran (collect/programLinks.ts): link order, Cray GTL, allocators, mpi4py. */
 	linkFindings?: Finding[];
 	/** The launcher's report that it could not start the program, read from the output (null: none). */
 	launchFailure?: LaunchFailure | null;
@@ -213,7 +213,7 @@ export async function runGuarded(req: GuardRunRequest): Promise<GuardRunOutcome>
 			&& await ranksOnlyHere(req.host, kind, how === 'spec' ? req.spec ?? null : null, req.command)) {
 			launchFailure = await programMissing(req.host, req.command, kind !== null);
 		}
-		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes, linkFindings: await programLinkFindings(req.host, { ...req, launcher: kind !== null }), launchFailure };
+		return { argv, how, result, files: read.files, expectedRanks, reportDir: dir, notes, linkFindings: await programLinkFindings(req.host, { ...req, launcher: kind !== null, run: { reports: read.files.map(f => f.text), output: `${result.stdout}\n${result.stderr}` } }), launchFailure };
 	} finally {
 		const rm = await req.host.run(['rm', '-rf', '--', dir], { timeoutMs: 30_000 });
 		if (rm.exitCode !== 0) { notes.push(`could not remove ${dir}: ${rm.error ?? rm.stderr.trim()}`); }

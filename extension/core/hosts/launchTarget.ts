@@ -6,7 +6,7 @@
 import { engineBuildOf, findEngineFor } from '../native';
 import { defaultSpec, type LaunchSpec, type MpiFlavor, type SrunSpec } from '../launch/launchSpec';
 import { detectFlavor } from '../launch/runLaunch';
-import type { Host } from './host';
+import type { Host } from '../host';
 import type { HostSetting } from './hostSettings';
 import { LocalHost } from './localHost';
 import { mpiFlavorOfSoname, parseLinkOrder } from '../parsers/linkOrder';
@@ -31,10 +31,17 @@ export interface LaunchTargetRequest {
 	remote?: RemoteTargetOptions;
 }
 
-/** A resolved target: run runners with `host`, `engine`, `spec` (+ config), then `close()`. */
+/**
+ * A resolved target: run a use case on it (`host`, `engine`, `spec` + a config), then `close()`. `engineDeployed`:
+ * the engine was deployed and built on the ssh host by hosts/deployEngine.ts (not given, not found here), so its
+ * build folder can build more of the product there (the guard library).
+ */
 export type LaunchTarget =
-	| { ok: true; host: Host; label: string; engine: string; flavor: MpiFlavor; spec: LaunchSpec; notes: string[]; close(): Promise<void> }
+	| { ok: true; host: Host; label: string; engine: string; engineDeployed: boolean; flavor: MpiFlavor; spec: LaunchSpec; notes: string[]; close(): Promise<void> }
 	| { ok: false; error: string; notes: string[] };
+
+/** A target that resolved. */
+export type OpenLaunchTarget = Extract<LaunchTarget, { ok: true }>;
 
 const HOST_LIST = /^[A-Za-z0-9][A-Za-z0-9._-]*(:\d{1,4})?(,[A-Za-z0-9][A-Za-z0-9._-]*(:\d{1,4})?)*$/;
 
@@ -77,6 +84,7 @@ export async function resolveLaunchTarget(req: LaunchTargetRequest): Promise<Lau
 	let host: Host = new LocalHost();
 	let label = 'this machine';
 	let deployedEngine: string | null = null;
+	let deployed = false;
 	let close = async (): Promise<void> => undefined;
 	const fail = async (error: string): Promise<LaunchTarget> => { await close(); return { ok: false, error, notes }; };
 	let srun = req.srun;
@@ -91,6 +99,7 @@ export async function resolveLaunchTarget(req: LaunchTargetRequest): Promise<Lau
 			notes.push(`engine deploy on ${label} failed: ${remote.deploy.error}`, ...remote.deploy.lines.slice(0, 20));
 		}
 		deployedEngine = remote.enginePath || null;
+		deployed = remote.deploy?.ok === true;
 		const conn = await remote.host.connect();
 		if (!conn.ok) { return fail(`cannot reach ${label}: ${conn.error}`); }
 	}
@@ -118,5 +127,5 @@ export async function resolveLaunchTarget(req: LaunchTargetRequest): Promise<Lau
 		const id = await host.identity();
 		spec.allowRunAsRoot = id.uid === 0;
 	}
-	return { ok: true, host, label, engine, flavor, spec, notes, close };
+	return { ok: true, host, label, engine, engineDeployed: req.engine === null && deployed, flavor, spec, notes, close };
 }

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HostRef } from '../../shared/report';
 import { execute, type ExecuteResult } from '../proc';
-import type { Host, HostIdentity, HostRunOptions, ReadFileResult } from './host';
+import type { Host, HostIdentity, HostRunOptions, ReadFileResult } from '../host';
 
 /** Options for LocalHost (tests use `env` to simulate a machine without MPI). */
 export interface LocalHostOptions {

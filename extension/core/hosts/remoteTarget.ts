@@ -5,11 +5,10 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { EngineLocator, ProbeOutcome } from '../collect';
-import { repoRoot } from '../native';
+import { repoRoot, type EngineLocator, type ProbeOutcome } from '../native';
 import { deployEngine, type DeployResult } from './deployEngine';
 import type { SrunSpec } from '../launch/launchSpec';
-import type { HostConnectResult } from './host';
+import type { HostConnectResult } from '../host';
 import type { HostSetting } from './hostSettings';
 import { SshHost } from './sshHost';
 

@@ -19,7 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HostRef } from '../../shared/report';
 import { execute, formatSeconds, type ExecuteResult } from '../proc';
-import { posixQuote, posixQuoteArgv, type Host, type HostConnectResult, type HostIdentity, type HostRunOptions, type ReadFileResult } from './host';
+import { posixQuote, posixQuoteArgv, type Host, type HostConnectResult, type HostIdentity, type HostRunOptions, type ReadFileResult } from '../host';
 
 /** How to reach one SSH host. */
 export interface SshHostOptions {

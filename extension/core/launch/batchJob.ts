@@ -12,7 +12,7 @@
 import { constants } from 'node:os';
 import type { ExecuteResult } from '../proc';
 import { formatSeconds } from '../proc';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from './launchArgv';
 import type { LaunchSpec } from './launchSpec';

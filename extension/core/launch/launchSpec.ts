@@ -67,6 +67,17 @@ export function parsePreset(text: string): [string, string] | null {
 	return ENV_NAME.test(name) ? [name, text.slice(eq + 1)] : null;
 }
 
+/**
+ * Validation message for a launcher (or engine) path or name as the user gives it (`--mpirun`, `--engine`, the VS Code
+ * reproducer's launcher box), or null when fine: one argv word, never an option, no control characters.
+ */
+export function checkMpirun(s: string): string | null {
+	if (s.length > 4096) { return 'too long'; }
+	if (/[\u0000-\u001f]/.test(s)) { return 'control characters are not allowed'; }
+	if (s.startsWith('-')) { return 'must be a program, not an option'; }
+	return null;
+}
+
 /** Default spec for a flavour: root handling from the current uid, oversubscribe on for Open MPI. */
 export function defaultSpec(flavor: MpiFlavor, mpirun: string, np: number): LaunchSpec {
 	const root = typeof process.getuid === 'function' && process.getuid() === 0;

@@ -1,11 +1,10 @@
 /**
- * Runs a launch on a Host (this machine by default) with a timeout and cancellation that end the whole job (a
+ * Runs a launch on a Host (the caller's: this machine or an ssh host, hosts/) with a timeout and cancellation that end the whole job (a
  * timed-out or cancelled srun job is also ended with `scancel --name J`), and reads what the launcher did: a start of
  * separate singletons instead of one job, and which MPI flavour an mpirun is.
  */
 import type { ExecuteResult } from '../proc';
-import type { Host, HostRunOptions } from '../hosts/host';
-import { LocalHost } from '../hosts/localHost';
+import type { Host, HostRunOptions } from '../host';
 import { buildLaunchArgv } from './launchArgv';
 import { withJobName, type LaunchSpec, type MpiFlavor } from './launchSpec';
 import { extractJsonDocuments } from '../parsers/framedDocument';
@@ -13,8 +12,8 @@ import { backingChosen, createShmDir, detectShmBackingParam, ranksStayHere, remo
 
 /** Options of `runLaunch`. */
 export interface RunLaunchOptions {
-	/** Where to launch (default: this machine). */
-	host?: Host;
+	/** Where to launch (hosts/localHost.ts for this machine). */
+	host: Host;
 	timeoutMs: number;
 	signal?: AbortSignal;
 	/** Each output line as it comes (the guard shows the user's program output live). */
@@ -51,7 +50,7 @@ export interface LaunchOutcome {
 export async function runLaunch(spec: LaunchSpec, program: readonly string[], opts: RunLaunchOptions): Promise<LaunchOutcome> {
 	let s = withJobName(spec);
 	buildLaunchArgv(s, program); // an invalid spec throws before anything is created on the host
-	const host = opts.host ?? new LocalHost();
+	const { host } = opts;
 	const notes: string[] = [];
 	// Open MPI's shared-memory segments go into a directory of this launch, removed below whatever the outcome
 	// (shmBacking.ts: crashed or killed ranks leave theirs in /dev/shm otherwise).
@@ -113,11 +112,11 @@ export function singletonStart(stdout: string, np: number): string | null {
 }
 
 /** Flavour from the launcher's name, or from `mpirun --version` ("Open MPI" / "open-mpi" / "HYDRA"), run on `host`. */
-export async function detectFlavor(mpirun: string, timeoutMs = 15000, host?: Host): Promise<MpiFlavor | null> {
+export async function detectFlavor(mpirun: string, timeoutMs: number, host: Host): Promise<MpiFlavor | null> {
 	const base = mpirun.split('/').pop() ?? mpirun;
 	if (/mpich|hydra/i.test(base)) { return 'mpich'; }
 	if (/openmpi|prterun|orterun/i.test(base)) { return 'openmpi'; }
-	const r = await (host ?? new LocalHost()).run([mpirun, '--version'], { timeoutMs });
+	const r = await host.run([mpirun, '--version'], { timeoutMs });
 	const text = r.stdout + r.stderr;
 	if (/Open MPI|open-mpi|OpenRTE|PRRTE/i.test(text)) { return 'openmpi'; }
 	if (/HYDRA|MPICH/i.test(text)) { return 'mpich'; }

@@ -16,7 +16,7 @@
  * MPI 2.x–4.x (Debian 12's 4.1.4 ompi_info: default /dev/shm), `btl_sm_backing_directory` in 5.x (the H200 testbed's
  * 5.0.7 ompi_info lists btl_vader_backing_directory only as its synonym); unknown versions get none.
  */
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 
 /** Launcher options that place ranks on other hosts (then the directory would be missing there). */
 const OTHER_HOSTS = /^(--?host|-H|--?hostfile|--?machinefile|--default-hostfile|-hosts|-f|--?rankfile|--nodelist|--?add-host)(=|$)/;

@@ -7,7 +7,7 @@
  * verdict. A factor that cannot apply here is "not available", never "no effect". Never throws on a failed run.
  */
 import { spreadOf, type Spread } from '../../shared/trialStats';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import type { LaunchConfig, LaunchSpec } from '../launch/launchSpec';
 import { runMap, type MapEngineOptions } from './mapRunner';
 import { startPrivateMps, type MpsDaemon } from './mpsDaemon';

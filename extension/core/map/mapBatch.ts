@@ -6,7 +6,7 @@
  * so `map --follow FILE` reads the same job again (after Ctrl-C, a timeout, or once it has ended).
  */
 import { randomBytes } from 'node:crypto';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
 import { BatchLauncher, type BatchJob, type FollowOptions } from '../launch/batchJob';
 import { withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runMap, type MapEngineOptions, type MapRunOptions, type MapRunResult } from './mapRunner';

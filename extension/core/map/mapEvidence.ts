@@ -5,7 +5,8 @@
  */
 import type { UcxLaneLine } from '../../shared/reproSchema';
 import type { MapChannel, MapDocument, MapPair, PairTransport, PathClass } from '../../shared/mapSchema';
-import { parseRankLines, parseUcxLanes } from '../repro/reproParsers';
+import { parseRankLines } from '../launch/launcherOutput';
+import { parseUcxLanes } from '../parsers/transportLines';
 
 /** "from→to" → btl name, from "[host:pid] mca: bml: Using X btl for send to [[job,1],VPID] on node N". */
 export function parseBtlPairs(text: string): Map<string, string> {

@@ -7,14 +7,18 @@
  * a failed run: the result says what went wrong.
  */
 import { validateMapDocument, type MapDocument } from '../../shared/mapSchema';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
+import { LocalHost } from '../hosts/localHost';
 import { formatSeconds } from '../proc';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch, singletonStart, type LaunchOutcome, type RunLaunchOptions } from '../launch/runLaunch';
-import { withEvidence } from '../repro/evidence';
-import { cleanLine, crashedHow, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText } from '../repro/reproParsers';
+import { withEvidence } from '../launch/evidenceSwitches';
+import { cleanLine } from '../parsers/text';
+import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, failureLines, launchFailureText } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 import { applyEvidence } from './mapEvidence';
 import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord, type MapStreamState } from './mapStream';
 import { findOutliers } from './outliers';
@@ -75,17 +79,11 @@ export function mapProgram(engine: string, o: MapEngineOptions): string[] {
 		'--large', o.large, '--small', o.small, '--iters', String(o.iters), '--memory', o.memory, '--json', '--stream'];
 }
 
-/** Run the map once. */
-export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
-	const program = mapProgram(opts.engine, opts.map);
-	const spec = withJobName(withConfig(opts.spec, withEvidence(opts.config, opts.spec.flavor, false)));
-	buildLaunchArgv(spec, program); // an invalid spec throws here, before anything is shown or created
-	const pairsTotal = opts.spec.np * (opts.spec.np - 1) / 2;
-	// The command line as launched (runLaunch adds the private shm directory of Open MPI launches), quoted so it pastes.
-	const onLaunch = (argv: readonly string[]): void => {
-		opts.onProgress?.(`running ${opts.spec.np} ranks: ${posixQuoteArgv(argv)}`);
-		opts.onProgress?.(`${pairsTotal} pairs in all; the engine's plan follows`);
-	};
+/**
+ * The engine's stdout read line by line as the job runs (mapStream.ts): the plan and round records applied to `state`
+ * and shown as progress, the final document kept; `finish()` at the end returns that document (undefined: none came).
+ */
+function streamTaker(opts: MapRunOptions): { state: MapStreamState; push: (line: string) => void; finish: () => unknown } {
 	const reader = new MapStreamReader();
 	const state = emptyStreamState();
 	let finalDoc: unknown;
@@ -104,9 +102,25 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 			try { opts.onRecord?.(rec, state); } catch { /* a listener never stops the run */ }
 		}
 	};
-	const onLine = (stream: 'stdout' | 'stderr', line: string): void => { if (stream === 'stdout') { take(reader.push(line)); } };
-	const { argv, result: r, notes: launchNotes, ended } = await (opts.launch ?? runLaunch)(spec, program, { host: opts.host, timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
-	take(reader.finish());
+	return { state, push: line => take(reader.push(line)), finish: () => { take(reader.finish()); return finalDoc; } };
+}
+
+/** Run the map once. */
+export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
+	const program = mapProgram(opts.engine, opts.map);
+	const spec = withJobName(withConfig(opts.spec, withEvidence(opts.config, opts.spec.flavor, false)));
+	buildLaunchArgv(spec, program); // an invalid spec throws here, before anything is shown or created
+	const pairsTotal = opts.spec.np * (opts.spec.np - 1) / 2;
+	// The command line as launched (runLaunch adds the private shm directory of Open MPI launches), quoted so it pastes.
+	const onLaunch = (argv: readonly string[]): void => {
+		opts.onProgress?.(`running ${opts.spec.np} ranks: ${posixQuoteArgv(argv)}`);
+		opts.onProgress?.(`${pairsTotal} pairs in all; the engine's plan follows`);
+	};
+	const stream = streamTaker(opts);
+	const { state } = stream;
+	const onLine = (from: 'stdout' | 'stderr', line: string): void => { if (from === 'stdout') { stream.push(line); } };
+	const { argv, result: r, notes: launchNotes, ended } = await (opts.launch ?? runLaunch)(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
+	const finalDoc = stream.finish();
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO') && !l.includes('@@GPUMPI-JSON@@')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
 	const finish = (doc: MapDocument, partial?: string): MapRunResult => {
@@ -160,41 +174,4 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const doc = validateMapDocument(ex.json);
 	if (typeof doc === 'string') { return fail(`the engine's map is invalid: ${doc}`); }
 	return finish(doc);
-}
-
-/** Launcher chatter that says nothing of a failure: the verbose component listing (btl_base_verbose, which the map
- * turns on), a btl's parameter line ("btl: smcuda: cuda_max_send_size=…"), PMIx's "bad prefix" notes, ORTE's lost
- * help messages. */
-const NOT_A_CAUSE = /mca: ?base|mca: bml|select: init|components_(open|register)|ORTE_ERROR_LOG: .*show_help\.c|has bad prefix|pmix_mca_|^\s*or\s*$|\bbtl: \w+: \w+=/;
-
-/**
- * The first lines of a failed run's output that say what failed, at most 3, one per text (the same line of several
- * ranks once): the first line of each Open MPI help block ("At least one pair of MPI processes are unable to reach
- * each other for"), its "BTLs attempted:" field, and the lines interestingLines keeps (errors, MPI_ERR, UCX errors).
- * Seen on the H100: `--memory host` under `--mca btl smcuda,self` gave exit 14 and "BTLs attempted: self".
- */
-export function failureLines(text: string): string[] {
-	const all = text.split(/\r?\n/);
-	const out: string[] = [];
-	const seen = new Set<string>();
-	const add = (l: string): void => {
-		const c = cleanLine(l.trim());
-		const key = c.replace(/^\[[^\]]*\]\s*/, '');
-		if (c.length === 0 || seen.has(key)) { return; }
-		seen.add(key);
-		out.push(c);
-	};
-	let inBlock = false;
-	let first = false;
-	for (const l of all) {
-		if (out.length >= 3) { break; }
-		// Open MPI's help blocks sit between lines of dashes: only their first line and the attempted-transports field.
-		if (/^\s*-{10,}\s*$/.test(l)) { inBlock = !inBlock; first = inBlock; continue; }
-		if (inBlock) {
-			if (first && /\S/.test(l)) { add(l); first = false; } else if (/^\s*BTLs attempted:/.test(l)) { add(l); }
-			continue;
-		}
-		if (!NOT_A_CAUSE.test(l) && interestingLines(l).length > 0) { add(l); }
-	}
-	return out;
 }

@@ -12,12 +12,50 @@ import { parseNvidiaSmiTopo, parseNvidiaSmiXml } from './nvidiaSmi';
 import { parseOmpiInfo } from './ompiInfo';
 import { parseLinkOrder } from './linkOrder';
 import { parseMpivars } from './mpivars';
+import { emptyLibfabric, FI_INFO_IDS, parseFiInfoRaw } from './fiInfo';
+import { parseGuardRanks, parseLdd, parseMpi4pyProbe, parseProgram, parseScriptLines } from './programFacts';
 import { issue, lineEvidence, splitLines } from './text';
 import { parseSysGpuNuma, parseSysInfiniband, parseSysModules } from './sysFacts';
 import { emptyUcx, parseUcxBuild, parseUcxConfig, parseUcxDevices, parseUcxVersion } from './ucxInfo';
 
 /** Ids whose absence is normal (the tool simply is not installed): no issue when they fail with "not found". */
-const OPTIONAL_IDS = new Set(['mpichversion', 'mpivars', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
+const OPTIONAL_IDS = new Set(['mpichversion', 'mpivars', 'mpi4py', 'nvidia_smi_topo', 'nvidia_smi_xml', 'ucx_info_v', 'ucx_info_b', 'ucx_info_d', 'ucx_info_c', 'probe', 'sys_module_nvidia', 'sys_modules', 'sys_infiniband', 'sys_gpu_numa']);
+
+/**
+ * The programs the collector runs, by RawOutput id (the engine by what it is). One that is not there is not a parse
+ * problem (nothing was read): absentTools lists them for the one "not installed" finding (analyze.ts).
+ */
+const TOOL_IDS: Readonly<Record<string, string>> = {
+	ompi_info: 'ompi_info', mpirun_version: 'mpirun', mpichversion: 'mpichversion', mpivars: 'mpivars',
+	ucx_info_v: 'ucx_info', ucx_info_b: 'ucx_info', ucx_info_d: 'ucx_info', ucx_info_c: 'ucx_info',
+	nvidia_smi_topo: 'nvidia-smi', nvidia_smi_xml: 'nvidia-smi', engine: 'the gpumpi engine',
+};
+
+/** A program the collector looked for and did not find. */
+export interface AbsentTool {
+	id: string;
+	/** Its name as run ("mpirun.mpich", "ucx_info"), or "the gpumpi engine". */
+	program: string;
+	command: string[];
+	/** Why, as the collector said it ("not found on PATH", "engine not built: tried …", "mpirun not found on PATH"). */
+	error: string;
+	/** Does the inspection expect it everywhere (ompi_info, mpirun, the engine), rather than only on some stacks? */
+	expected: boolean;
+}
+
+/** Did this run fail because its program is not there (not on PATH, not found, the engine not built)? */
+function isAbsent(r: RawOutput): boolean {
+	return Object.hasOwn(TOOL_IDS, r.id) && r.exitCode === null && !r.timedOut && /\bnot found\b|ENOENT|no such file|\bnot built\b/i.test(r.error ?? '');
+}
+
+/** The programs of `raw` that were not there, in collection order. Total: any input. */
+export function absentTools(raw: readonly RawOutput[]): AbsentTool[] {
+	return (Array.isArray(raw) ? raw : []).filter((r) => typeof r === 'object' && r !== null).map(sane).filter(isAbsent).map((r) => ({
+		id: r.id,
+		program: r.id === 'engine' || r.command.length === 0 ? TOOL_IDS[r.id] : r.command[0].replace(/^.*\//, ''),
+		command: r.command, error: r.error ?? '', expected: !OPTIONAL_IDS.has(r.id),
+	}));
+}
 
 function rawFailed(r: RawOutput): boolean {
 	return r.exitCode === null || r.timedOut === true;
@@ -40,6 +78,8 @@ function sane(r: RawOutput): RawOutput {
 }
 
 function failureIssue(r: RawOutput): ParseIssue | null {
+	// A program that is not there gave nothing to read: absentTools reports it (once, for all of them).
+	if (isAbsent(r)) { return null; }
 	const why = r.timedOut ? (r.error || 'timed out') : (r.error || (r.exitCode === null ? 'did not run' : `exit code ${r.exitCode}`));
 	const optional = OPTIONAL_IDS.has(r.id) || r.id.startsWith('mca_params:');
 	if (r.exitCode === null && optional && /not found|ENOENT|no such file/i.test(why)) { return null; }
@@ -59,6 +99,12 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 
 	for (const r of raw) {
 		facts.raw.push({ id: r.id, ok: !rawFailed(r) && r.exitCode === 0, exitCode: r.exitCode, error: r.error ?? '' });
+		// fi_info reads its own failures: not installed is normal, a time-out is a fact a rule explains, exit 61 an answer.
+		if ((FI_INFO_IDS as readonly string[]).includes(r.id)) {
+			facts.libfabric ??= emptyLibfabric();
+			issues.push(...parseFiInfoRaw(r, facts.libfabric));
+			continue;
+		}
 		if (rawFailed(r)) { const i = failureIssue(r); if (i) { issues.push(i); } if (r.stdout === '') { continue; } }
 		const out = r.stdout;
 		const id = r.id;
@@ -120,6 +166,15 @@ export function buildFacts(rawIn: readonly RawOutput[], hostLabel: string): Fact
 			issues.push(...parseSysModules(out, facts.sys, facts.gpu, id));
 		} else if (id === 'sys_infiniband') { issues.push(...parseSysInfiniband(out, facts.sys, id)); }
 		else if (id === 'sys_gpu_numa') { issues.push(...parseSysGpuNuma(out, facts.sys, id)); }
+		else if (id.startsWith('ldd:')) { facts.programLibs.push({ object: id.slice('ldd:'.length), libs: parseLdd(out, id) }); }
+		else if (id.startsWith('script:')) { facts.scripts.push({ path: id.slice('script:'.length), lines: parseScriptLines(out, id) }); }
+		else if (id === 'program') { facts.program = parseProgram(out, id); }
+		else if (id === 'guard_ranks') { facts.guardRanks = parseGuardRanks(out, id); }
+		else if (id === 'mpi4py' && r.exitCode === 0) {
+			const p = parseMpi4pyProbe(out, id);
+			// The interpreter answered (mpi4py installed or not: version null says not): kept; an empty output is nothing known.
+			if (p.version || p.python !== '') { facts.mpi4py = p; }
+		}
 	}
 	if (ucxSeen) { facts.ucx = ucx; }
 	facts.messages = scanLogSignatures(raw);

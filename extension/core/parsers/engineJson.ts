@@ -10,7 +10,7 @@ import type { EngineRankFacts, EnvEntry, ParseIssue } from '../facts';
 import { JSON_BEGIN_MARKER, JSON_CHUNK_MARKER } from '../../shared/reproSchema';
 import { extractJsonDocument } from './framedDocument';
 import { evidence, firstLineEvidence, issue, looksBinary, splitLines } from './text';
-import { judgeAffinity, readRankAffinity } from '../map/mapAffinity';
+import { judgeAffinity, readRankAffinity } from './rankAffinity';
 
 type Obj = Record<string, unknown>;
 

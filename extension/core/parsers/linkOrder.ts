@@ -6,17 +6,7 @@
  */
 import type { Evidence } from '../../shared/report';
 import { lineEvidence, splitLines } from './text';
-
-export interface LinkOrder {
-	/** DT_NEEDED sonames in order. */
-	needed: { soname: string; evidence: Evidence }[];
-	/** libmpich / libmpi (MPICH ABI) among them. */
-	mpi: { soname: string; index: number; evidence: Evidence } | null;
-	/** libcudart among them. */
-	cudart: { soname: string; index: number; evidence: Evidence } | null;
-	/** cudaFree defined in the program itself (static cudart), with its symbol line. */
-	staticCudart: Evidence | null;
-}
+import type { LinkOrder } from '../facts';
 
 const MPI_SONAME = /^lib(mpich|mpi)\.so/;
 

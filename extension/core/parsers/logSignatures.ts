@@ -17,6 +17,10 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'cuda-ipc-register-failed', re: /cuIpcGetMemHandle.*failed|failed to register address.*cuda_ipc/ },
 	{ kind: 'pml-none-opened', re: /No components were able to be opened in the pml framework/ },
 	{ kind: 'pml-ucx-transport-mismatch', re: /did not match transport list/ },
+	// Open MPI 5.0.x's pml ucx when MPI_THREAD_MULTIPLE was asked for and the UCP worker is not multi-threaded (UCX
+	// built without --enable-mt): "UCP worker does not support MPI_THREAD_MULTIPLE. PML UCX could not be selected"
+	// (ompi/mca/pml/ucx/pml_ucx.c@v5.0.7, a warning; 4.1.x says it only at pml_ucx_verbose >= 1). Another pml runs.
+	{ kind: 'pml-ucx-no-thread-multiple', re: /UCP worker does not support MPI_THREAD_MULTIPLE/ },
 	{ kind: 'cuCtxGetCurrent-failed', re: /cuCtxGetCurrent failed/ },
 	{ kind: 'gtl-not-linked', re: /GTL library is not linked/ },
 	// The launcher's own refusal only ("<launcher> has detected an attempt to run as root.", orted_submit.c@v4.1.4):
@@ -34,6 +38,8 @@ const SIGNATURES: { kind: LogSignatureKind; re: RegExp }[] = [
 	{ kind: 'ompi5-no-pmix', re: /No PMIx server was reachable, but a PMI1\/2 was detected|Open MPI requires access to a local PMIx server to execute/ },
 	// The launch layer's own note (extension/core/launch/runLaunch.ts singletonStart): N engine documents of size 1.
 	{ kind: 'singleton-start', re: /separate MPI jobs of world size 1 started instead of one job of/ },
+	// libfabric's CXI provider (Slingshot) failing to map a buffer, seen with GPU-aware inter-node MPI (CSCS's Cray MPICH page).
+	{ kind: 'cxil-map-write-error', re: /cxil_map: write error/ },
 ];
 
 /** Most lines of one output that are scanned. */

@@ -4,26 +4,8 @@
  * the VALUE being what this MPICH read from the environment it was started with. A value MPICH cannot parse makes
  * MPI_Init abort ("Unable to parse environment variable (NAME)"): that is read too, as the CVAR that broke it.
  */
-import type { Evidence } from '../../shared/report';
 import { lineEvidence, splitLines } from './text';
-
-/** One listed control variable. */
-export interface MpichCvar {
-	name: string;
-	/** The value as MPICH holds it (the default when the environment does not set it). */
-	value: string;
-	/** MPI datatype of the CVAR (MPI_INT, MPI_CHAR, …). */
-	type: string;
-	description: string;
-	evidence: Evidence;
-}
-
-/** What one `mpivars` run said. */
-export interface MpivarsListing {
-	cvars: MpichCvar[];
-	/** A CVAR whose environment value MPICH refused (MPI_Init aborted), with its line. */
-	unparsable: { name: string; evidence: Evidence } | null;
-}
+import type { MpichCvar, MpivarsListing } from '../facts';
 
 const CVAR_LINE = /^\s*(MPIR_CVAR_[A-Z0-9_]+)\s*=([^\t]*)\t(SCOPE_[A-Z_]+)\t[^\t]*\t(MPI_[A-Z_]+)\t[^\t]*(?:\t(.*))?$/;
 const UNPARSABLE = /Unable to parse environment variable \((MPIR_CVAR_[A-Z0-9_]+)\)/;

@@ -3,8 +3,10 @@
  * older `sys_module_nvidia` listing (`ls /sys/module | grep nvidia`). Line formats are documented in sysCollect.ts.
  */
 import type { GpuFacts, GpuNuma, IbPort, KernelModule, ParseIssue, SysFacts } from '../facts';
-import { RELEVANT_MODULE } from '../sysCollect';
 import { issue, lineEvidence, looksBinary, splitLines } from './text';
+
+/** Kernel modules that matter for GPU-aware MPI (GPU driver, peer memory, RDMA stacks). */
+export const RELEVANT_MODULE = /^(nvidia(_[a-z0-9_]+)?|nv_peer_mem|gdrdrv|ib_[a-z0-9_]+|mlx[45]_[a-z0-9_]+|rdma_[a-z0-9_]+|irdma|bnxt_re|efa|hfi1|cxi[a-z0-9_]*)$/;
 
 const MODULE_NAME = /^[A-Za-z0-9_]{1,64}$/;
 

@@ -26,10 +26,15 @@ export function splitLines(text: string): NumberedLine[] {
 
 /** Make evidence for a line, cutting it to a sane length and removing control characters (except tab). */
 export function evidence(source: string, line: string, lineNo?: number): Evidence {
-	// eslint-disable-next-line no-control-regex
-	let clean = line.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\uFFFD');
-	if (clean.length > MAX_EVIDENCE_CHARS) { clean = clean.slice(0, MAX_EVIDENCE_CHARS) + '…'; }
+	const clean = cleanLine(line);
 	return lineNo === undefined ? { source, line: clean } : { source, line: clean, lineNo };
+}
+
+/** A line as evidence text: control characters (except tab) replaced, cut to MAX_EVIDENCE_CHARS. */
+export function cleanLine(line: string): string {
+	// eslint-disable-next-line no-control-regex
+	const clean = line.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\uFFFD');
+	return clean.length > MAX_EVIDENCE_CHARS ? clean.slice(0, MAX_EVIDENCE_CHARS) + '…' : clean;
 }
 
 /** Evidence for a numbered line. */

@@ -7,7 +7,7 @@ import { firstLineEvidence, issue, lineEvidence, looksBinary, splitConfigureArgs
 
 /** A UcxFacts with nothing known. */
 export function emptyUcx(): UcxFacts {
-	return { version: null, configureFlags: null, builtWithCuda: null, builtWithGdrcopy: null, devicesListed: false, memoryDomains: [], transports: [], config: {} };
+	return { version: null, configureFlags: null, builtWithCuda: null, builtWithGdrcopy: null, threadSupport: null, devicesListed: false, memoryDomains: [], transports: [], config: {} };
 }
 
 /** Derive cuda/gdrcopy build flags from a configure line (only sets what is not known yet). */
@@ -52,6 +52,9 @@ export function parseUcxBuild(text: string, u: UcxFacts, source = 'ucx_info_b'):
 		const [, name, value = ''] = m;
 		if (name === 'HAVE_CUDA') { cudaDefine = { value: value.trim() !== '0', evidence: lineEvidence(source, l) }; }
 		else if (name === 'HAVE_GDRCOPY' || name === 'HAVE_GDRAPI_H') { gdrDefine = { value: value.trim() !== '0', evidence: lineEvidence(source, l) }; }
+		// configure --enable-mt (default: no) defines ENABLE_MT 1, else 0: a UCP worker asked for
+		// UCS_THREAD_MODE_MULTI is then not multi-threaded (src/ucp/core/ucp_worker.c).
+		else if (name === 'ENABLE_MT') { u.threadSupport = { value: value.trim() !== '0' && value.trim() !== '', evidence: lineEvidence(source, l) }; }
 		else if (name === 'UCX_CONFIGURE_FLAGS') {
 			applyConfigureFlags(u, { value: value.replace(/^"|"$/g, ''), evidence: lineEvidence(source, l) });
 		} else if ((name === 'VERSION' || name === 'PACKAGE_VERSION') && !u.version) {

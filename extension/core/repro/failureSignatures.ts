@@ -6,7 +6,7 @@
  * Pure: text in, findings out; never throws on garbage.
  */
 import type { FailureMode, IpcVariantResult, SignatureHit } from '../../shared/reproSchema';
-import { cleanLine } from './reproParsers';
+import { cleanLine } from '../parsers/text';
 
 /** One known failure signature. */
 export interface FailureSignature {

@@ -10,14 +10,17 @@ import {
 	type FallbackVerdict, type ReproFallbackDocument, type ReproFallbackReport, type TransportEvidence,
 } from '../../shared/reproSchema';
 import { compareSpreads, DEFAULT_TRIALS, spreadOf, spreadText, type Spread } from '../../shared/trialStats';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
+import { LocalHost } from '../hosts/localHost';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
-import { withEvidence } from './evidence';
+import { withEvidence } from '../launch/evidenceSwitches';
 import { rankFallback, statKey, type FallbackRanking } from './fallbackRanking';
 import { errorLines } from './failureSignatures';
-import { crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, launchFailureText, parseRankLines } from './reproParsers';
+import { crashedWho, detectCrash, detectLaunchFailure, launchFailureText, parseRankLines } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 
 /** What to run. */
 export interface FallbackRunOptions {
@@ -102,7 +105,7 @@ export async function runFallbackRepro(opts: FallbackRunOptions): Promise<ReproF
 			const base: LaunchConfig = setting ? withUcxSetting(opts.config, setting) : opts.config;
 			const config = mode === 'mpi' ? withEvidence(base, opts.spec.flavor, opts.protoInfo) : base;
 			const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
-			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host, timeoutMs: left, signal: opts.signal });
+			const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, config), program, { host: opts.host ?? new LocalHost(), timeoutMs: left, signal: opts.signal });
 			if (opts.signal?.aborted) { stopped = true; break; }  // the cut run is dropped; finished trials are kept
 			const { run, doc } = classifyFallbackRun([name ? `mpi+${name}` : mode], base.label, argv, r, left, trial);
 			if (launchNotes.length > 0) { run.detail = `${run.detail} (${launchNotes.join('; ')})`; }
@@ -171,6 +174,11 @@ export function combineFallback(config: string, runs: FallbackRun[], docs: Array
 
 const MiB = 1024 * 1024;
 
+/** 268435456 → "256 MiB", 1073741824 → "1 GiB". */
+function sizeText(bytes: number): string {
+	return bytes >= 1024 * MiB ? `${bytes / (1024 * MiB)} GiB` : `${bytes / MiB} MiB`;
+}
+
 /** The verdict's text gains the ranking's lines (after the path and the staging comparison). */
 function withRanking(v: FallbackVerdict, r: FallbackRanking): FallbackVerdict {
 	return { ...v, text: [...v.text, ...r.text] };
@@ -216,6 +224,8 @@ export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: str
 	const mpiExtra = mpiRss?.median ?? null;
 	const stagedExtra = stagedRss?.median ?? null;
 
+	// The modes this run asked for (each launch's modes; results alone when no launch is known, as in older files).
+	const ran = [...new Set(runs.length > 0 ? runs.flatMap(r => r.modes) : tagged.map(r => r.mode))];
 	const mpiRuns = runs.filter(r => r.modes.includes('mpi'));
 	const mpiBad = mpiRuns.filter(r => r.outcome === 'crashed' || r.outcome === 'timed_out');
 	const mpiFailed = tagged.filter(r => r.mode === 'mpi' && (r.status === 'mpi_error' || r.status === 'wrong_data'));
@@ -259,14 +269,19 @@ export function fallbackVerdict(memory: 'device' | 'host' | null, gpuReason: str
 				? `MPI moves GPU data to this peer through host staging (${nums}; ${ev}).`
 				: `Undecided: ${nums}; ${ev}.`;
 		if (failedTrials.size > 0) { pathText += ` But device pointers to MPI failed in ${failedTrials.size} of ${n} trials (${howFailed()}): unreliable.`; }
+	} else if (!ran.includes('mpi')) {
+		pathText = `The mpi mode was not run (this run's modes: ${ran.join(', ')}), so this says nothing about how MPI moves GPU data to this peer; the lines below are about the modes that ran.`;
+	} else if (mpiS !== null && at !== null && !ran.includes('host')) {
+		// Without the comparison modes there is no baseline: say what MPI did and what was not run, not "not enough".
+		const ev = evidenceDirect ? 'the transport evidence shows a GPU-to-GPU path' : evidenceStaged ? 'the transport evidence shows GPU data copied through host memory (cuda_copy / pipeline)' : 'no transport lines were logged';
+		const skipped = ['host', 'staged'].filter(m => !ran.includes(m));
+		pathText = `MPI moved GPU data to this peer at ${spreadText(mpiS)} GB/s at ${sizeText(at)} (median (min–max) of ${mpiS.n} trial${mpiS.n === 1 ? '' : 's'}); ${ev}. `
+			+ `This run's modes were ${ran.join(', ')}: without the ${skipped.join(' and ')} comparison mode${skipped.length === 1 ? '' : 's'} there is no baseline to tell a direct path from host staging by bandwidth (add ${skipped.join(',')} to --modes).`;
 	} else {
 		pathText = 'Not enough successful measurements to tell how MPI moves GPU data to this peer.';
 	}
 	text.push(pathText);
-	if (cmp && at !== null) {
-		const sz = at >= 1024 * MiB ? `${at / (1024 * MiB)} GiB` : `${at / MiB} MiB`;
-		text.push(`At ${sz}, ${cmp.sentence}`);
-	}
+	if (cmp && at !== null) { text.push(`At ${sizeText(at)}, ${cmp.sentence}`); }
 	if (Math.max(mpiS?.n ?? 0, stagedS?.n ?? 0) === 1) { text.push('One trial per mode: the numbers have no spread, and a difference between them is not established.'); }
 	if (mpiRss !== null) {
 		text.push(`MPI needed ${mibText(mpiRss)} extra resident host memory (per trial the largest peak growth of a rank during the mpi-mode transfers; median (min–max) of ${mpiRss.n})` +

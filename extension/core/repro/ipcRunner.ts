@@ -9,14 +9,18 @@ import {
 	type IpcVariantOutcome, type IpcVariantResult, type IpcVariantSummary, type OutcomeCounts, type ReproIpcReport, type ReproMpiInfo,
 } from '../../shared/reproSchema';
 import { DEFAULT_TRIALS, trialVerdict } from '../../shared/trialStats';
-import type { Host } from '../hosts/host';
+import type { Host } from '../host';
+import { LocalHost } from '../hosts/localHost';
 import { formatSeconds, type ExecuteResult } from '../proc';
 import { withConfig, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
 import { runLaunch } from '../launch/runLaunch';
-import { withEvidence } from './evidence';
+import { withEvidence } from '../launch/evidenceSwitches';
 import { groupFailureModes, matchSignatures } from './failureSignatures';
 import { ipcVerdict } from './ipcVerdict';
-import { cleanLine, crashedWho, detectCrash, detectLaunchFailure, extractJsonDocument, gatherTransportEvidence, interestingLines, launchFailureText, parseRankLines } from './reproParsers';
+import { cleanLine } from '../parsers/text';
+import { crashedWho, detectCrash, detectLaunchFailure, interestingLines, launchFailureText, parseRankLines } from '../launch/launcherOutput';
+import { extractJsonDocument } from '../parsers/framedDocument';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 
 /** What to run. */
 export interface IpcRunOptions {
@@ -182,7 +186,7 @@ export async function runIpcVariants(opts: IpcRunOptions): Promise<ReproIpcRepor
 					...(opts.engineArgs ?? []), ...(fraction ? ['--trial', String(trial)] : [])];
 				const left = Math.max(1000, Math.min(opts.timeoutMs, deadline - Date.now()));
 				const { argv, result: r, notes: launchNotes } = await runLaunch(withConfig(opts.spec, withEvidence(config, opts.spec.flavor, false)), program,
-					{ host: opts.host, timeoutMs: left, signal: opts.signal });
+					{ host: opts.host ?? new LocalHost(), timeoutMs: left, signal: opts.signal });
 				const res = classifyIpcRun(variant, config.label, argv, r, left, trial);
 				if (launchNotes.length > 0) { res.evidence = [...launchNotes, ...res.evidence].slice(0, 40); }
 				// A trial cut by the cancel is not a finished trial: not counted (kept apart for its evidence).

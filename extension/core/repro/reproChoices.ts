@@ -7,8 +7,8 @@
 import { IPC_VARIANTS } from '../../shared/reproSchema';
 import { checkSizeListText, checkSizeText, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS } from '../../shared/sizeText';
 import { DEFAULT_TRIALS, MAX_TRIALS } from '../../shared/trialStats';
-import { parsePreset, type LaunchConfig, type MpiFlavor } from '../launch/launchSpec';
-import { PML_UCX_MCA } from './evidence';
+import { checkMpirun, parsePreset, type LaunchConfig, type MpiFlavor } from '../launch/launchSpec';
+import { PML_UCX_MCA } from '../launch/evidenceSwitches';
 
 /** A workaround preset offered in the multi-select. */
 export interface ReproPreset { id: string; label: string; detail: string; env: Array<[string, string]>; mca: Array<[string, string]> }
@@ -122,13 +122,6 @@ export function checkSize(s: string): string | null {
 export function checkSizes(s: string): string | null {
 	const r = checkSizeListText(s, FALLBACK_SIZE_LIMITS);
 	return typeof r === 'string' ? r : null;
-}
-/** Validation message for an mpirun path/name, or null when fine. */
-export function checkMpirun(s: string): string | null {
-	if (s.length > 4096) { return 'too long'; }
-	if (/[\u0000-\u001f]/.test(s)) { return 'control characters are not allowed'; }
-	if (s.startsWith('-')) { return 'must be a program, not an option'; }
-	return null;
 }
 /** Validation message for a custom preset, or null when fine. */
 export function checkCustomPreset(s: string): string | null {

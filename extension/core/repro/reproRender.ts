@@ -12,7 +12,7 @@ import type { ExecuteResult } from '../proc';
 import { classifyFallbackRun, combineFallback } from './fallbackRunner';
 import { classifyIpcRun, summarizeAll } from './ipcRunner';
 import { ipcVerdict } from './ipcVerdict';
-import { gatherTransportEvidence } from './reproParsers';
+import { gatherTransportEvidence } from '../parsers/transportLines';
 
 function mpiLine(mpi: ReproMpiInfo | null): string {
 	if (!mpi) { return 'MPI: unknown (no run printed a result)'; }

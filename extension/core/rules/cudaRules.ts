@@ -5,7 +5,7 @@
 import type { Evidence, Finding } from '../../shared/report';
 import { componentsOf } from '../parsers/ompiInfo';
 import { versionParts } from '../parsers/text';
-import { compareVersions, isOpenMpi, visibleGpus } from './helpers';
+import { compareVersions, envSettings, isOpenMpi, visibleGpus } from './helpers';
 import { cudaAwareness } from './mpiRules';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';
@@ -81,7 +81,7 @@ const cudaInitOrder: Rule = {
 
 const noGdr: Rule = {
 	id: 'no-gpudirect-rdma', severity: 'info', title: 'No GPUDirect RDMA: inter-node GPU traffic is staged through host memory',
-	reads: ['gpu.peermemLoaded', 'sys.modules', 'sys.peermemVersion', 'sys.peerMemoryClient', 'sys.ibPorts', 'gpu.gpus', 'ucx.version', 'engine.ranks[].cuda.devices[].dma_buf_supported'],
+	reads: ['gpu.peermemLoaded', 'sys.modules', 'sys.peermemVersion', 'sys.peerMemoryClient', 'sys.ibPorts', 'gpu.gpus', 'ucx.version', 'engine.ranks[].cuda.devices[].dma_buf_supported', 'env.UCX_CUDA_COPY_DMABUF'],
 	appliesTo: { ucx: ALL_VERSIONS, cuda: '>=11.7' },
 	verifiedAgainst: [
 		src(U.ucxIbMd, 'UCX checks /sys/module/nvidia_peermem/version, nv_peer_mem or /sys/kernel/mm/memory_peers/nv_mem, and dmabuf, before registering GPU memory with the NIC', "md, \"/sys/module/nvidia_peermem/version\","),
@@ -104,11 +104,13 @@ const noGdr: Rule = {
 		const devs = (facts.engine?.ranks ?? []).flatMap((r) => r.devices).filter((d, i, all) => all.findIndex((x) => x.pciBusId === d.pciBusId) === i);
 		const known = devs.filter((d) => d.dmaBuf !== null);
 		const vp = versionParts(facts.ucx?.version?.value ?? '');
-		const ucxDmabuf = vp.length >= 2 ? compareVersions(vp, [1, 14]) >= 0 : null;
+		// UCX_CUDA_COPY_DMABUF=no (UCX >= 1.16) takes the dmabuf path away (ucx-cuda-copy-dmabuf says so).
+		const dmabufOff = envSettings(facts, 'UCX_CUDA_COPY_DMABUF').some((e) => /^(n|no|0|off)$/i.test(e.value.trim()));
+		const ucxDmabuf = dmabufOff ? false : vp.length >= 2 ? compareVersions(vp, [1, 14]) >= 0 : null;
 		const dmabuf = known.length === 0
 			? ' Whether this GPU supports dma_buf is not known (the engine did not report it).'
 			: known.every((d) => d.dmaBuf)
-				? ` The CUDA driver reports dma_buf support for ${known.map((d) => d.pciBusId).join(', ')}${ucxDmabuf === true ? `, and UCX ${facts.ucx?.version?.value} can register GPU memory that way (1.14+), so the NIC may still reach GPU memory without the module` : ucxDmabuf === false ? `, but UCX ${facts.ucx?.version?.value} is older than 1.14, which is the first to register GPU memory through dma_buf` : ''}.`
+				? ` The CUDA driver reports dma_buf support for ${known.map((d) => d.pciBusId).join(', ')}${ucxDmabuf === true ? `, and UCX ${facts.ucx?.version?.value} can register GPU memory that way (1.14+), so the NIC may still reach GPU memory without the module` : dmabufOff ? ', but UCX_CUDA_COPY_DMABUF switches UCX\'s dmabuf export off' : ucxDmabuf === false ? `, but UCX ${facts.ucx?.version?.value} is older than 1.14, which is the first to register GPU memory through dma_buf` : ''}.`
 				: ` The CUDA driver reports no dma_buf support for ${known.filter((d) => !d.dmaBuf).map((d) => d.pciBusId).join(', ')}: dma_buf is no way around the module there.`;
 		return [finding(this, `The nvidia_peermem (or nv_peer_mem) kernel module is not loaded and no GPU peer-memory client is registered (/sys/kernel/mm/memory_peers/nv_mem, nv_mem_nc, nvidia-peermem), so the network card cannot read or write GPU memory directly (unless UCX ≥ 1.14 uses dmabuf). GPU messages between nodes are copied through host memory: lower bandwidth and extra staging memory.${rdma}${dmabuf}`,
 			ev(pm.evidence, active[0]?.evidence, known[0]?.evidence, facts.ucx?.version?.evidence && known.length > 0 ? facts.ucx.version.evidence : undefined), { text: 'Load the peer-memory module on every node (needs an RDMA-capable NIC and driver).', command: 'sudo modprobe nvidia_peermem' }, active.length > 0 ? 'warning' : 'info')];

@@ -132,4 +132,57 @@ const staleCache: Rule = {
 	},
 };
 
-export const mpichIpcCacheRules: readonly Rule[] = [staleCache];
+/**
+ * MPIR_CVAR_NOLOCAL (alias MPIR_CVAR_NO_LOCAL), MPICH's switch that makes every rank treat the others as remote: the
+ * workaround users copy from pmodels/mpich#7302 (wrong data in GPU receive buffers on Aurora) and from CSCS's page
+ * (slow intra-node host communication with Cray MPICH). A boolean from 4.0.2 to 5.0.1 (mpir_pmi.c / mpir_nodemap.c).
+ * #7302's cause was MPICH's ze (Intel GPU) IPC handle code, fixed by PR #7312 (mpl_gpu_ze.c) in 4.3.1 and 5.0.0;
+ * pmodels/mpich#7977 (ze again, the 5.1 development line's finite cache, fixed by PR #7980) is in no release.
+ */
+const NOLOCAL = ['MPIR_CVAR_NOLOCAL', 'MPIR_CVAR_NO_LOCAL'];
+
+/** MPICH's boolean forms (MPL_env2bool): 1 / 0, yes / no, true / false, on / off, any case. */
+function mpichBool(v: string): boolean | null {
+	const s = v.trim().toLowerCase();
+	if (['1', 'yes', 'true', 'on'].includes(s)) { return true; }
+	if (['0', 'no', 'false', 'off'].includes(s)) { return false; }
+	return null;
+}
+
+const noLocal: Rule = {
+	id: 'mpich-nolocal-set', severity: 'info', title: 'MPIR_CVAR_NOLOCAL is on: MPICH treats every rank as remote (no shared memory, no GPU IPC)',
+	reads: ['mpivars (MPIR_CVAR_NOLOCAL)', 'env.MPIR_CVAR_NOLOCAL', 'env.MPIR_CVAR_NO_LOCAL', 'mpi.mpich.version', 'mpi.implementation'],
+	appliesTo: { mpich: '>=4.0', vendorMpi: ALL_VERSIONS },
+	verifiedAgainst: [
+		src(U.mpichPmi402, 'MPICH 4.0.2: MPIR_CVAR_NOLOCAL (alt-env MPIR_CVAR_NO_LOCAL), a boolean, default false: "force all processes to operate as though all processes are located on another node"', 'If true, force all processes to operate as though all processes are located on another node. For example, this disables shared memory communication hierarchical collectives.'),
+		src(U.mpichNodemap501, 'the same CVAR, alias and description in MPICH 5.0.1', 'alt-env : MPIR_CVAR_NO_LOCAL type : boolean'),
+		src(U.mpichIssue7302, 'Aurora (Intel GPUs), wrong data in GPU receive buffers: MPIR_CVAR_NOLOCAL=1 gave correct results, and so did MPIR_CVAR_CH4_IPC_GPU_P2P_THRESHOLD above the largest message'),
+		src(U.mpichPr7312, 'the fix of that report: "mpl/ze: Fix bug in IPC handle creation" (MPICH 4.3.1, 5.0.0)'),
+		src(U.mpichMplZe431, 'MPICH 4.3.1 carries it: the ze backend checks a cached IPC handle against the allocation (not in 4.3.0)', 'bool MPL_gpu_ipc_handle_is_valid(MPL_gpu_ipc_mem_handle_t * handle, void *ptr)'),
+		src(U.mpichGpuPost432, 'MPICH 4.3.2: GPU IPC is used for messages from MPIR_CVAR_CH4_IPC_GPU_P2P_THRESHOLD bytes (default 1 MiB): the narrower switch of #7302', 'If a send message size is greater than or equal to MPIR_CVAR_CH4_IPC_GPU_P2P_THRESHOLD (in bytes), then enable GPU-based single copy protocol for intranode communication.'),
+		src(U.mpichIssue7977, 'data corruption with a finite IPC cache and the fast-copy path (ze, the 5.1 development branch, fixed by PR #7980; in no release)'),
+		src(U.cscsCrayMpich, 'CSCS: Cray MPICH can be faster over the NIC for intra-node host-memory traffic; "export MPIR_CVAR_NO_LOCAL=1" forces that', 'export MPIR_CVAR_NO_LOCAL=1'),
+		src(U.obsDebian, 'Debian MPICH 4.0.2 mpivars: MPIR_CVAR_NOLOCAL=1 with MPIR_CVAR_NOLOCAL=1 or MPIR_CVAR_NO_LOCAL=1 in the environment'),
+	],
+	fixSummary: 'Keep it only for the job whose problem it works around: it takes shared memory and GPU IPC from every pair of ranks on a node. For wrong GPU data on Intel GPUs (mpich#7302) use MPICH 4.3.1 / 5.0.0 or newer; for MPICH\'s CUDA IPC cache, switch that cache off instead (mpich-gpu-ipc-cache-hooks).',
+	evaluate(facts) {
+		const listed = facts.mpichCvars?.cvars.find((c) => c.name === 'MPIR_CVAR_NOLOCAL');
+		const env = NOLOCAL.flatMap((n) => envSettings(facts, n).map((e) => ({ ...e, name: n })));
+		const on = listed ? mpichBool(listed.value) === true : env.some((e) => mpichBool(e.value) === true);
+		if (!on) { return []; }
+		const mpichFamily = listed !== undefined || facts.mpi.mpich !== null || ['mpich', 'cray', 'intel', 'mvapich'].includes(facts.mpi.implementation?.value ?? '');
+		if (!mpichFamily) { return []; }
+		const set = env.find((e) => mpichBool(e.value) === true);
+		const { v, vp } = mpichVersion(facts);
+		const fixed = vp.length >= 2 ? (compareVersions(vp, [4, 3, 1]) >= 0) : null;
+		const sw = cacheSwitch(facts);
+		const release = v && vp.length >= 2
+			? (fixed ? ` MPICH ${v.value} has that fix.` : ` MPICH ${v.value} predates that fix: on Intel GPUs the setting (or the narrower threshold) is still warranted.`)
+			: '';
+		return [finding(this, `MPIR_CVAR_NOLOCAL is on${listed ? ' (as this MPICH read it: mpivars)' : ''}${set ? ` (${set.name}=${set.value}, ${set.origin})` : ''}: MPICH operates "as though all processes are located on another node". Ranks on one node then talk through the network module instead of shared memory: no CUDA / GPU IPC between them, GPU messages within a node travel like messages between nodes. Users set it for two published reasons: wrong data in GPU receive buffers on Aurora (pmodels/mpich#7302, Intel GPUs; MPIR_CVAR_CH4_IPC_GPU_P2P_THRESHOLD above the largest message worked as well), a bug in MPICH's ze IPC handle code fixed in 4.3.1 and 5.0.0 (PR #7312);${release} And CSCS's advice for slow intra-node host-memory traffic with Cray MPICH (host buffers, not GPU ones). On NVIDIA GPUs the stale-cache risk MPICH has is its cudaFree interception (mpich-gpu-ipc-cache-hooks): switching that cache off (${sw.name}=${sw.off}: ${sw.how}) keeps shared memory.`,
+			ev(listed?.evidence, set?.evidence, v?.evidence),
+			{ text: 'Keep it only for the job it fixes; see what this MPICH reads with mpivars.', command: 'mpivars | grep -E "NOLOCAL|IPC_GPU"' })];
+	},
+};
+
+export const mpichIpcCacheRules: readonly Rule[] = [staleCache, noLocal];

@@ -1,10 +1,10 @@
 /**
  * Rules about the GPU platform around the MPI: GPU/NIC NUMA placement (sysfs, nvidia-smi topo, MVAPICH2-GDR's
- * warning), each rank's CPU binding against its GPU's NUMA node (core/map/mapAffinity.ts), CUDA_VISIBLE_DEVICES hiding GPUs, exclusive compute modes with several ranks per GPU, and MIG.
+ * warning), each rank's CPU binding against its GPU's NUMA node (core/parsers/rankAffinity.ts), CUDA_VISIBLE_DEVICES hiding GPUs, exclusive compute modes with several ranks per GPU, and MIG.
  */
 import type { Evidence, Finding } from '../../shared/report';
 import type { Facts } from '../facts';
-import { AFFINITY_FIX } from '../map/mapAffinity';
+import { AFFINITY_FIX } from '../parsers/rankAffinity';
 import { envSettings } from './helpers';
 import { ALL_VERSIONS, ev, finding, Rule } from './rule';
 import { src, URLS as U } from './sources';

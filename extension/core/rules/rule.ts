@@ -23,6 +23,8 @@ export interface AppliesTo {
 	ucx?: VersionRange;
 	cuda?: VersionRange;
 	slurm?: VersionRange;
+	/** libfabric (OFI), as `fi_info --version` names it. */
+	libfabric?: VersionRange;
 	/** Independent of every MPI / UCX / CUDA release (kernel, driver tools, the collector itself). */
 	any?: VersionRange;
 }

@@ -2,17 +2,22 @@
  * Fuzz the argument parsers of every subcommand (fixed seed, bounded iterations), the way fuzz.test.ts fuzzes the
  * tool-output parsers: random and hostile argv (unknown flags, missing values, huge numbers, unicode, lone
  * surrogates, NUL, values that start with "-", shell metacharacters, 5 000-character values) must give a parsed
- * result that honours the engine's limits, or a UsageError (node:util's parse error for the parseArgs-based ones)
- * — never another exception. Then a sample of the refused command lines goes through the real `main()`: exit 2 (0
- * for --help) and not one child process started (test/unit/cli/spawnSpy.ts). The argv are synthetic by design.
+ * result that honours the engine's limits, or a UsageError — never another exception. The options drawn are every
+ * option of each subcommand's table (extension/cli/argv.ts), so a new option is fuzzed as soon as it exists. Then a
+ * sample of the refused command lines goes through the real `main()`: exit 2 (125 for guard, whose usage error must
+ * not look like its program's 2; 0 for --help) and not one child process started (test/unit/cli/spawnSpy.ts). The
+ * argv are synthetic by design.
  */
 import * as assert from 'node:assert/strict';
-import { parseAnalyzeArgs, parseCollectArgs } from '../../../extension/cli/bundleCli';
-import { main, parseInspectArgs } from '../../../extension/cli/gpumpiDoctor';
-import { EXIT, isParseArgsError, UsageError } from '../../../extension/cli/io';
-import { parseGuardArgs } from '../../../extension/cli/guardCli';
-import { parseMapArgs } from '../../../extension/cli/mapCli';
-import { parseReproArgs } from '../../../extension/cli/reproCli';
+import type { OptionTable } from '../../../extension/cli/argv';
+import { ANALYZE_OPTIONS, COLLECT_OPTIONS, parseAnalyzeArgs, parseCollectArgs } from '../../../extension/cli/bundleCli';
+import { main } from '../../../extension/cli/gpumpiDoctor';
+import { EXIT, UsageError } from '../../../extension/cli/io';
+import { GUARD_EXIT } from '../../../extension/core/guard/guardResult';
+import { GUARD_OPTIONS, parseGuardArgs } from '../../../extension/cli/guardCli';
+import { INSPECT_OPTIONS, parseInspectArgs } from '../../../extension/cli/inspectCli';
+import { MAP_OPTIONS, parseMapArgs } from '../../../extension/cli/mapCli';
+import { parseReproArgs, REPRO_OPTIONS } from '../../../extension/cli/reproCli';
 import { FALLBACK_MODES, IPC_VARIANTS } from '../../../extension/shared/reproSchema';
 import {
 	checkSizeListText, checkSizeText, CHUNK_SIZE_LIMITS, FALLBACK_SIZE_LIMITS, IPC_SIZE_LIMITS, MAP_LARGE_LIMITS, MAP_SMALL_LIMITS,
@@ -25,17 +30,16 @@ const rand = prng(0xa5917);
 const int = (n: number): number => Math.floor(rand() * n);
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
 
-const LAUNCH = ['--mpirun', '--engine', '--flavor', '--memory', '--preset', '--mca', '--timeout', '--from-json', '--host', '--setup',
-	'--ssh-config', '--hosts', '--srun', '--srun-mpi', '--srun-arg'];
+/** Every option word of a table: `--name` and the short alias. */
+const words = (t: OptionTable): string[] => Object.entries(t).flatMap(([k, o]) => [`--${k}`, ...(o.short ? [o.short] : [])]);
+/** Per subcommand: its options, --help, and for guard launcher options it refuses and words of a COMMAND. */
 const OPTIONS: Record<string, string[]> = {
-	repro: [...LAUNCH, '--json', '--markdown', '--np', '--size', '--variants', '--sizes', '--modes', '--iters', '--chunk', '--nbuf',
-		'--also', '--pml-ucx', '--launcher-arg', '--loopback', '--proto-info', '--inject', '--help'],
-	map: [...LAUNCH, '--json', '--out', '--np', '--large', '--small', '--iters', '--pairs', '--max-ranks', '--loopback', '--help'],
-	inspect: ['--json', '--html', '--ranks', '--engine', '--mpirun', '--timeout', '--verbose', '-v', '--host', '--setup', '--ssh-config',
-		'--srun', '--srun-mpi', '--srun-arg'],
-	collect: ['--out', '--host', '--setup', '--ssh-config', '--help'],
-	analyze: ['--json', '--help'],
-	guard: [...LAUNCH, '--json', '--out', '--np', '--mode', '--report-dir', '--guard-lib', '--help', '--', '--', 'mpirun', './app', 'srun'],
+	repro: [...words(REPRO_OPTIONS), '--help'],
+	map: [...words(MAP_OPTIONS), '--help'],
+	inspect: [...words(INSPECT_OPTIONS), '--help'],
+	collect: [...words(COLLECT_OPTIONS), '--help'],
+	analyze: [...words(ANALYZE_OPTIONS), '--help'],
+	guard: [...words(GUARD_OPTIONS), '--engine', '--mca', '--help', '--', '--', 'mpirun', './app', 'srun'],
 };
 const UNKNOWN = ['--bogus', '-q', '---', '--json=1', '--np=4', '--', '-', '--HOST', '--size=64M', '-np'];
 /** Values that are valid for some option, so that a good share of the command lines parse. */
@@ -122,7 +126,7 @@ describe('fuzz the CLI argument parsers', function () {
 				try {
 					v = parse(sub, argv);
 				} catch (e) {
-					if (!(e instanceof UsageError) && !isParseArgsError(e)) {
+					if (!(e instanceof UsageError)) {
 						assert.fail(`${sub} ${JSON.stringify(argv)} threw ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}`);
 					}
 					usage++;
@@ -139,7 +143,7 @@ describe('fuzz the CLI argument parsers', function () {
 		});
 	}
 
-	it('main() on 150 refused command lines per subcommand: exit 2 (0 for --help), nothing on stdout but help, no process started', async () => {
+	it('main() on 150 refused command lines per subcommand: exit 2 (guard: 125; 0 for --help), nothing on stdout but help, no process started', async () => {
 		for (const sub of Object.keys(OPTIONS)) {
 			for (const { argv, help } of (refused[sub] ?? []).slice(0, 150)) {
 				const io = captureIo('/tmp');
@@ -147,7 +151,7 @@ describe('fuzz the CLI argument parsers', function () {
 				const what = `${sub} ${JSON.stringify(argv)}: ${io.err.slice(0, 300)}`;
 				assert.deepEqual(spawned, [], `${what} started processes`);
 				if (help) { assert.equal(code, EXIT.ok, what); continue; }
-				assert.equal(code, EXIT.usage, what);
+				assert.equal(code, sub === 'guard' ? GUARD_EXIT.guardFailed : EXIT.usage, what);
 				assert.equal(io.out, '', what);
 				assert.match(io.err, /^gpumpi-doctor/, what);
 			}

@@ -93,9 +93,23 @@ export function seedRaw(): RawOutput[] {
  * whose engine has the namespace / MPS / compute-mode fields) as the collector's `engine` RawOutput: stdout = that run's
  * rank-0 document, command = the argv it was run with.
  */
-export function h200EngineRun(file: 'inspect-2026-12-03-ns-mps.json' | 'inspect-2026-12-04-affinity.json', run: 'np1' | 'np4' | 'np4-nocp' | 'np1-verbose' | 'np2-bind-core' | 'np2-bind-none', stderr = ''): RawOutput {
+export function h200EngineRun(file: 'inspect-2026-12-03-ns-mps.json' | 'inspect-2026-12-04-affinity.json' | 'inspect-2026-12-04-dmabuf.json', run: 'np1' | 'np4' | 'np4-nocp' | 'np1-verbose' | 'np2-bind-core' | 'np2-bind-none', stderr = ''): RawOutput {
 	const doc = JSON.parse(fs.readFileSync(path.join(ENGINE_FIXTURES, file), 'utf8')) as { runs: { name: string; argv: string[]; exit_code: number; document: unknown }[] };
 	const r = doc.runs.find((x) => x.name === run);
 	if (!r || r.document === null) { throw new Error(`${file} has no document for run ${run}`); }
 	return { id: 'engine', command: r.argv, exitCode: r.exit_code, stdout: JSON.stringify(r.document), stderr, durationMs: 1 };
 }
+
+/** The GPU machine's document (scripts/gpu/silentData.sh), once the integrator copied it here (README there). */
+export interface SilentDataDoc {
+	readelf: { d: string | null; s_cudaFree: string | null };
+	ucx_info: { c_hook_reloc: string; v_dmabuf_no: string };
+	ucx120: { v: string; d: string; c: string } | null;
+	fi_info: { installed: boolean; version?: { rc: number; stdout: string }; hmem?: { rc: number; stdout: string; stderr: string }; plain?: { rc: number; stdout: string } };
+	runs: { setting: string; alloc: string; trial: number; rc: number; result: string }[];
+}
+export function silentDataDoc(): SilentDataDoc | null {
+	const f = path.join(FIXTURES, 'gpu-silentdata', 'silentData.json');
+	return fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, 'utf8')) as SilentDataDoc : null;
+}
+

@@ -13,7 +13,7 @@ import { debianMpichRaw, debianRaw, h200Raw, seedRaw } from './fixtureRaw';
 
 /** Repository root: the tests run from it (as fixtureRaw.ts assumes). */
 const ROOT = process.cwd();
-const COMPONENTS: readonly (keyof AppliesTo)[] = ['openmpi', 'mpich', 'vendorMpi', 'ucx', 'cuda', 'slurm', 'any'];
+const COMPONENTS: readonly (keyof AppliesTo)[] = ['openmpi', 'mpich', 'vendorMpi', 'ucx', 'cuda', 'slurm', 'libfabric', 'any'];
 /** `all`, or alternatives (`||`) of space-separated comparisons such as `>=1.19.0`, `<5`, `=1.15.0-rc`. */
 const RANGE = /^(all|(?:(?:>=|<=|>|<|=)\d+(?:\.\d+)*(?:-rc\d*)?)(?: (?:>=|<=|>|<|=)\d+(?:\.\d+)*(?:-rc\d*)?)*(?: \|\| (?:(?:>=|<=|>|<|=)\d+(?:\.\d+)*(?:-rc\d*)?)(?: (?:>=|<=|>|<|=)\d+(?:\.\d+)*(?:-rc\d*)?)*)*)$/;
 const INTERNAL = /observed\.md|gpu-mpi-sources|recurring-problems|shared\/(knowledge|testbed)|\b[UO]#\d|\bseed [AB]\b|§/;

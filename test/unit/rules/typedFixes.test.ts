@@ -89,12 +89,16 @@ describe('typed fix commands (parameter definitions of real installations)', () 
 	// definitions captured on that stack.
 	const STACKS: Array<{ name: string; raw: RawOutput[]; defs: ParamDefs }> = [
 		{ name: 'Debian Open MPI 4.1.4 + UCX 1.13.1', raw: debianRaw(), defs: defs({ mca: OMPI414, ucx: UCX113_CPU }) },
-		{ name: 'Debian MPICH 4.0.2 + UCX 1.13.1', raw: [...debianMpichRaw(), rawText('mpivars', fixtureText('debian12-linkorder', 'mpivars.txt'))], defs: defs({ ucx: UCX113_CPU, cvar: MPICH402 }) },
+		{ name: 'Debian MPICH 4.0.2 + UCX 1.13.1', raw: [...debianMpichRaw(), rawText('mpivars', fixtureText('debian12-linkorder', 'mpivars.txt')),
+			// a program with the CUDA runtime linked statically (ucx-memtype-cache-static-cudart's fix)
+			rawText('readelf_d:app', fixtureText('debian12-linkorder', 'readelf-d-app-cudart-static.txt')), rawText('readelf_s:app', fixtureText('debian12-linkorder', 'readelf-s-cudaFree-app-cudart-static.txt'))], defs: defs({ ucx: UCX113_CPU, cvar: MPICH402 }) },
 		{ name: 'H200 testbed Open MPI 5.0.7 + UCX 1.13.1 (CUDA)', raw: h200Raw(), defs: defs({ mca: OMPI507, ucx: UCX113_CUDA }) },
 	];
-	const ENVS = ['', 'UCX_TLS=rc,sm\n', 'OMPI_MCA_btl_smcuda_use_cuda_ipc=0\n', 'OMPI_MCA_pml=ob1\n', 'UCX_RNDV_SCHEME=put_zcopy\nUCX_RNDV_FRAG_MEM_TYPE=cuda\n', 'MPIR_CVAR_ENABLE_GPU=0\n'];
+	const ENVS = ['', 'UCX_TLS=rc,sm\n', 'OMPI_MCA_btl_smcuda_use_cuda_ipc=0\n', 'OMPI_MCA_pml=ob1\n', 'UCX_RNDV_SCHEME=put_zcopy\nUCX_RNDV_FRAG_MEM_TYPE=cuda\n', 'MPIR_CVAR_ENABLE_GPU=0\n',
+		'UCX_MEM_CUDA_HOOK_MODE=reloc\n', 'UCX_CUDA_COPY_DMABUF=no\n', 'MPIR_CVAR_NOLOCAL=1\n', 'FI_MR_CACHE_MONITOR=uffd\n'];
 
-	it('every fix command the rules emit on each real stack (and with the users\' settings that trigger them) is valid there', () => {
+	it('every fix command the rules emit on each real stack (and with the users\' settings that trigger them) is valid there', function () {
+		this.timeout(30_000); // 30 analyses: about 1.5 s alone, several times that on a loaded machine
 		let checked = 0;
 		for (const s of STACKS) {
 			for (const env of ENVS) {

@@ -74,7 +74,7 @@ describe('run my program with the guard', function () {
 		assert.equal(doctor.guardPanelReport()?.raw[0]?.stdout.trim(), ws);
 	});
 
-	it('the gpumpi-guard task type: a recent program is a detected task; tasks.json entries run through the CLI with the program\'s exit code; a bad definition fails with 2', async () => {
+	it('the gpumpi-guard task type: a recent program is a detected task; tasks.json entries run through the CLI with the program\'s exit code; a bad definition fails with 125 (the guard\'s own usage error)', async () => {
 		const ext = vscode.extensions.getExtension<DoctorApi>(EXTENSION_ID);
 		await ext!.activate();
 		const demo = path.join(ext!.extensionPath, 'native', 'build', 'engine-openmpi', 'examples', 'guard_demo');
@@ -96,7 +96,7 @@ describe('run my program with the guard', function () {
 		};
 		assert.equal(await exitOf(task), 0);
 		// tasks.json entries, as a user writes them (the file exists only during this test): a relative program with
-		// its ranks, and a bad definition, which runs as a task that names the problem and exits 2.
+		// its ranks, and a bad definition, which runs as a task that names the problem and exits 125 (the guard's own code).
 		const ws = vscode.workspace.workspaceFolders![0].uri.fsPath;
 		const dir = path.join(ws, '.vscode');
 		fs.mkdirSync(dir, { recursive: true });
@@ -113,7 +113,7 @@ describe('run my program with the guard', function () {
 			}
 			assert.equal(fromFile.length, 3, 'every tasks.json entry is a task');
 			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('guard demo'))!), 0);
-			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('bad'))!), 2);
+			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('bad'))!), 125);
 			assert.equal(await exitOf(fromFile.find(t => t.name.startsWith('failing'))!), 3, 'the task ends with the program\'s exit code');
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,9 @@
 /**
- * The evidence presets of the reproducers and the map: the switches that make UCX and Open MPI print which
- * transport carries each peer, and the pml ucx selection. They are LaunchConfigs applied on top of a launch.
+ * The evidence switches of the launches that want to know their transports (reproducers, map): the settings that
+ * make UCX and Open MPI print which transport carries each peer (read back by parsers/transportLines.ts), and the pml
+ * ucx selection. They are LaunchConfigs applied on top of a launch.
  */
-import type { LaunchConfig, MpiFlavor } from '../launch/launchSpec';
+import type { LaunchConfig, MpiFlavor } from './launchSpec';
 
 /** Environment for UCX evidence: lanes always, protocol tables when asked (UCX 1.13 needs UCX_PROTO_ENABLE=y too). */
 export function evidenceEnv(protoInfo: boolean): Array<[string, string]> {

@@ -1,10 +1,12 @@
 /**
- * What the collector needs from a machine: run an argv, read a file, see the environment, find a program.
- * LocalHost implements it with proc.ts; SshHost (sshHost.ts) implements the same interface over one shared ssh
- * connection, POSIX-quoting every argv (`posixQuoteArgv`) into the remote login shell and reading files with `head -c`.
+ * What the collector and the launch layer need from a machine: run an argv, read a file, see the environment, find a
+ * program. The interface is in core's base layer so that launch/ runs on any host without importing one: LocalHost
+ * (hosts/localHost.ts) implements it with proc.ts; SshHost (hosts/sshHost.ts) implements the same interface over one
+ * shared ssh connection, POSIX-quoting every argv (`posixQuoteArgv`) into the remote login shell and reading files
+ * with `head -c`.
  */
-import type { HostRef } from '../../shared/report';
-import type { ExecuteResult, StreamName } from '../proc';
+import type { HostRef } from '../shared/report';
+import type { ExecuteResult, StreamName } from './proc';
 
 /** Options for one run on a host. */
 export interface HostRunOptions {
@@ -66,4 +68,4 @@ export interface Host {
 	cpuCount(): Promise<number>;
 }
 
-export { posixQuote, posixQuoteArgv } from '../../shared/shellQuote';
+export { posixQuote, posixQuoteArgv } from '../shared/shellQuote';

@@ -1,13 +1,12 @@
 /**
- * Parsers for the mixed output of one reproducer run: the engine's marker-wrapped JSON, the ranks' pid lines,
- * crash reports of Open MPI / PRRTE / MPICH Hydra / UCX, UCX lane and protocol lines, Open MPI bml selection lines.
- * Pure functions over text; they never throw on garbage.
+ * What a launch printed, read: a launcher's report that it could not start the program, crash reports of Open MPI /
+ * PRRTE / MPICH Hydra / UCX / Slurm (which rank, which signal), the engine ranks' pid lines, and the lines that say
+ * why a run failed. Shared by every use case that launches (reproducers, map, guard). Pure functions over text; they
+ * never throw on garbage.
  */
-import {
-	RANK_LINE_MARKER,
-	type TransportEvidence, type UcxLaneLine, type UcxProtoRow,
-} from '../../shared/reproSchema';
+import { RANK_LINE_MARKER } from '../../shared/reproSchema';
 import { isFrameLine } from '../parsers/framedDocument';
+import { cleanLine } from '../parsers/text';
 import { readHydraCrash } from './hydraCrash';
 
 /** "rank 1" or, where the output cannot tell, "a rank (rank unknown: Hydra reported …)". */
@@ -25,23 +24,11 @@ export function crashedHow(c: CrashInfo): string {
 	return 'signal unknown';
 }
 
-/** Evidence lines are cut to this many characters. */
-const MAX_LINE = 400;
 const MAX_EVIDENCE_LINES = 60;
-
-/** Strip control characters and cut a line for evidence. */
-export function cleanLine(line: string): string {
-	// eslint-disable-next-line no-control-regex
-	const s = line.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\uFFFD');
-	return s.length > MAX_LINE ? s.slice(0, MAX_LINE) + '…' : s;
-}
 
 function lines(text: string): string[] {
 	return text.split(/\r\n|\n|\r/).slice(0, 200_000);
 }
-
-/** The engine's result document (framed, checked): extension/core/parsers/framedDocument.ts. */
-export { extractJsonDocument } from '../parsers/framedDocument';
 
 /** pid → rank from the "@@GPUMPI-RANK@@ rank=R pid=P host=H" lines. */
 export function parseRankLines(text: string): Map<number, { rank: number; host: string }> {
@@ -281,81 +268,6 @@ export function detectCrash(stdout: string, stderr: string, exitCode: number | n
 	return info;
 }
 
-/**
- * UCX prefix: "[1796203351.358063] [vm:20857:0]      ucp_worker.c:1763 UCX  INFO  " — the last one on the line: a
- * launcher may have put a label or the unterminated tail of another rank's line before it. UCX pads the pid to five
- * columns ("[host-a:2603 :0]"): on a freshly booted machine, where pids have four digits, a parser that wanted
- * digits right before the colon lost every lane line (the intermittent CI failure of mapMpich.test.ts, captured
- * 2026-12-03 in test-fixtures/repro/mpich-netns-short-pids.txt).
- */
-const UCX_PREFIX = /\[[\d.]+\]\s+\[([^\]:\s]+):(\d+)\s*:\d+\]\s+(?!.*\[[\d.]+\]\s+\[[^\]:\s]+:\d+\s*:\d+\])/;
-
-/** `UCX_LOG_LEVEL=info` lane lines: "ep_cfg[0]: tag(self/memory0 cma/memory) rma(...) am(...)". */
-export function parseUcxLanes(text: string): UcxLaneLine[] {
-	const out: UcxLaneLine[] = [];
-	for (const l of lines(text)) {
-		const i = l.indexOf('ep_cfg[');
-		if (i < 0 || !/UCX\s+INFO/.test(l)) { continue; }
-		const head = UCX_PREFIX.exec(l);
-		const m = /ep_cfg\[(\d+)\]:\s*(.*)$/.exec(l.slice(i));
-		if (!m) { continue; }
-		const lanes: Record<string, string[]> = {};
-		for (const g of m[2].matchAll(/([A-Za-z_]+)\(([^)]*)\)/g)) {
-			lanes[g[1]] = g[2].trim().split(/\s+/).filter(x => x.length > 0);
-		}
-		if (Object.keys(lanes).length === 0) { continue; }
-		out.push({ host: head?.[1] ?? '', pid: head ? Number(head[2]) : 0, epCfg: Number(m[1]), lanes, line: cleanLine(l.trim()) });
-	}
-	return out;
-}
-
-/**
- * `UCX_PROTO_INFO=y` tables (UCX ≥ 1.13 with UCX_PROTO_ENABLE=y): a title row "| <name> ep_cfg[N] | <operation> |"
- * followed by rows "| 0..5562 | eager short | self/memory0 |". Rows are attached to the last title of the same pid.
- */
-export function parseUcxProtoInfo(text: string): UcxProtoRow[] {
-	const out: UcxProtoRow[] = [];
-	const current = new Map<number, { epCfg: number; operation: string; memoryType: string }>();
-	for (const l of lines(text)) {
-		const bar = l.indexOf('|');
-		if (bar < 0) { continue; }
-		const head = UCX_PREFIX.exec(l);
-		const pid = head ? Number(head[2]) : 0;
-		const cells = l.slice(bar).split('|').slice(1, -1).map(c => c.trim());
-		if (cells.length < 2) { continue; }
-		const title = /ep_cfg\[(\d+)\]/.exec(cells[0]);
-		if (title) {
-			const op = cells[1];
-			const mem = /\b(?:from|into|to)\s+(host memory|[a-z_]+\/[A-Za-z0-9_[\]]+)/.exec(op);
-			current.set(pid, { epCfg: Number(title[1]), operation: op, memoryType: mem ? mem[1] : '' });
-			continue;
-		}
-		const range = /^(\d+)\.\.(\d+|inf)$/.exec(cells[0]);
-		const cur = current.get(pid);
-		if (!range || !cur || cells.length < 3) { continue; }
-		out.push({
-			pid, epCfg: cur.epCfg, operation: cur.operation, memoryType: cur.memoryType,
-			fromBytes: Number(range[1]), toBytes: range[2] === 'inf' ? null : Number(range[2]),
-			protocol: cells[1], lanes: cells[2], line: cleanLine(l.trim()),
-		});
-	}
-	return out;
-}
-
-/** Open MPI `--mca btl_base_verbose 100`: "mca: bml: Using vader btl for send to [[…],1] on node vm" → unique btl names. */
-export function parseBmlLines(text: string): { btls: string[]; lines: string[] } {
-	const btls = new Set<string>();
-	const ev: string[] = [];
-	for (const l of lines(text)) {
-		const m = /mca: bml: Using (\S+) btl for send to (\S+) on node (\S+)/.exec(l);
-		if (!m) { continue; }
-		btls.add(m[1]);
-		const c = cleanLine(l.trim());
-		if (ev.length < 20 && !ev.includes(c)) { ev.push(c); }
-	}
-	return { btls: [...btls], lines: ev };
-}
-
 /** Lines that explain a failure: errors, warnings, CUDA IPC messages, MPI error strings. */
 export function interestingLines(text: string): string[] {
 	const out: string[] = [];
@@ -368,20 +280,39 @@ export function interestingLines(text: string): string[] {
 	return out;
 }
 
-/** Everything transport-related in one run's output. */
-export function gatherTransportEvidence(stdout: string, stderr: string): TransportEvidence {
-	const text = stdout + '\n' + stderr;
-	const lanes = parseUcxLanes(text);
-	const protocols = parseUcxProtoInfo(text);
-	const bml = parseBmlLines(text);
-	const evLines = [...lanes.map(l => l.line), ...bml.lines];
+/** Launcher chatter that says nothing of a failure: the verbose component listing (btl_base_verbose, which the map
+ * turns on), a btl's parameter line ("btl: smcuda: cuda_max_send_size=…"), PMIx's "bad prefix" notes, ORTE's lost
+ * help messages. */
+const NOT_A_CAUSE = /mca: ?base|mca: bml|select: init|components_(open|register)|ORTE_ERROR_LOG: .*show_help\.c|has bad prefix|pmix_mca_|^\s*or\s*$|\bbtl: \w+: \w+=/;
+
+/**
+ * The first lines of a failed run's output that say what failed, at most 3, one per text (the same line of several
+ * ranks once): the first line of each Open MPI help block ("At least one pair of MPI processes are unable to reach
+ * each other for"), its "BTLs attempted:" field, and the lines interestingLines keeps (errors, MPI_ERR, UCX errors).
+ * Seen on the H100: `--memory host` under `--mca btl smcuda,self` gave exit 14 and "BTLs attempted: self".
+ */
+export function failureLines(text: string): string[] {
+	const all = text.split(/\r?\n/);
+	const out: string[] = [];
 	const seen = new Set<string>();
-	for (const p of protocols) {
-		const key = `${p.memoryType}|${p.protocol}|${p.lanes}`;
-		if (!seen.has(key) && (p.toBytes === null || p.fromBytes > 0)) {
-			seen.add(key);
-			evLines.push(cleanLine(`ep_cfg[${p.epCfg}] ${p.operation}: ${p.fromBytes}..${p.toBytes ?? 'inf'} ${p.protocol} [${p.lanes}]`));
+	const add = (l: string): void => {
+		const c = cleanLine(l.trim());
+		const key = c.replace(/^\[[^\]]*\]\s*/, '');
+		if (c.length === 0 || seen.has(key)) { return; }
+		seen.add(key);
+		out.push(c);
+	};
+	let inBlock = false;
+	let first = false;
+	for (const l of all) {
+		if (out.length >= 3) { break; }
+		// Open MPI's help blocks sit between lines of dashes: only their first line and the attempted-transports field.
+		if (/^\s*-{10,}\s*$/.test(l)) { inBlock = !inBlock; first = inBlock; continue; }
+		if (inBlock) {
+			if (first && /\S/.test(l)) { add(l); first = false; } else if (/^\s*BTLs attempted:/.test(l)) { add(l); }
+			continue;
 		}
+		if (!NOT_A_CAUSE.test(l) && interestingLines(l).length > 0) { add(l); }
 	}
-	return { lanes, protocols, btls: bml.btls, lines: evLines.slice(0, MAX_EVIDENCE_LINES) };
+	return out;
 }
