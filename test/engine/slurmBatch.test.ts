@@ -13,8 +13,9 @@
  *   - a job pending on a drained node is reported with squeue's reason, the CLI stops at its timeout and leaves the
  *     job, printing how to follow it again and cancel it.
  * The lab keeps no accounting (sacct says so): ends are read from squeue -t all, scontrol and the script's end line.
- * GPUMPI_LONG_TESTS=1 adds MPICH (pmi2), scancel while the job is followed, Ctrl-C with --cancel-on-interrupt, and the
- * pending job followed again to its map once its node is back (Slurm's scheduler may start it only a minute later).
+ * On demand, GPUMPI_SLURM_BATCH=all (the on-demand convention of scripts/test.mjs: a variable named after the suite,
+ * `all` for every case) adds MPICH (pmi2), scancel while the job is followed, Ctrl-C with --cancel-on-interrupt, and
+ * the pending job followed again to its map once its node is back (Slurm's scheduler may start it only a minute later).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -25,7 +26,8 @@ import { parseMapBatchJob } from '../../extension/core/map/mapBatch';
 import type { MapDocument } from '../../extension/shared/mapSchema';
 import { createSlurmLab, slurmUnavailable, type SlurmLab } from '../hosts/slurmLab';
 
-const LONG = process.env.GPUMPI_LONG_TESTS === '1';
+/** Every case, the slow ones too (GPUMPI_SLURM_BATCH=all); CI runs the others. */
+const ALL = process.env.GPUMPI_SLURM_BATCH === 'all';
 
 /** What must be the same in two maps of the same layout: the pairs (order, class, channel, round) and the schedule. */
 function shape(d: MapDocument): unknown {
@@ -204,7 +206,7 @@ describe('map --sbatch on a real Slurm (batch jobs submitted and followed throug
 	});
 
 	// Slurm's scheduler started the job 4.7 s and 64 s after the node was back in two runs (its periodic pass): too long for CI.
-	(LONG ? it : it.skip)('a pending job followed again once its node is back: the printed --follow gives its map (GPUMPI_LONG_TESTS=1)', async function () {
+	(ALL ? it : it.skip)('a pending job followed again once its node is back: the printed --follow gives its map (GPUMPI_SLURM_BATCH=all)', async function () {
 		this.timeout(240_000);
 		let followed;
 		try {
@@ -222,7 +224,7 @@ describe('map --sbatch on a real Slurm (batch jobs submitted and followed throug
 		await s.waitClean(15_000);
 	});
 
-	(LONG ? it : it.skip)('MPICH (pmi2 by flavour) as a batch job: the map of map --srun (GPUMPI_LONG_TESTS=1)', async () => {
+	(ALL ? it : it.skip)('MPICH (pmi2 by flavour) as a batch job: the map of map --srun (GPUMPI_SLURM_BATCH=all)', async () => {
 		const srun = await cli(['map', ...onLogin(), '--mpirun', 'mpirun.mpich', '--engine', mpich, '--srun', '--srun-arg', '-N2', '--np', '4', ...MAP]);
 		assert.equal(srun.code, 0, srun.err);
 		const r = await cli(['map', ...onLogin(), '--mpirun', 'mpirun.mpich', '--engine', mpich, '--sbatch-arg', '--nodes=2', '--sbatch-arg', '--ntasks-per-node=2', '--sbatch-dir', batchDir(), ...MAP]);
@@ -232,7 +234,7 @@ describe('map --sbatch on a real Slurm (batch jobs submitted and followed throug
 		await s.waitClean(15_000);
 	});
 
-	(LONG ? it : it.skip)('a job cancelled with scancel while it is followed: the finding and the partial map as it happens (GPUMPI_LONG_TESTS=1)', async () => {
+	(ALL ? it : it.skip)('a job cancelled with scancel while it is followed: the finding and the partial map as it happens (GPUMPI_SLURM_BATCH=all)', async () => {
 		let id = '';
 		let cancelled = false;
 		const r = await cli(STALLED(), {
@@ -247,7 +249,7 @@ describe('map --sbatch on a real Slurm (batch jobs submitted and followed throug
 		await s.waitClean(20_000);
 	});
 
-	(LONG ? it : it.skip)('Ctrl-C with --cancel-on-interrupt: the job is cancelled, the rounds before are kept, exit 130 (GPUMPI_LONG_TESTS=1)', async () => {
+	(ALL ? it : it.skip)('Ctrl-C with --cancel-on-interrupt: the job is cancelled, the rounds before are kept, exit 130 (GPUMPI_SLURM_BATCH=all)', async () => {
 		const ac = new AbortController();
 		const r = await cli([...STALLED(), '--cancel-on-interrupt'], { signal: ac.signal, onErr: err => { if (/^round 2 of \d+: /m.test(err)) { ac.abort(); } } });
 		assert.equal(r.code, 130, r.err);
