@@ -169,6 +169,62 @@ async function jobState(host: Host, srun: string, id: string, final: boolean, no
 	return { state: known, gone: known === null };
 }
 
+/** The state lines of a followed job: each new state once, a pending job's reason again after 1, 4, 9, … notice periods. */
+class StateLines {
+	private _shown = '';
+	private _pendingSince: number | null = null;
+	private _noticed = 0;
+	constructor(private readonly _id: string, private readonly _noticeMs: number, private readonly _say: (line: string) => void) {}
+
+	/** Say `state` when it is not the one said last. */
+	change(state: JobState): void {
+		const text = jobStateText(state);
+		if (text !== this._shown) { this._say(`job ${this._id}: ${text}`); this._shown = text; }
+	}
+
+	/** Say `state` when it changed, and that a job is still pending, with the reason, when it has waited long. */
+	show(state: JobState): void {
+		this.change(state);
+		if (state.state !== 'PENDING') { return; }
+		this._pendingSince ??= Date.now();
+		const waited = Date.now() - this._pendingSince;
+		if (waited >= this._noticeMs * (this._noticed + 1) * (this._noticed + 1)) {
+			this._noticed++;
+			this._say(`job ${this._id} has been pending for ${formatSeconds(Math.round(waited / 1000) * 1000)}: ${pendingReasonText(state.reason || 'no reason given')}`);
+		}
+	}
+}
+
+/**
+ * Ctrl-C while following: without `cancelOnInterrupt`, the state the job is left in (the last poll may be up to
+ * statePollMs old); with it, scancel, then how long to follow the job to its end.
+ */
+async function interrupted(o: FollowOptions, notes: Set<string>, say: (line: string) => void): Promise<{ left: JobState | null } | { cancelDeadline: number }> {
+	const id = o.job.id;
+	if (!o.cancelOnInterrupt) { return { left: (await jobState(o.host, o.srun, id, false, notes)).state }; }
+	const c = await o.host.run([slurmTool(o.srun, 'scancel'), id], { timeoutMs: 30_000 });
+	notes.add(`scancel ${id}: ${c.exitCode === 0 ? 'done' : firstLines(c, 2)}`);
+	say(`interrupted: cancelling job ${id} (--cancel-on-interrupt): scancel ${id}: ${c.exitCode === 0 ? 'done' : firstLines(c, 2)}`);
+	return { cancelDeadline: Date.now() + CANCEL_WAIT_MS };
+}
+
+/**
+ * After the job's end: its final state (sacct's exit code when accounting is kept), then its files until the script's
+ * end line shows (a job that ran its script to the end writes one; a cancelled or killed one does not).
+ */
+async function finalState(o: FollowOptions, files: { out: GrowingFile; err: GrowingFile }, notes: Set<string>, lines: StateLines, last: JobState | null): Promise<JobState | null> {
+	const f = await jobState(o.host, o.srun, o.job.id, true, notes);
+	const state = f.state ?? last;
+	if (f.state) { lines.change(f.state); }
+	const graceEnd = Date.now() + (state && ['COMPLETED', 'FAILED'].includes(state.state) ? END_GRACE_MS : 0);
+	for (;;) {
+		await files.out.poll();
+		await files.err.poll();
+		if (markedExitStatus(files.err.text) !== null || Date.now() >= graceEnd) { return state; }
+		await sleep(500);
+	}
+}
+
 /** Follow a submitted job until it ends, the timeout, or the signal. Never rejects. */
 export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 	const t0 = Date.now();
@@ -182,27 +238,16 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 	const notes = new Set<string>();
 	const filePoll = o.filePollMs ?? 1000;
 	const statePoll = o.statePollMs ?? 2000;
-	const notice = o.pendingNoticeMs ?? 60_000;
+	const lines = new StateLines(id, o.pendingNoticeMs ?? 60_000, say);
 	let state: JobState | null = null;
-	let shown = '';
-	let pendingSince: number | null = null;
-	let noticed = 0;
 	let nextState = 0;
 	let end: FollowOutcome['end'] | null = null;
 	let cancelDeadline = 0;
 	for (;;) {
 		if (o.signal?.aborted && cancelDeadline === 0) {
-			if (!o.cancelOnInterrupt) {
-				// The state it is left in (the last poll may be up to statePollMs old).
-				const now = await jobState(o.host, o.srun, id, false, notes);
-				if (now.state) { state = now.state; }
-				end = 'interrupted';
-				break;
-			}
-			const c = await o.host.run([slurmTool(o.srun, 'scancel'), id], { timeoutMs: 30_000 });
-			notes.add(`scancel ${id}: ${c.exitCode === 0 ? 'done' : firstLines(c, 2)}`);
-			say(`interrupted: cancelling job ${id} (--cancel-on-interrupt): scancel ${id}: ${c.exitCode === 0 ? 'done' : firstLines(c, 2)}`);
-			cancelDeadline = Date.now() + CANCEL_WAIT_MS;
+			const i = await interrupted(o, notes, say);
+			if ('left' in i) { state = i.left ?? state; end = 'interrupted'; break; }
+			cancelDeadline = i.cancelDeadline;
 			nextState = 0;
 		}
 		if (cancelDeadline === 0 && Date.now() - t0 > o.timeoutMs) { end = 'timeout'; break; }
@@ -214,35 +259,14 @@ export async function followBatch(o: FollowOptions): Promise<FollowOutcome> {
 			const s = await jobState(o.host, o.srun, id, false, notes);
 			if (s.state) {
 				state = s.state;
-				const text = jobStateText(state);
-				if (text !== shown) { say(`job ${id}: ${text}`); shown = text; }
+				lines.show(state);
 				if (state.state !== 'PENDING') { begin(); }
-				if (state.state === 'PENDING') {
-					pendingSince ??= Date.now();
-					const waited = Date.now() - pendingSince;
-					if (waited >= notice * (noticed + 1) * (noticed + 1)) {
-						noticed++;
-						say(`job ${id} has been pending for ${formatSeconds(Math.round(waited / 1000) * 1000)}: ${pendingReasonText(state.reason || 'no reason given')}`);
-					}
-				}
 			}
 			if (s.gone || (s.state && jobEnded(s.state.state))) { end = cancelDeadline !== 0 ? 'cancelled' : 'ended'; break; }
 		}
 		await sleep(Math.min(filePoll, statePoll), cancelDeadline === 0 ? o.signal : undefined);
 	}
-	if (end === 'ended' || end === 'cancelled') {
-		// The final state (sacct's exit code when accounting is kept), then the files until the script's end line shows
-		// (a job that ran its script to the end writes one; a cancelled or killed one does not).
-		const f = await jobState(o.host, o.srun, id, true, notes);
-		if (f.state) { state = f.state; if (jobStateText(state) !== shown) { say(`job ${id}: ${jobStateText(state)}`); } }
-		const graceEnd = Date.now() + (state && ['COMPLETED', 'FAILED'].includes(state.state) ? END_GRACE_MS : 0);
-		for (;;) {
-			await out.poll();
-			await err.poll();
-			if (markedExitStatus(err.text) !== null || Date.now() >= graceEnd) { break; }
-			await sleep(500);
-		}
-	}
+	if (end === 'ended' || end === 'cancelled') { state = await finalState(o, { out, err }, notes, lines, state); }
 	await out.poll(true);
 	await err.poll(true);
 	return { end: end ?? 'ended', state, stdout: out.text, stderr: err.text, notes: [...notes], durationMs: Date.now() - t0 };
