@@ -97,7 +97,10 @@ class StandInSlurm {
 const JOB = { id: '4242', files: { dir: '/home/u/gpumpi-batch', script: '/home/u/gpumpi-batch/job.sbatch', stdout: '/home/u/gpumpi-batch/job.out', stderr: '/home/u/gpumpi-batch/job.err', jobFile: '/home/u/gpumpi-batch/job.job.json' } };
 const FAST = { filePollMs: 5, statePollMs: 5 };
 
-describe('following a batch job (stand-in login node)', () => {
+describe('following a batch job (stand-in login node)', function () {
+	// Tens of polls with 5-ms sleeps between them (and the map's parsing): 0.1-0.3 s a test alone, past mocha's 2 s at
+	// load 40 on the shared 2-core machine.
+	this.timeout(30_000);
 	it('pending, running, completed: every line once and whole, in order, though the reads cut them; onStarted once', async () => {
 		const text = fs.readFileSync(path.join(STREAM, 'ompi-6-rounds.stdout'), 'utf8');
 		const slurm = new StandInSlurm([
@@ -185,7 +188,10 @@ describe('batchLaunchOutcome: the job\'s end as a launch outcome', () => {
 	});
 });
 
-describe('the map as a batch job (stand-in login node, real engine output)', () => {
+describe('the map as a batch job (stand-in login node, real engine output)', function () {
+	// Tens of polls with 5-ms sleeps between them (and the map's parsing): 0.1-0.3 s a test alone, past mocha's 2 s at
+	// load 40 on the shared 2-core machine.
+	this.timeout(30_000);
 	const spec = { ...defaultSpec('openmpi', 'mpirun.openmpi', 6), srun: { srun: 'srun', mpi: null, allocation: [], jobName: '' } };
 	const config = { label: 'map', env: [], mca: [], extraArgs: [] };
 
