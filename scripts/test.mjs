@@ -8,6 +8,11 @@
 // Each suite runs in its own process with a time limit; a suite that crashes, hangs or finds no tests counts as
 // failed, never as zero. Env: GPUMPI_SKIP_VSCODE=1 skips the vscode suite (local quick runs; CI never sets it),
 // TEST_FILTER=regex is passed to mocha's grep in every mocha suite. Args: suite names to run a subset.
+// On demand only (too long for CI's limits), each turned on by a variable named after its suite, `all` for every case:
+//   GPUMPI_PEER_SUITE=mpich|all  the peer MPI test suite under the guard (test/engine/peerSuite.test.ts, docs/guard.md)
+//   GPUMPI_SLURM_BATCH=all       map --sbatch's slow cases on the Slurm lab: MPICH, scancel while followed,
+//                                --cancel-on-interrupt, a pending job followed to its map (test/engine/slurmBatch.test.ts,
+//                                docs/map-schema.md "Batch")
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -27,6 +27,7 @@ import { EXIT, runSubcommand, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, launchCliOptions, LAUNCH_OPTIONS, TARGET_OPTIONS, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
 import { incompleteNote, jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
+import { BATCH_OPTIONS, batchCliOptions, batchRequest, checkBatchOptions, followMain, reportBatch, type BatchCliOptions } from './mapBatchCli';
 
 /** The options of `map`, in help order. */
 export const MAP_OPTIONS = {
@@ -50,6 +51,7 @@ export const MAP_OPTIONS = {
 	loopback: flag('keep TCP on loopback (Open MPI btl_tcp_if_include lo, UCX_NET_DEVICES=lo)'),
 	...TARGET_OPTIONS,
 	timeout: withHelp(LAUNCH_OPTIONS.timeout, 'run timeout in seconds, 1..86400 (default 600)'),
+	...BATCH_OPTIONS,
 	'from-json': withHelp(LAUNCH_OPTIONS['from-json'], 'print a saved map (or scripts/gpu/map.sh\'s map.json, evidence joined) instead of running'),
 	'explain-latency': flag(`find out by experiment what sets the latency of a pair: 2 ranks as-is and with one factor changed at a time, each --trials launches (default ${DEFAULT_EXPERIMENT_TRIALS}, at least 2); default sizes 1M / 8, --iters 20; --json prints the experiment (gpumpi.latency-experiment/1, docs/map-schema.md)`),
 	factors: option(nameList(LATENCY_FACTORS.map(f => f.id), 'factor'), `with --explain-latency: the factors to change (default all), of\n${LATENCY_FACTORS.map(f => `  ${f.id.padEnd(16)}${f.setting}`).join('\n')}`),
@@ -64,6 +66,8 @@ export interface MapCliOptions extends LaunchCliOptions {
 	/** `--explain-latency`: the factors to change (null: a plain map). */
 	explain: LatencyFactor[] | null;
 	trials: number;
+	/** `--sbatch …` / `--follow FILE` (mapBatchCli.ts). */
+	batch: BatchCliOptions;
 }
 
 /**
@@ -80,7 +84,7 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 			small: v.small?.text ?? DEFAULT_MAP_OPTIONS.small, iters: v.iters ?? DEFAULT_MAP_OPTIONS.iters, maxRanks: v['max-ranks'] ?? DEFAULT_MAP_OPTIONS.maxRanks,
 			schedule: v.schedule ?? DEFAULT_MAP_OPTIONS.schedule, pairTimeout: v['pair-timeout'] ?? DEFAULT_MAP_OPTIONS.pairTimeout,
 		},
-		explain: null, trials: v.trials ?? DEFAULT_EXPERIMENT_TRIALS,
+		explain: null, trials: v.trials ?? DEFAULT_EXPERIMENT_TRIALS, batch: batchCliOptions(v),
 	};
 	o.map.memory = o.memory;
 	if (o.json && o.jsonLines) { throw new UsageError('--json prints the map once; --json-lines prints it as it is measured: give one of them'); }
@@ -94,6 +98,7 @@ export function parseMapArgs(argv: readonly string[]): MapCliOptions {
 		if (!given.has('large')) { o.map.large = '1M'; }
 		if (!given.has('iters')) { o.map.iters = 20; }
 	}
+	checkBatchOptions(o, given);
 	if (o.fromJson !== null) {
 		if (o.host || o.srun) { throw new UsageError('--from-json prints a saved file; --host and --srun launch runs'); }
 	} else {
@@ -148,6 +153,7 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
 		if (o.explain) { return explainLatency(o, o.explain, io); }
+		if (o.batch.follow !== null) { return followMain(o, io, emit, { onRecord: o.jsonLines ? recordLines(io) : undefined }); }
 		const target = await cliLaunchTarget(o, o.np, io.cwd, l => io.stderr(`${l}\n`), io.signal);
 		for (const n of target.notes) { io.stderr(`gpumpi-doctor map: ${n}\n`); }
 		if (!target.ok && io.signal.aborted) { io.stderr('gpumpi-doctor map: interrupted before the run started; nothing was launched\n'); return EXIT.interrupted; }
@@ -160,12 +166,15 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 			r = await runMapUseCase({
 				target, config, loopback: o.loopback, map: o.map, timeoutMs: o.timeoutS * 1000, signal: io.signal,
 				onProgress: l => io.stderr(`${l}\n`), onRecord: o.jsonLines ? recordLines(io) : undefined,
+				// --sbatch: the same run as a batch job (core/map/mapBatch.ts); its outcome is printed by mapBatchCli.ts.
+				batch: o.batch.sbatch ? batchRequest(o.batch, io.cwd, Boolean(o.host)) : undefined,
 			});
 		} finally {
 			await target.close();
 		}
 		// Known only once the flavour is detected (MCA parameters with an MPICH launcher): still before any launch.
 		if (!r.ok && r.refused) { throw new UsageError(r.error); }
+		if (r.batch) { return reportBatch({ ...r.batch, run: r }, o, io, emit); }
 		return mapOutcome(r, io, emit);
 	});
 }

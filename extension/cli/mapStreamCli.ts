@@ -35,10 +35,15 @@ export function outlierText(doc: MapDocument): string {
 	return [`Outliers: ${headline}`, ...rest, ''].join('\n') + '\n';
 }
 
+/** What a partial map holds: "the partial map keeps what was measured: N of M pairs, K round record(s)". */
+export function partialSummary(doc: MapDocument): string {
+	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
+	return `the partial map keeps what was measured: ${measured} of ${doc.pairs.length} pairs, ${doc.partial?.rounds_received ?? 0} round record(s)`;
+}
+
 /** What to tell on stderr about a partial map (what it holds and why it is partial). */
 export function partialNote(doc: MapDocument, why: string, interrupted: boolean): string {
-	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
-	return `gpumpi-doctor map: ${interrupted ? 'interrupted; the run was stopped' : `the run ended early (${why})`}; the partial map keeps what was measured: ${measured} of ${doc.pairs.length} pairs, ${doc.partial?.rounds_received ?? 0} round record(s)\n`;
+	return `gpumpi-doctor map: ${interrupted ? 'interrupted; the run was stopped' : `the run ended early (${why})`}; ${partialSummary(doc)}\n`;
 }
 
 /** The engine printed its document, then ended the job with MPI_Abort: why (exit status 3 follows). */

@@ -35,6 +35,11 @@ export interface LaunchOutcome {
 	result: ExecuteResult;
 	/** What the launch layer saw or did besides the run: a singleton start, the scancel line and squeue's answer. */
 	notes: string[];
+	/**
+	 * Why the output ended when the launcher, not the program, decided it (a batch job no longer followed, or ended by
+	 * Slurm: batchJob.ts): the cause a runner reports instead of reading one from the output. Absent for runLaunch.
+	 */
+	ended?: string;
 }
 
 /**

@@ -13,7 +13,7 @@ import { formatSeconds } from '../proc';
 import { posixQuoteArgv } from '../../shared/shellQuote';
 import { buildLaunchArgv } from '../launch/launchArgv';
 import { withConfig, withJobName, type LaunchConfig, type LaunchSpec } from '../launch/launchSpec';
-import { runLaunch, singletonStart } from '../launch/runLaunch';
+import { runLaunch, singletonStart, type LaunchOutcome, type RunLaunchOptions } from '../launch/runLaunch';
 import { withEvidence } from '../launch/evidenceSwitches';
 import { cleanLine } from '../parsers/text';
 import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, failureLines, launchFailureText } from '../launch/launcherOutput';
@@ -54,6 +54,8 @@ export interface MapRunOptions {
 	/** Each streamed record as it completes, with everything measured so far. */
 	onRecord?: (record: MapStreamRecord, state: MapStreamState) => void;
 	signal?: AbortSignal;
+	/** How to launch: runLaunch (default), or a batch job submitted and followed (launch/batchJob.ts BatchLauncher). */
+	launch?: (spec: LaunchSpec, program: readonly string[], opts: RunLaunchOptions) => Promise<LaunchOutcome>;
 }
 
 /**
@@ -117,7 +119,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const stream = streamTaker(opts);
 	const { state } = stream;
 	const onLine = (from: 'stdout' | 'stderr', line: string): void => { if (from === 'stdout') { stream.push(line); } };
-	const { argv, result: r, notes: launchNotes } = await runLaunch(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
+	const { argv, result: r, notes: launchNotes, ended } = await (opts.launch ?? runLaunch)(spec, program, { host: opts.host ?? new LocalHost(), timeoutMs: opts.timeoutMs, signal: opts.signal, onLaunch, onLine });
 	const finalDoc = stream.finish();
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO') && !l.includes('@@GPUMPI-JSON@@')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
@@ -140,16 +142,17 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	// srun names the task that died where the generic reading does not (it reads mpirun's and Hydra's words).
 	// With --kill-on-bad-exit srun ends the others with SIGTERM and lists them as "Terminated": the one that died first is not.
 	const tasks = spec.srun && crash.rank === null ? srunFailedTasks(r.stderr).filter(t => !/^Terminated\b/.test(t.how)) : [];
-	const cause = r.timedOut ? `no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session`
+	const cause = ended ?? (r.timedOut ? `no map within ${formatSeconds(opts.timeoutMs)}; the run was stopped, every process of its session`
 		: opts.signal?.aborted ? 'interrupted: the run was stopped (Ctrl-C or cancel)'
 			: tasks.length > 0 ? tasks.map(t => `rank ${t.rank} (srun task ${t.rank} on ${t.host}): ${t.how}`).join('; ')
 				: crash.crashed ? `${crashedWho(crash)} crashed (${crashedHow(crash)}): ${crash.evidence.slice(0, 2).join(' | ')}`
-					: null;
+					: null);
 	if (cause !== null && state.plan) {
 		const failedRanks = tasks.length > 0 ? tasks.map(t => t.rank) : crash.crashed && crash.rank !== null ? [crash.rank] : [];
 		const partial = partialMapDocument(state, { reason: cause, failedRanks });
 		if (partial) { return finish(partial, cause); }
 	}
+	if (ended) { return fail(ended); }
 	if (r.timedOut) { return fail(`${cause} (a pair may hang: try fewer ranks, --pairs sampled or a shorter --pair-timeout)`); }
 	if (opts.signal?.aborted) { return fail('cancelled'); }
 	const ex = extractJsonDocument(r.stdout);

@@ -102,6 +102,12 @@ const MAP = subject<MapO>('map', MAP_OPTIONS, parseMapArgs, [
 	c('loopback', ['--loopback'], o => o.loopback, true, ['--loopback=1'], /^--loopback takes no value/),
 	...targetCases<MapO>([], []),
 	c('timeout', ['--timeout', '60'], o => o.timeoutS, 60, ['--timeout', '86401'], /^--timeout needs an integer 1\.\.86400, got "86401"$/),
+	// The batch options (mapBatchCli.ts BATCH_OPTIONS): --sbatch needs the job's size, which sets --np; srun inside the job.
+	c('sbatch', ['--sbatch', '--sbatch-arg', '-n4'], o => [o.batch.sbatch, o.np, o.srun], [true, 4, true], ['--sbatch'], /^--sbatch needs the job's size/),
+	c('sbatch-arg', ['--sbatch-arg', '--nodes=2', '--sbatch-arg=--ntasks-per-node=3'], o => [o.batch.sbatch, o.batch.sbatchArgs, o.np], [true, ['--nodes=2', '--ntasks-per-node=3'], 6], ['--sbatch-arg', '-n4', '--sbatch-arg', '--output=x'], /^--sbatch-arg: sbatch option --output is not accepted here/),
+	c('sbatch-dir', ['--sbatch-arg', '-n2', '--sbatch-dir', 'runs'], o => o.batch.dir, 'runs', ['--sbatch-arg', '-n2', '--sbatch-dir', ''], /^--sbatch-dir needs a directory$/),
+	c('cancel-on-interrupt', ['--sbatch-arg', '-n2', '--cancel-on-interrupt'], o => o.batch.cancelOnInterrupt, true, ['--cancel-on-interrupt'], /^--sbatch-dir and --cancel-on-interrupt need --sbatch \(or --follow\)$/),
+	c('follow', ['--follow', 'j.job.json', '--json'], o => [o.batch.follow, o.json], ['j.job.json', true], ['--follow', 'j.job.json', '--pairs', 'all'], /^--follow reads a job as it was submitted \(its file holds the run's options\): --pairs cannot apply$/),
 	c('from-json', ['--from-json', 'm.json'], o => o.fromJson, 'm.json', ['--from-json', 'm.json', '--explain-latency'], /^--explain-latency runs an experiment; --from-json prints a saved file$/),
 	c('explain-latency', ['--explain-latency'], o => [o.np, o.explain?.length, o.map.large, o.map.iters], [2, 7, '1M', 20], ['--explain-latency', '--np', '4'], /^--explain-latency measures one pair: 2 ranks, got --np 4$/),
 	c('factors', ['--explain-latency', '--factors', 'mps,ob1-tcp'], o => o.explain?.map(f => f.id), ['mps', 'ob1-tcp'], ['--factors', 'mps'], /^--factors and --trials need --explain-latency$/),

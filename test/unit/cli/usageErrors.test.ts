@@ -122,9 +122,33 @@ describe('CLI usage errors: exit 2, a clear message, nothing launched', function
 		[['--pair-timeout', '0'], /--pair-timeout needs an integer 1\.\.86400, got "0"/],
 		[['--json-lines', '--json'], /give one of them/],
 		[['--json-lines', '--explain-latency'], /--json-lines streams a map; --explain-latency prints an experiment/],
+		// --sbatch (mapBatchCli.ts): the job's size is needed and checked, sbatch's own options as far as they are known.
+		[['--sbatch'], /--sbatch needs the job's size \(the map runs one rank per task\): --sbatch-arg --nodes=N with --sbatch-arg --ntasks-per-node=K, or --sbatch-arg --ntasks=N/],
+		[['--sbatch-arg', '--nodes=2', '--sbatch-arg', '--partition=gpu'], /--sbatch needs the job's size/],
+		[['--sbatch-arg', '--ntasks=4', '--np', '8'], /--np 8 is more ranks than the job's 4 tasks/],
+		[['--sbatch-arg', '--ntasks=1'], /the job has 1 task: a map needs 2\.\.4096 ranks/],
+		[['--sbatch-arg', '--ntasks=4', '--sbatch-arg', '--output=x.out'], /--sbatch-arg: sbatch option --output is not accepted here/],
+		[['--sbatch-arg', '--ntasks=4', '--sbatch-arg', '--time=soon'], /--sbatch-arg: sbatch option --time needs minutes, MM:SS, HH:MM:SS or D-HH\[:MM\[:SS\]\], got "soon"/],
+		[['--sbatch-arg', '--ntasks=4', '--sbatch-arg', '--gpus-per-node=four'], /--gpus-per-node needs \[TYPE:\]N, got "four"/],
+		[['--sbatch-arg', '--ntasks=4', '--sbatch-arg', 'gpu'], /--sbatch-arg: "gpu" is not an sbatch option/],
+		[['--sbatch-arg', '--ntasks=4', '--sbatch-arg', '--comment=a\nb'], /contains a control character/],
+		[['--sbatch-arg', '--ntasks=4', '--hosts', 'a:2,b:2'], /--hosts: inside a batch job srun runs on the job's nodes; choose them with --sbatch-arg --nodelist=a,b/],
+		[['--sbatch-arg', '--ntasks=2', '--explain-latency'], /--sbatch runs one map as a batch job; --from-json and --explain-latency do not launch one/],
+		[['--sbatch-arg', '--ntasks=4', '--sbatch-dir', ''], /--sbatch-dir needs a directory/],
+		[['--cancel-on-interrupt'], /--sbatch-dir and --cancel-on-interrupt need --sbatch \(or --follow\)/],
+		[['--sbatch-arg'], /--sbatch-arg needs a value/],
 	];
 	for (const [args, re] of MAP) {
 		it(`map ${JSON.stringify(args).slice(0, 70)}`, () => expectUsage(['map', ...launch, ...args], re));
+	}
+	const FOLLOW: Array<[string[], RegExp]> = [
+		[['--follow', ''], /--follow needs the \.job\.json file of a submitted job/],
+		[['--follow', 'j.job.json', '--np', '4'], /--follow reads a job as it was submitted \(its file holds the run's options\): --np cannot apply/],
+		[['--follow', 'j.job.json', '--sbatch-arg', '--ntasks=4'], /--follow reads a job as it was submitted.*: --sbatch-arg cannot apply/],
+		[['--follow', 'j.job.json', '--setup', 'module load x'], /--setup and --ssh-config need --host/],
+	];
+	for (const [args, re] of FOLLOW) {
+		it(`map ${JSON.stringify(args).slice(0, 70)}`, () => expectUsage(['map', ...args], re));
 	}
 
 	const INSPECT: Array<[string[], RegExp]> = [
