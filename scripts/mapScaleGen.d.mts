@@ -8,7 +8,7 @@ export declare const RDMA_GBPS: number;
 export declare function nodeName(h: number): string;
 /** A finding the outlier code must report. */
 export interface PlantedFinding { level: OutlierLevel; kind: 'failed' | 'slow'; subject: string }
-/** The planted faults of a map of `hosts` nodes and the findings they must give. */
+/** The planted faults of a map of `hosts` nodes (at least 8) and the findings they must give (from 64 nodes on). */
 export declare function plantedFaults(hosts: number): {
 	slowNode: { host: number; factor: number };
 	slowNic: { host: number; gpu: number; nic: string; factor: number };

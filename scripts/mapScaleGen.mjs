@@ -60,16 +60,22 @@ export function nodeName(h) { return `node${String(h).padStart(4, '0')}`; }
 /**
  * The planted faults for `hosts` nodes (deterministic; spread over the node range so none shares a node), with the
  * findings the outlier code must report: `outliers` in its order (failures first, then node, NIC, GPU) and `suspects`.
+ * Those hold from 64 nodes on (checked at 64, 100, 256 and 2 048): below, a NIC has only hosts/8 network pairs and the
+ * planted slow node's partners make some of them outliers too, as the rule says they are.
  */
 export function plantedFaults(hosts) {
-	const at = f => Math.min(hosts - 1, Math.floor(hosts * f));
+	if (!(Number.isInteger(hosts) && hosts >= 8)) { throw new Error(`plantedFaults: at least 8 nodes (got ${hosts})`); }
+	// Each fault on its own node (a small map would put two on one).
+	const used = new Set();
+	const at = f => { let h = Math.min(hosts - 1, Math.floor(hosts * f)); while (used.has(h)) { h = (h + 1) % hosts; } used.add(h); return h; };
 	const slowNode = at(0.75), nicNode = at(0.38), gpuNode = at(0.59), silentNode = at(0.8), linkA = at(0.05), linkB = at(0.1);
 	const nicGpu = 3, slowGpu = 6, silentLocal = 1;
 	return {
 		slowNode: { host: slowNode, factor: 0.25 },
 		slowNic: { host: nicNode, gpu: nicGpu, nic: `mlx5_${nicGpu}`, factor: 0.25 },
 		slowGpu: { host: gpuNode, gpu: slowGpu, factor: 1 / 6 },
-		silentRank: { rank: silentNode * GPUS_PER_NODE + silentLocal, fromRound: 40 },
+		// From round 40 (or half-way through a small map's rounds) on, its pairs time out.
+		silentRank: { rank: silentNode * GPUS_PER_NODE + silentLocal, fromRound: Math.min(40, Math.floor((GPUS_PER_NODE - 1 + hosts) / 2)) },
 		slowLink: { a: linkA, b: linkB, factor: 0.2 },
 		expected: {
 			outliers: [

@@ -213,24 +213,32 @@ interface Population {
 	measured: View[];
 	/** Log of the metric, by index in `measured`. */
 	logs: Float64Array;
-	/** The logs in ascending order, and where each measured pair landed in it. */
+	/** The logs in ascending order (a numeric sort: no comparator over two million pairs). */
 	sortedLogs: Float64Array;
-	position: Int32Array;
 }
 
 function population(list: View[], metric: Metric): Population {
 	const measured = list.filter(v => v.pair[metric] !== null && (v.pair[metric] as number) > 0 && (v.pair.status === 'ok' || v.pair.status === 'data_error'));
 	const logs = Float64Array.from(measured, v => Math.log(v.pair[metric] as number));
-	const order = Int32Array.from(measured, (_, i) => i).sort((x, y) => logs[x] - logs[y]);
-	const sortedLogs = Float64Array.from(order, i => logs[i]);
-	const position = new Int32Array(measured.length);
-	order.forEach((i, at) => { position[i] = at; });
-	return { label: list[0]?.label ?? '', measured, logs, sortedLogs, position };
+	return { label: list[0]?.label ?? '', measured, logs, sortedLogs: Float64Array.from(logs).sort() };
+}
+
+/** Distinct positions in `sorted` of the values `own` (a subset of it, as a multiset), ascending. */
+function positionsOf(sorted: Float64Array, own: readonly number[]): Int32Array {
+	const mine = Float64Array.from(own).sort();
+	const out = new Int32Array(mine.length);
+	for (let k = 0; k < mine.length; k++) {
+		if (k > 0 && mine[k] === mine[k - 1]) { out[k] = out[k - 1] + 1; continue; }
+		let lo = 0, hi = sorted.length;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (sorted[m] < mine[k]) { lo = m + 1; } else { hi = m; } }
+		out[k] = lo;
+	}
+	return out;
 }
 
 /** The slow (or high-latency) subjects of one path class and level. */
 function judge(pop: Population, level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null): Candidate[] {
-	const { measured, logs, sortedLogs, position } = pop;
+	const { measured, logs, sortedLogs } = pop;
 	const out: Candidate[] = [];
 	const higherIsWorse = metric === 'latency_us';
 	const wholeClass = measured.length > EXACT_REFERENCE_LIMIT && (level === 'link' || level === 'pair');
@@ -273,7 +281,7 @@ function judge(pop: Population, level: OutlierLevel, metric: Metric, summaries: 
 		let spread = classMad;
 		let restCount = measured.length;
 		if (!wholeClass) {
-			const rest = leaveOutStats(sortedLogs, Int32Array.from(mine, i => position[i]).sort());
+			const rest = leaveOutStats(sortedLogs, positionsOf(sortedLogs, own));
 			restCount = rest.count;
 			if (rest.count < OUTLIER_MIN_REFERENCE) { continue; }
 			ref = rest.median;
