@@ -3,12 +3,15 @@
  * 8 GPUs and 8 RDMA NICs a node, the engine's sampled schedule, 2 153 472 pairs) with five planted faults — the
  * analysis names exactly those (a silent rank, a slow node, a slow NIC, a slow GPU; a slow single link as a suspect)
  * and nothing else, within a bound that a quadratic reference computation would miss by hours (before the
- * leave-one-out statistics were computed from one sorted copy, 256 nodes took 146 s). The time is printed.
+ * leave-one-out statistics were computed from one sorted copy, 256 nodes took 146 s). The time is printed. Then
+ * what the panel makes of it: the node overview (one cell per node pair, the slow node's row and column all slow),
+ * the drill-down into the slow node and the pair look-up.
  * Also: the leave-one-out statistics equal those of the copy, and the generator's pairs are the engine's schedule.
  */
 import * as assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { findOutliers, leaveOutStats, mad, median } from '../../extension/core/map/outliers';
+import { buildOverview, mapDrill, MapPairIndex } from '../../extension/shared/mapOverview';
 import { buildSchedule } from '../../extension/shared/mapSchedule';
 import { validateMapDocument, type MapDocument, type MapOutlierReport } from '../../extension/shared/mapSchema';
 import { generateScaleMap, GPUS_PER_NODE, plantedFaults, type PlantedFinding } from '../../scripts/mapScaleGen.mjs';
@@ -82,5 +85,23 @@ describe('map outliers at 16 384 ranks (simulated 2 048-node map, planted faults
 		assert.match(gpu.path_class, /^P2P \(NVLink\/PCIe\) over shared memory$/);
 		assert.equal(r.suspects[0].evidence_pairs.length, 1);
 		assert.ok(t2 - t1 < 180_000, `findOutliers took ${((t2 - t1) / 1000).toFixed(0)} s`);
+		// What the panel sends instead of the document: one cell per node pair, the slow node's row below the line.
+		d.outliers = r;
+		const t3 = performance.now();
+		const o = buildOverview(d);
+		const t4 = performance.now();
+		console.log(`      buildOverview: ${((t4 - t3) / 1000).toFixed(1)} s, ${o.layers.reduce((n, l) => n + l.cells.length, 0)} cells`);
+		assert.equal(o.hosts.length, 2048);
+		const rdma = o.layers.find(l => l.pathClass === 'gpudirect_rdma');
+		assert.equal(rdma?.cells.length, 2048 * 2047 / 2 - silent.pairs, 'every node pair once, but those whose one pair timed out');
+		assert.equal(o.failedCells.length, silent.pairs);
+		assert.deepEqual(o.outliers?.summaries, [], 'the panel gets no per-subject summaries');
+		const row = o.hosts.indexOf('node1536');
+		const slowCells = rdma ? [...rdma.cells].map((c, k) => [c, rdma.median[k]]).filter(([c]) => Math.floor(c / 2048) === row || c % 2048 === row) : [];
+		assert.equal(slowCells.length, 2047);
+		assert.ok(slowCells.every(([, v]) => v < 13), 'its whole row and column are slow');
+		const drill = mapDrill(d, ['node1536']);
+		assert.deepEqual(drill.classes.map(c => [c.label, c.pairs]), [['P2P (NVLink/PCIe) over shared memory', 28], ['GPUDirect RDMA over network', 2047]]);
+		assert.equal(new MapPairIndex(d).find(node.evidence_pairs[0].b, node.evidence_pairs[0].a)?.bandwidth_gbps, node.evidence_pairs[0].value);
 	});
 });
