@@ -199,6 +199,10 @@ async function main() {
 	lines.push('Re-run with `npm run bench` (`node scripts/bench.mjs --runs N [--no-vscode]`). The extension numbers come from the',
 		'in-host test suite (test/vscode/suite/*.test.ts records them), run in code-server like `npm test`.', '');
 	const out = path.join(ROOT, 'docs', 'benchmarks.md');
+	// The transport-map block is scripts/benchMap.mjs's (headless Chromium, up to 16 384 ranks): kept as it was.
+	const MAP_BEGIN = '<!-- transport-map: written by scripts/benchMap.mjs -->', MAP_END = '<!-- /transport-map -->';
+	const old = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
+	if (old.includes(MAP_BEGIN) && old.includes(MAP_END)) { lines.push(old.slice(old.indexOf(MAP_BEGIN), old.indexOf(MAP_END) + MAP_END.length), ''); }
 	fs.mkdirSync(path.dirname(out), { recursive: true });
 	fs.writeFileSync(out, lines.join('\n'));
 	log(`\n${lines.join('\n')}\nwritten to ${path.relative(ROOT, out)}`);
