@@ -198,6 +198,16 @@ export class TransportMapPanel extends Disposable {
 		this._liveUpdate(rec.round.final);
 	}
 
+	/**
+	 * A run ended without a map (it failed before its plan came, or the engine's document was invalid): drop the live
+	 * view and show the map shown before, if any. (A run whose plan came ends with a map, partial when cut short.)
+	 */
+	endLive(): void {
+		if (!this._live) { return; }
+		this._live = null;
+		if (this._map && this._overview) { this._host.post({ type: 'showMap', overview: this._overview, map: this._whole(), source: this._source }); }
+	}
+
 	override dispose(): void {
 		if (TransportMapPanel._current === this) { TransportMapPanel._current = undefined; }
 		super.dispose();
@@ -420,7 +430,8 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger, show
 			if (r) { panel.setMap(r.map, r.source); }
 			return r?.map;
 		}
-		const doc = await runFromVsCode(log, hostKey, npArg as number | undefined);
+		let doc: MapDocument | undefined;
+		try { doc = await runFromVsCode(log, hostKey, npArg as number | undefined); } finally { if (!doc) { TransportMapPanel.current?.endLive(); } }
 		if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
 		return doc;
 	}, log, showLog);

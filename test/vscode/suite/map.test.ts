@@ -22,6 +22,7 @@ const COMMAND = 'gpumpiDoctor.showTransportMap';
 
 interface MapState {
 	ready: boolean; delivered: string | null; worldSize: number; pairs: number; classes: string[]; busy: boolean;
+	live: { round: number; rounds: number; measured: number; failures: number } | null;
 	nodes: number; wholeDocument: boolean; headline: string | null; rendered: { view: string; nodes: number; cells: number; outliers: number; ms: number } | null;
 }
 interface DoctorApi { transportMapState?(): MapState | null }
@@ -74,6 +75,31 @@ describe('transport map panel', function () {
 		const noRun = await vscode.commands.executeCommand<MapDocument | undefined>(COMMAND, path.join(root, 'test-fixtures', 'map', 'h200-testbed-map-2026-12-02.json'), 'no-such-run');
 		assert.equal(noRun, undefined, 'an unknown run of a device result is refused');
 		assert.equal(doctor.transportMapState?.()?.delivered, file, 'the panel still shows the last good map');
+	});
+
+	it('a map run from VS Code on this machine streams into the panel: the plan at once, progress as pairs come, then the map', async function () {
+		this.timeout(240_000);
+		const { doctor } = await api();
+		const seen: Array<NonNullable<MapState['live']>> = [];
+		let polling = true;
+		const poll = (async () => {
+			while (polling) {
+				const live = doctor.transportMapState?.()?.live;
+				if (live && !seen.some(x => x.measured === live.measured && x.round === live.round)) { seen.push(live); }
+				await new Promise(r => setTimeout(r, 50));
+			}
+		})();
+		let doc: MapDocument | undefined;
+		try { doc = await vscode.commands.executeCommand<MapDocument | undefined>(COMMAND, { host: '$local', np: 6 }); } finally { polling = false; await poll; }
+		assert.ok(doc, 'no map (see the GPU-MPI Doctor log)');
+		assert.equal(doc.pairs.length, 15);
+		assert.ok(seen.length > 0, 'the panel never had a live map: the plan did not reach it');
+		assert.equal(seen[0].rounds, doc.schedule?.rounds, 'the plan\'s rounds');
+		assert.ok(seen.every((x, i) => i === 0 || x.measured >= seen[i - 1].measured), JSON.stringify(seen));
+		const s = await waitFor(doctor, x => x.ready && x.live === null && x.delivered !== null && x.pairs === 15);
+		assert.equal(s?.live, null, 'the finished map replaces the live one');
+		assert.ok(s?.headline, 'the finished map has its analysis');
+		console.log(`      live states seen: ${seen.map(x => `${x.measured}/${x.rounds}`).join(' ')}`);
 	});
 
 	it('a 2 048-rank map (256 nodes, 39 808 pairs): the node overview alone reaches the webview, which draws the node matrix', async function () {
