@@ -143,8 +143,11 @@ function setData(o: MapOverview, d: MapDocument | null, src: string, keepView = 
 	} else if ((mode === 'graph' && graphBtn.hidden) || (mode === 'matrix' && matrixBtn.hidden)) { mode = 'nodes'; }
 	setMode(mode);
 	const ov = overview;
+	// A live update keeps the class chosen (the same layers, more pairs measured).
+	const chosen = keepView && layerSel.value !== '' && Number(layerSel.value) < ov.layers.length ? layerSel.value : '';
 	layerSel.replaceChildren(el('option', { value: '' }, strings.allClasses), ...ov.layers.map((l, i) => el('option', { value: String(i) }, `${l.label} (${l.measured} pairs)`)));
-	nodeMatrix.layer = null;
+	layerSel.value = chosen;
+	nodeMatrix.layer = chosen === '' ? null : Number(chosen);
 	if (d) {
 		const hosts = [...new Set(d.ranks.map(r => r.host))];
 		hostSel.replaceChildren(el('option', { value: '' }, fill(strings.allHosts, hosts.length)), ...hosts.map(h => el('option', { value: h }, h)));
@@ -173,10 +176,15 @@ function setData(o: MapOverview, d: MapDocument | null, src: string, keepView = 
 	render();
 }
 
+/** The analysis on screen (rebuilt only when it changes: a live update must not fold the finding being read). */
+let shown: { r: MapOutlierReport | null; note: string | null; interim: boolean } | null = null;
+
 function renderOutlierBox(): void {
 	const interim = live !== null;
 	const r: MapOutlierReport | null = interim ? live?.state.outliers ?? null : overview?.outliers ?? null;
 	const note = interim ? live?.state.outliersNote ?? (r ? null : 'Outliers: after the first rounds.') : overview && !r && !overview.header.trafficSource ? 'Not analysed: a map this big is analysed by the runner that measures it (gpumpi-doctor map, or a run from VS Code).' : null;
+	if (shown && shown.r === r && shown.note === note && shown.interim === interim) { return; }
+	shown = { r, note, interim };
 	outliersBox.replaceChildren(...renderOutliers(r, actions, { interim, note, suspectsTitle: strings.suspects }));
 	// Mark the outlier nodes on the matrix axes.
 	const marks = new Map<number, string>();
