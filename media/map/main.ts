@@ -132,7 +132,8 @@ function setMode(m: Mode): void {
 function setData(o: MapOverview, d: MapDocument | null, src: string, keepView = false): void {
 	overview = normalise(o);
 	doc = d;
-	graphBtn.hidden = !(d && d.world_size <= GRAPH_MAX_RANKS);
+	// A guard map has traffic, not bandwidth: its node matrix would be empty, so it keeps the graph at any size.
+	graphBtn.hidden = !(d && (d.world_size <= GRAPH_MAX_RANKS || d.traffic_source));
 	matrixBtn.hidden = !d;
 	if (!keepView) {
 		filter.hosts = null;
