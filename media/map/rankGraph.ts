@@ -137,8 +137,14 @@ export class RankGraph {
 			}
 		}
 		if (v.ranks.size <= 128 && scale >= 1) {
-			ctx.fillStyle = c.bg; ctx.font = `bold ${Math.min(12, 6 * scale)}px sans-serif`; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-			for (const r of v.ranks.values()) { ctx.fillText(String(r.rank), r.x * scale, r.y * scale + 0.5); }
+			// Rank numbers inside their dots; a drill-down of a big map has 5-digit ranks: the font shrinks to fit the dot.
+			ctx.fillStyle = c.bg; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+			const inside = 2 * v.rankRadius * scale - 1;
+			for (const r of v.ranks.values()) {
+				const label = String(r.rank);
+				ctx.font = `bold ${Math.max(6, Math.min(12, 6 * scale, inside / (0.62 * label.length)))}px sans-serif`;
+				ctx.fillText(label, r.x * scale, r.y * scale + 0.5);
+			}
 		}
 		if (v.edges.length <= 40) {
 			ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';

@@ -8,7 +8,7 @@
 // A simulated 2 048-rank map (scripts/mapScaleGen.mjs, 256 nodes) opens anomaly first: a finding's "Show … in the
 // matrix" drills down to its node.
 // Screenshots (looked at, see the report): repro-side-by-side.png, repro-fallback-ranking.png, transport-map-export.png,
-// transport-map-2048-vscode.png
+// transport-map-2048-vscode.png (first view) and transport-map-2048-vscode-drill.png
 // (the exported SVG rendered by Chromium), compare-inspections.png and compare-repro.png next to the inspect screenshot.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -141,12 +141,15 @@ export async function runPanelChecks(page, { check, shotDir, debugDir }) {
 		await fileDialog(page, file);
 		const f = () => webview(page);
 		await until(async () => ((await f().locator('canvas.nodes').isVisible()) && /its pairs failed/.test(await f().locator('.headline').first().textContent() ?? '')) || 'no node matrix and headline yet', 60_000, 'the outliers and the node matrix');
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(500);
+		await page.screenshot({ path: path.join(shotDir, 'transport-map-2048-vscode.png') });
 		await f().locator('.outliers .finding', { hasText: `node ${slow}:` }).first().click();
 		await f().getByRole('button', { name: `Show ${slow} in the matrix` }).click();
 		await until(async () => (await f().locator('.drill h2').first().textContent() ?? '').startsWith(slow) || 'no drill-down yet', 30_000, `the drill-down of ${slow}`);
 		await page.mouse.move(0, 0);
 		await page.waitForTimeout(500);
-		await page.screenshot({ path: path.join(shotDir, 'transport-map-2048-vscode.png') });
+		await page.screenshot({ path: path.join(shotDir, 'transport-map-2048-vscode-drill.png') });
 	});
 
 	await check('the panel\'s "Save…" writes the inspection through the save dialog (JSON that reads back)', async () => {
