@@ -42,6 +42,7 @@ const THEME = {
 	'--vscode-errorForeground': '#f48771', '--vscode-editorWarning-foreground': '#cca700',
 };
 const log = m => console.error(m);
+const LOAD_AT_START = os.loadavg()[0];
 const secs = (t0, t1) => (t1 - t0) / 1000;
 
 /** The host-side TypeScript this script runs (bundled on the fly: the same code as the extension's). */
@@ -133,7 +134,7 @@ async function measure(browser, host, doc, label, shots, viewport, interact) {
 	});
 	const firstFrame = [], renderMs = [], delivery = [];
 	for (let i = 0; i < RUNS; i++) {
-		await page.goto(url);
+		await page.goto(url, { timeout: 300000 });
 		await page.waitForFunction(() => document.body.dataset.renderMs !== undefined, null, { timeout: 120000 });
 		firstFrame.push(await page.evaluate(() => new Promise(r => requestAnimationFrame(() => r(performance.now() - window.__replyPostedAt)))));
 		delivery.push(await page.evaluate(() => window.__msgAt - window.__replyPostedAt));
@@ -175,6 +176,7 @@ try {
 		return { matrixMs };
 	}));
 	if (WITH_16K) {
+		const loadBefore = os.loadavg()[0];
 		const t0 = performance.now();
 		let doc = generateScaleMap(2048);
 		const t1 = performance.now();
@@ -191,7 +193,7 @@ try {
 		fs.rmSync(file, { force: true });
 		if (loaded.kind !== 'map') { throw new Error(`the written 16 384-rank map did not read back: ${loaded.error ?? loaded.kind}`); }
 		doc = loaded.doc;
-		Object.assign(hostTimes, { generateS: secs(t0, t1), outliersS: secs(t1, t2), writeS: secs(t2, t3), readS: secs(t3, t4), fileMiB: bytes / 2 ** 20, found, expected: expected.outliers.map(o => o.subject) });
+		Object.assign(hostTimes, { loadBefore, loadAfter: os.loadavg()[0], generateS: secs(t0, t1), outliersS: secs(t1, t2), writeS: secs(t2, t3), readS: secs(t3, t4), fileMiB: bytes / 2 ** 20, found, expected: expected.outliers.map(o => o.subject) });
 		log(`16 384 ranks: generated ${hostTimes.generateS.toFixed(1)} s, findOutliers ${hostTimes.outliersS.toFixed(1)} s, written ${hostTimes.fileMiB.toFixed(0)} MiB in ${hostTimes.writeS.toFixed(1)} s, read back in ${hostTimes.readS.toFixed(1)} s`);
 		const slowNode = expected.outliers.find(o => o.level === 'node').subject;
 		results.push(await measure(browser, host, doc, 'simulated 2 048 nodes × 8 GPUs (scripts/mapScaleGen.mjs, planted faults)', { first: 'docs/screenshots/transport-map-16384.png' }, { width: 1500, height: 1500 }, async page => {
@@ -226,7 +228,8 @@ const errors = results.flatMap(r => r.errors);
 const md = `# Transport map webview benchmark
 
 Generated ${date} by \`node scripts/benchMap.mjs\` (${RUNS} runs each, median) on ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}
-(load average ${os.loadavg()[0].toFixed(1)} at the end; the machine is shared), headless Chromium (\`--disable-gpu\`: software
+(load average ${LOAD_AT_START.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end: the machine is shared, other
+engineers' test runs come and go, and the host-side times below swing with them by several times), headless Chromium (\`--disable-gpu\`: software
 rendering). The page is a test page that stands in for the VS Code host: it answers \`ready\` with what the panel host
 sends (the node overview, and the whole document up to ${host.WEBVIEW_DOC_MAX_PAIRS} pairs) and \`drill\` / \`pair\` through
 the real host code running in Node; the webview code is the real \`dist/map.js\`.
@@ -243,7 +246,7 @@ Page errors: ${errors.length === 0 ? 'none' : errors.join('; ')}.
 after the outliers. "Sent" is the ready reply's size as JSON (typed arrays as base64 here; VS Code transfers them as
 binary). Interactions checked: ${results.map(r => `${r.ranks} ranks: ${JSON.stringify(r.checks)}`).join('; ')}.
 ${big ? `
-Host side of the 16 384-rank map (Node, this machine; the panel host runs the same code):
+Host side of the 16 384-rank map (Node, this machine; the panel host runs the same code; load average ${hostTimes.loadBefore.toFixed(1)} before, ${hostTimes.loadAfter.toFixed(1)} after):
 
 | step | time |
 |---|---:|
