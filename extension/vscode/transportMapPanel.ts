@@ -1,18 +1,26 @@
 /**
  * "GPU-MPI: Show Transport Map": a panel (WebviewPanelHost: strict CSP, `ready` handshake, every message validated by
  * MAP_PROTOCOL) that shows a transport map loaded from a run (gpumpi map under mpirun through core/map/mapRunner.ts,
- * with progress and cancel) or from a saved JSON file. Exports (SVG, PNG, JSON) are posted by the webview and
- * written here after a save dialog.
+ * with progress and cancel) or from a saved JSON file, anomaly first (issue 36): the outliers, then the node matrix.
+ * The webview gets the node overview (shared/mapOverview.ts) and the whole document only when it is small; it asks
+ * for drill-downs and single pairs. While a run streams its rounds the panel gets progress, failures as they come and,
+ * as often as the host can afford it (shared/mapLive.ts Throttle), the overview and outliers of what was measured.
+ * Exports: SVG and PNG posted by the webview, JSON written here from the host's document (any size, mapFileStream.ts).
  */
 import { activeRuns } from '../core/activeRuns';
 import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
+import { readMapFile, writeMapFile } from '../core/map/mapFileStream';
+import type { MapStreamRecord } from '../core/map/mapStream';
+import { findOutliers } from '../core/map/outliers';
 import { errorText, type Logger } from '../core/logger';
 import { core } from './lazyCore';
 import { escapeHtml } from '../shared/htmlEscape';
-import { MAP_PROTOCOL, type MapExportFormat, type MapRequests, type MapStrings, type ToMapWebviewMessage } from '../shared/mapProtocol';
-import type { MapDocument } from '../shared/mapSchema';
+import { MAP_PROTOCOL, WEBVIEW_DOC_MAX_PAIRS, type MapExportFormat, type MapLiveState, type MapRenderedRequest, type MapRequests, type MapStrings, type ToMapWebviewMessage } from '../shared/mapProtocol';
+import { MAX_MAP_RANKS, type MapDocument, type MapOutlierReport } from '../shared/mapSchema';
 import { exportFileName } from '../shared/mapLayout';
+import { MapLiveModel, Throttle, type MapLiveFailure } from '../shared/mapLive';
+import { buildOverview, mapDrill, MapPairIndex, type MapOverview } from '../shared/mapOverview';
 import { registerCommand, type CommandId } from './commands';
 import { Disposable } from './dispose';
 import { pickHost } from './hostsView';
@@ -26,6 +34,16 @@ export const TRANSPORT_MAP_VIEW_TYPE = 'gpumpiDoctor.transportMap';
 /** The command that opens it. */
 export const SHOW_TRANSPORT_MAP_COMMAND = 'gpumpiDoctor.showTransportMap' satisfies CommandId;
 
+/**
+ * A saved map without the runner's analysis (older than it) is analysed when opened, up to this many pairs
+ * (1 024 ranks: ~0.3 s); bigger ones say why not (a 2 048-node map takes half a minute on a 2-core machine).
+ */
+export const ANALYSE_ON_OPEN_MAX_PAIRS = 300000;
+/** While a map runs, its outliers are analysed (now and then) up to this many measured pairs. */
+export const LIVE_OUTLIERS_MAX_PAIRS = 200000;
+/** Failures a live panel keeps (the first ones; the count goes on). */
+const LIVE_FAILURES_KEPT = 500;
+
 /** What the webview of the open panel has been sent (tests reach it through the extension API). */
 export interface TransportMapPanelState {
 	/** The webview sent `ready` since it was (re)loaded. */
@@ -34,11 +52,33 @@ export interface TransportMapPanelState {
 	delivered: string | null;
 	worldSize: number;
 	pairs: number;
-	/** Path class of every delivered pair, in document order. */
+	/** Path class of every delivered pair, in document order (empty when the map is too big for the webview). */
 	classes: string[];
+	/** Nodes of the delivered overview, whether the whole document went along, the outliers' headline. */
+	nodes: number;
+	wholeDocument: boolean;
+	headline: string | null;
 	busy: boolean;
+	/** Progress of a running map, and how many failures it streamed. */
+	live: { round: number; rounds: number; measured: number; failures: number } | null;
+	/** What the webview last said it drew. */
+	rendered: Omit<MapRenderedRequest, 'type'> | null;
 	/** The file the last export wrote, or null. */
 	lastExport: string | null;
+}
+
+interface Live {
+	model: MapLiveModel;
+	failures: MapLiveFailure[];
+	failureCount: number;
+	overview: MapOverview | null;
+	outliers: MapOutlierReport | null;
+	outliersNote: string | null;
+	overviewThrottle: Throttle;
+	outliersThrottle: Throttle;
+	/** Failures not yet posted. */
+	unsent: MapLiveFailure[];
+	lastPost: number;
 }
 
 /** The single transport-map panel of this window. */
@@ -46,9 +86,14 @@ export class TransportMapPanel extends Disposable {
 	private static _current: TransportMapPanel | undefined;
 	private _busy = false;
 	private _map: MapDocument | null = null;
+	private _overview: MapOverview | null = null;
+	private _pairIndex: MapPairIndex | null = null;
 	private _source = '';
 	private _lastExport: string | null = null;
-	private _delivered: { map: MapDocument; source: string } | null = null;
+	private _delivered: { overview: MapOverview; map: MapDocument; source: string; whole: boolean } | null = null;
+	private _live: Live | null = null;
+	private _run: AbortController | null = null;
+	private _rendered: Omit<MapRenderedRequest, 'type'> | null = null;
 	private readonly _host: WebviewPanelHost<ToMapWebviewMessage, MapRequests>;
 
 	/** Show the panel (creating it when needed). */
@@ -74,12 +119,17 @@ export class TransportMapPanel extends Disposable {
 			bodyHtml: `<main id="app"><p>${escapeHtml(vscode.l10n.t('Loading…'))}</p></main>`,
 			handlers: {
 				ready: () => {
-					if (this._map) { this._delivered = { map: this._map, source: this._source }; }
-					return { type: 'mapReadyResponse', map: this._map, source: this._source, busy: this._busy };
+					const whole = this._whole();
+					if (this._map && this._overview) { this._delivered = { overview: this._overview, map: this._map, source: this._source, whole: whole !== null }; }
+					return { type: 'mapReadyResponse', overview: this._overview, map: whole, source: this._source, busy: this._busy, live: this._liveState() };
 				},
 				export: msg => this._export(msg.format, msg.data),
 				runMap: async () => { await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'run'); },
+				cancelRun: () => { if (!this._run || this._run.signal.aborted) { return false; } this._run.abort(); return true; },
 				openMap: async () => { await vscode.commands.executeCommand(SHOW_TRANSPORT_MAP_COMMAND, 'open'); },
+				drill: msg => { const d = this._live?.model.doc ?? this._map; return d ? mapDrill(d, msg.hosts) : null; },
+				pair: msg => this._pair(msg.a, msg.b),
+				rendered: msg => { const { type: _type, ...what } = msg; this._rendered = what; },
 			},
 		}));
 		this._register(this._host.onDidDispose(() => this.dispose()));
@@ -91,14 +141,32 @@ export class TransportMapPanel extends Disposable {
 	/** What the webview has been sent (tests). */
 	get state(): TransportMapPanelState {
 		const d = this._delivered;
-		return { ready: this._host.isReady, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0, classes: d?.map.pairs.map(p => p.class) ?? [], busy: this._busy, lastExport: this._lastExport };
+		const p = this._live?.model.progress;
+		return {
+			ready: this._host.isReady, delivered: d?.source ?? null, worldSize: d?.map.world_size ?? 0, pairs: d?.map.pairs.length ?? 0,
+			classes: d?.whole ? d.map.pairs.map(x => x.class) : [], nodes: d?.overview.hosts.length ?? 0, wholeDocument: d?.whole ?? false,
+			headline: d?.overview.outliers?.headline ?? null, busy: this._busy,
+			live: p && this._live ? { round: p.round, rounds: p.rounds, measured: p.measured, failures: this._live.failureCount } : null,
+			rendered: this._rendered, lastExport: this._lastExport,
+		};
 	}
 
-	/** Show `map` (from `source`: a file name or "run"). */
+	/** Show `map` (from `source`: a file name or "run"), analysed first when it has no outliers yet. */
 	setMap(map: MapDocument, source: string): void {
+		if (!map.outliers && !map.traffic_source) {
+			if (map.pairs.length <= ANALYSE_ON_OPEN_MAX_PAIRS) { map.outliers = findOutliers(map); } else {
+				this._log.info(`not analysing ${source} here: ${map.pairs.length} pairs (the runner analyses maps it measures)`);
+			}
+		}
 		this._map = map;
 		this._source = source;
-		if (this._host.post({ type: 'showMap', map, source })) { this._delivered = { map, source }; }
+		this._pairIndex = null;
+		this._live = null;
+		const t0 = Date.now();
+		this._overview = buildOverview(map);
+		this._log.info(`map overview of ${source}: ${this._overview.hosts.length} nodes, ${map.pairs.length} pairs in ${Date.now() - t0} ms`);
+		const whole = this._whole();
+		if (this._host.post({ type: 'showMap', overview: this._overview, map: whole, source })) { this._delivered = { overview: this._overview, map, source, whole: whole !== null }; }
 	}
 
 	/** Tell the webview a run started / ended. */
@@ -107,19 +175,111 @@ export class TransportMapPanel extends Disposable {
 		this._host.post({ type: 'busy', busy, message });
 	}
 
+	/** The run in flight (the webview's Cancel aborts it), or null when it ended. */
+	setRun(abort: AbortController | null): void { this._run = abort; }
+
+	/** A streamed record of the running map: the plan starts the live view, each round fills it in. */
+	liveRecord(rec: MapStreamRecord): void {
+		if (rec.kind === 'plan') {
+			this._live = {
+				model: new MapLiveModel(rec.plan), failures: [], failureCount: 0, overview: null, outliers: null, outliersNote: null,
+				overviewThrottle: new Throttle(1000, 10), outliersThrottle: new Throttle(2000, 20), unsent: [], lastPost: 0,
+			};
+			this._liveUpdate(true);
+			return;
+		}
+		if (rec.kind !== 'round' || !this._live) { return; }
+		const live = this._live;
+		const failures = live.model.applyRound(rec.round);
+		live.failureCount += failures.length;
+		for (const f of failures) {
+			if (live.failures.length < LIVE_FAILURES_KEPT) { live.failures.push(f); live.unsent.push(f); }
+		}
+		this._liveUpdate(rec.round.final);
+	}
+
+	/**
+	 * A run ended without a map (it failed before its plan came, or the engine's document was invalid): drop the live
+	 * view and show the map shown before, if any. (A run whose plan came ends with a map, partial when cut short.)
+	 */
+	endLive(): void {
+		if (!this._live) { return; }
+		this._live = null;
+		if (this._map && this._overview) { this._host.post({ type: 'showMap', overview: this._overview, map: this._whole(), source: this._source }); }
+	}
+
 	override dispose(): void {
 		if (TransportMapPanel._current === this) { TransportMapPanel._current = undefined; }
 		super.dispose();
 	}
 
+	/** Rebuild the live overview / outliers when due, post progress (at most every 250 ms unless `force`). */
+	private _liveUpdate(force: boolean): void {
+		const live = this._live;
+		if (!live) { return; }
+		const now = Date.now();
+		let overview: MapOverview | null = null;
+		let outliers: MapOutlierReport | null = null;
+		if (force || live.overviewThrottle.due(now)) {
+			overview = buildOverview(live.model.doc);
+			live.overviewThrottle.ran(now, Date.now());
+			live.overview = overview;
+		}
+		const measured = live.model.progress.measured;
+		if (measured > LIVE_OUTLIERS_MAX_PAIRS) {
+			live.outliersNote = vscode.l10n.t('{0} pairs measured: the outliers come with the whole map at the end (the analysis of this many takes too long to repeat while it runs); failures show as they come.', measured);
+		} else if (measured > 0 && (force || live.outliersThrottle.due(Date.now()))) {
+			const t0 = Date.now();
+			outliers = findOutliers(live.model.doc);
+			live.outliersThrottle.ran(t0, Date.now());
+			live.outliers = outliers;
+			live.outliersNote = null;
+		}
+		if (!force && overview === null && outliers === null && now - live.lastPost < 250) { return; }
+		live.lastPost = now;
+		const failures = live.unsent;
+		live.unsent = [];
+		this._host.post({ type: 'live', progress: live.model.progress, failures, overview, outliers, outliersNote: live.outliersNote });
+	}
+
+	private _liveState(): MapLiveState | null {
+		const live = this._live;
+		if (!live) { return null; }
+		live.unsent = [];
+		return { progress: live.model.progress, failures: live.failures, overview: live.overview, outliers: live.outliers, outliersNote: live.outliersNote };
+	}
+
+	/** The whole document for the webview when it is small enough, else null (the overview stands for it). */
+	private _whole(): MapDocument | null {
+		return this._map && this._map.pairs.length <= WEBVIEW_DOC_MAX_PAIRS ? this._map : null;
+	}
+
+	private _pair(a: number, b: number): MapDocument['pairs'][number] | null {
+		const doc = this._live?.model.doc ?? this._map;
+		if (!doc) { return null; }
+		if (doc === this._map) {
+			this._pairIndex ??= new MapPairIndex(doc);
+			return this._pairIndex.find(a, b);
+		}
+		return doc.pairs.find(p => (p.a === a && p.b === b) || (p.a === b && p.b === a)) ?? null;
+	}
+
 	private async _export(format: MapExportFormat, data: string): Promise<boolean> {
 		const filters: Record<MapExportFormat, Record<string, string[]>> = { svg: { SVG: ['svg'] }, png: { PNG: ['png'] }, json: { JSON: ['json'] } };
+		if (format === 'json' && !this._map) { return false; }
 		const file = await askSavePath({ name: exportFileName(this._map ?? { ranks: [] }, format), filters: filters[format], saveLabel: vscode.l10n.t('Export'), title: vscode.l10n.t('Export transport map') });
 		if (!file) { return false; }
 		const uri = vscode.Uri.file(file);
-		const bytes = format === 'png' ? Buffer.from(data.slice(data.indexOf(',') + 1), 'base64') : Buffer.from(data, 'utf8');
-		writeResult(file, bytes);
-		this._log.info(`exported the transport map as ${format} to ${uri.fsPath} (${bytes.length} bytes)`);
+		let bytes: number;
+		if (format === 'json' && this._map) {
+			// The host's own document, in slices (a 2 048-node map is ~1 GB): openable again with Open Map….
+			try { bytes = await writeMapFile(file, this._map); } catch (e) { throw new Error(vscode.l10n.t('Cannot write {0}: {1}', file, errorText(e))); }
+		} else {
+			const body = format === 'png' ? Buffer.from(data.slice(data.indexOf(',') + 1), 'base64') : Buffer.from(data, 'utf8');
+			writeResult(file, body);
+			bytes = body.length;
+		}
+		this._log.info(`exported the transport map as ${format} to ${uri.fsPath} (${bytes} bytes)`);
 		this._lastExport = uri.fsPath;
 		const open = vscode.l10n.t('Open');
 		const reveal = vscode.l10n.t('Reveal in File Explorer');
@@ -136,8 +296,8 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 	const hostKey = hostArg ?? await pickHost(vscode.l10n.t('Transport map'));
 	if (!hostKey) { return undefined; }
 	const npText = npArg !== undefined ? String(npArg) : await vscode.window.showInputBox({
-		title: vscode.l10n.t('Transport map'), prompt: vscode.l10n.t('Number of ranks (each pair is measured one at a time)'), value: '4',
-		validateInput: v => /^\d+$/.test(v) && Number(v) >= 2 && Number(v) <= 4096 ? undefined : vscode.l10n.t('2 to 4096'),
+		title: vscode.l10n.t('Transport map'), prompt: vscode.l10n.t('Number of ranks (up to 16 every pair, one at a time; beyond, pairs are sampled and measured in rounds)'), value: '4',
+		validateInput: v => /^\d+$/.test(v) && Number(v) >= 2 && Number(v) <= MAX_MAP_RANKS ? undefined : vscode.l10n.t('2 to {0}', MAX_MAP_RANKS),
 	});
 	if (!npText) { return undefined; }
 	const { settings } = readSettings();
@@ -145,6 +305,7 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 	return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('GPU-MPI transport map'), cancellable: true }, async (progress, token) => {
 		const abort = activeRuns.begin('map');
 		const sub = token.onCancellationRequested(() => abort.abort());
+		panel?.setRun(abort);
 		const onProgress = (line: string): void => { log.info(line); progress.report({ message: line.slice(0, 120) }); };
 		panel?.setBusy(true, vscode.l10n.t('Running gpumpi map on {0} ranks…', npText));
 		let target: OpenTarget | undefined;
@@ -154,17 +315,21 @@ async function runFromVsCode(log: Logger, hostArg: string | undefined, npArg: nu
 			const r = await core().runMapUseCase({
 				target, config: { label: 'map', env: [], mca: [], extraArgs: [] }, loopback: false,
 				map: { ...core().DEFAULT_MAP_OPTIONS }, timeoutMs: Math.max(60, settings.timeoutSeconds) * 1000 * 10, signal: abort.signal, onProgress,
+				// Every streamed record into the panel as it comes (the plan at once, then each round).
+				onRecord: rec => { TransportMapPanel.current?.liveRecord(rec); },
 			});
 			if (!r.ok) {
 				if (abort.signal.aborted) { return undefined; }
 				log.error(`map run failed: ${r.error}${r.refused ? '' : `\n${r.outputTail}`}`);
 				throw new Error(r.error);
 			}
+			if (r.partial) { void vscode.window.showWarningMessage(vscode.l10n.t('The transport map was cut short ({0}): what was measured is shown, marked partial.', r.partial)); }
 			return r.doc;
 		} finally {
 			sub.dispose();
 			activeRuns.end(abort);
 			await target?.close();
+			panel?.setRun(null);
 			panel?.setBusy(false, '');
 		}
 	});
@@ -181,11 +346,9 @@ async function openFromFile(file?: vscode.Uri, runName?: string): Promise<{ map:
 		if (!picked?.[0]) { return undefined; }
 		file = picked[0];
 	}
-	const bytes = await vscode.workspace.fs.readFile(file);
-	let raw: unknown;
-	try { raw = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch (e) { throw new Error(vscode.l10n.t('{0} is not JSON: {1}', file.fsPath, errorText(e))); }
 	const name = file.path.slice(file.path.lastIndexOf('/') + 1);
-	const loaded = loadMapValue(raw);
+	const loaded = await readSaved(file, name);
+	if (loaded.kind === 'invalid' && loaded.error.startsWith('not JSON')) { throw new Error(vscode.l10n.t('{0} is not JSON: {1}', file.fsPath, loaded.reason)); }
 	if (loaded.kind === 'device-result') {
 		const ok = loaded.runs.filter((r): r is { name: string; doc: MapDocument } => typeof r.doc !== 'string');
 		if (ok.length === 0) { throw new Error(vscode.l10n.t('{0} has no run with a map', file.fsPath)); }
@@ -200,6 +363,26 @@ async function openFromFile(file?: vscode.Uri, runName?: string): Promise<{ map:
 	}
 	if (loaded.kind === 'invalid') { throw new Error(vscode.l10n.t('{0} is not a transport map: {1}', file.fsPath, loaded.reason)); }
 	return { map: loaded.doc, source: file.fsPath };
+}
+
+/**
+ * Read a saved map: a local file of any size through mapFileStream.ts (a 2 048-node map is ~1 GB, past the longest
+ * string; a progress notification while it reads), other schemes through the workspace file system.
+ */
+async function readSaved(file: vscode.Uri, name: string): Promise<ReturnType<typeof loadMapValue>> {
+	if (file.scheme !== 'file') {
+		const bytes = await vscode.workspace.fs.readFile(file);
+		let raw: unknown;
+		try { raw = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch (e) { return { kind: 'invalid', error: `not JSON: ${errorText(e)}`, reason: errorText(e) }; }
+		return loadMapValue(raw);
+	}
+	return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Reading {0}', name) }, async progress => {
+		let shown = 0;
+		return readMapFile(file.fsPath, (done, total) => {
+			const pct = Math.floor((100 * done) / total);
+			if (pct >= shown + 5) { progress.report({ message: `${pct} %`, increment: pct - shown }); shown = pct; }
+		});
+	});
 }
 
 /** A saved map named by a command argument: a vscode.Uri or an absolute path (tests, the explorer context menu). */
@@ -227,8 +410,8 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger, show
 		}
 		const { hostKey, rest } = hostOfArgument(how);
 		const npArg = typeof rest === 'object' && rest !== null ? (rest as { np?: unknown }).np : undefined;
-		if (npArg !== undefined && !(Number.isInteger(npArg) && (npArg as number) >= 2 && (npArg as number) <= 4096)) {
-			throw new Error(vscode.l10n.t('np must be an integer 2..4096'));
+		if (npArg !== undefined && !(Number.isInteger(npArg) && (npArg as number) >= 2 && (npArg as number) <= MAX_MAP_RANKS)) {
+			throw new Error(vscode.l10n.t('np must be an integer 2..{0}', MAX_MAP_RANKS));
 		}
 		let choice = how === 'run' || how === 'open' ? how : hostKey !== undefined ? 'run' : undefined;
 		if (!choice) {
@@ -247,7 +430,8 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger, show
 			if (r) { panel.setMap(r.map, r.source); }
 			return r?.map;
 		}
-		const doc = await runFromVsCode(log, hostKey, npArg as number | undefined);
+		let doc: MapDocument | undefined;
+		try { doc = await runFromVsCode(log, hostKey, npArg as number | undefined); } finally { if (!doc) { TransportMapPanel.current?.endLive(); } }
 		if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
 		return doc;
 	}, log, showLog);
@@ -260,18 +444,25 @@ function mapStrings(): MapStrings {
 	return {
 		toolbar: t('Transport map'),
 		graph: t('Graph'),
-		matrix: t('Matrix'),
+		matrix: t('Rank matrix'),
+		nodes: t('Nodes'),
 		hostFilter: t('Host filter'),
 		runMap: t('Run map…'),
-		openJson: t('Open JSON…'),
+		openJson: t('Open Map…'),
+		cancelRun: t('Cancel run'),
 		exportAs: t('Export {0}', '{0}'),
 		exported: t('Exported {0}', '{0}'),
 		classesShown: t('Path classes shown'),
 		commandTitle: t('The command line this map was measured with (select to copy)'),
 		matrixLabel: t('Bandwidth matrix: arrow keys move, Enter shows the pair'),
+		nodeMatrixLabel: t('Node matrix of {0} nodes: arrow keys move (Shift: 8, Page Up/Down: 64), Enter drills down to the node pair, Home goes to the diagonal', '{0}'),
 		allHosts: t('All hosts ({0})', '{0}'),
+		allClasses: t('All path classes'),
 		hoverHint: t('Hover or focus a rank or pair for its numbers; Enter or click for details.'),
-		noMap: t('No map yet: run one or open a saved JSON file.'),
+		noMap: t('No map yet: run one or open a saved map.'),
 		running: t('Running…'),
+		outliers: t('Outliers'),
+		suspects: t('Suspects (one pair each: measure again before blaming them)'),
+		failedSoFar: t('Failed so far'),
 	};
 }

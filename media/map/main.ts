@@ -1,286 +1,304 @@
 /**
- * Transport-map webview client: asks the host for the map with `ready`, then draws it in two views: a graph (hosts
- * as boxes, GPUs inside, ranks as dots, one curve per measured pair coloured by path class, width = bandwidth) and a
- * rank × rank bandwidth heat map. Both are canvases (a 1 024-rank matrix has a million cells); ranks are also
- * focusable buttons laid over the graph, the matrix has a keyboard cursor, so everything is reachable with Tab,
- * arrows and Enter. Filters by class and host. Exports (SVG, PNG, JSON) go through the host's save dialog.
+ * Transport-map webview client (issue 36: anomaly first, at any size). It asks the host for the map with `ready` and
+ * gets the node overview (extension/shared/mapOverview.ts) and, for small maps, the whole document. The page leads
+ * with the outliers (headline, each finding with its evidence), then the node × node matrix (nodeMatrix.ts); a click
+ * or Enter on a cell drills down to that node or node pair: its GPUs and ranks as a graph (rankGraph.ts), its
+ * numbers per class, its worst and failed pairs. Small maps also have the rank graph and the rank matrix of the whole
+ * map. While a map runs: the plan at once, progress each round, failures as they come, the overview and outliers
+ * as the host sends them. Everything is reachable with Tab, arrows and Enter; colours come from the theme.
  * No inline scripts or styles: the CSP allows only this nonce'd bundle and map.css.
  */
 import { posixQuoteArgv } from '../../extension/shared/shellQuote';
-import { DEFAULT_MAP_STRINGS, MAP_PROTOCOL, type MapExportFormat, type MapRequests, type ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
-import {
-	DEFAULT_PALETTE, bandwidthMatrix, heatColor, heatScale, heatT, heatTicks, layoutMap, mapToSvg, placeEdgeLabels,
-	type ClassPalette, type MapEdge, type MapFilter, type MapView,
-} from '../../extension/shared/mapLayout';
-import { CHANNEL_LABELS, PATH_CLASSES, PATH_CLASS_LABELS, type MapDocument, type MapPair, type PathClass } from '../../extension/shared/mapSchema';
+import { DEFAULT_MAP_STRINGS, MAP_PROTOCOL, type MapExportFormat, type MapLiveState, type MapRequests, type ToMapWebviewMessage } from '../../extension/shared/mapProtocol';
+import { allFilter, mapToSvg, type MapFilter } from '../../extension/shared/mapLayout';
+import type { MapDrill, MapOverview } from '../../extension/shared/mapOverview';
+import { PATH_CLASSES, PATH_CLASS_LABELS, type MapDocument, type MapOutlierReport, type MapPair, type PathClass } from '../../extension/shared/mapSchema';
 import { fill } from '../../extension/shared/webviewStrings';
 import { startWebview } from '../shared/webviewPage';
+import { colors, el, fmt, pairDetails, pairText, palette } from './dom';
+import { NodeMatrix, type NodeCell } from './nodeMatrix';
+import { findingHosts, markLabel, renderFailures, renderOutliers, type OutlierActions } from './outlierList';
+import { RankGraph } from './rankGraph';
+import { drawScale, RankMatrix } from './rankMatrix';
+
+/** Whole maps up to this many ranks get the rank graph (beyond, 128 identical circles say nothing): drill-downs do. */
+const GRAPH_MAX_RANKS = 64;
 
 const app = document.getElementById('app') ?? document.body;
 const { rpc, strings } = startWebview<ToMapWebviewMessage, MapRequests, typeof DEFAULT_MAP_STRINGS>(MAP_PROTOCOL, DEFAULT_MAP_STRINGS, msg => onMessage(msg));
 
+type Mode = 'nodes' | 'graph' | 'matrix';
+let overview: MapOverview | null = null;
 let doc: MapDocument | null = null;
-let view: MapView | null = null;
-let mode: 'graph' | 'matrix' = 'graph';
-let scale = 1;
+let mode: Mode = 'nodes';
+let drill: MapDrill | null = null;
+let live: { state: MapLiveState; failureCount: number } | null = null;
 const filter: { classes: Set<PathClass>; hosts: Set<string> | null } = { classes: new Set(PATH_CLASSES), hosts: null };
-let cursor = { a: 0, b: 1 };
-let hovered: MapEdge | null = null;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	for (const [k, v] of Object.entries(attrs)) { e.setAttribute(k, v); }
-	if (text !== undefined) { e.textContent = text; }
-	return e;
-}
 
 // ---- static structure ----
 const toolbar = el('header', { class: 'toolbar', role: 'toolbar', 'aria-label': strings.toolbar });
-const graphBtn = el('button', { type: 'button', 'aria-pressed': 'true' }, strings.graph);
+const nodesBtn = el('button', { type: 'button', 'aria-pressed': 'true' }, strings.nodes);
+const graphBtn = el('button', { type: 'button', 'aria-pressed': 'false' }, strings.graph);
 const matrixBtn = el('button', { type: 'button', 'aria-pressed': 'false' }, strings.matrix);
+const layerSel = el('select', { 'aria-label': strings.classesShown });
 const hostSel = el('select', { 'aria-label': strings.hostFilter });
 const runBtn = el('button', { type: 'button' }, strings.runMap);
+const cancelBtn = el('button', { type: 'button', class: 'cancel' }, strings.cancelRun);
+cancelBtn.hidden = true;
 const openBtn = el('button', { type: 'button' }, strings.openJson);
 const exportBtns = (['svg', 'png', 'json'] as MapExportFormat[]).map(f => { const b = el('button', { type: 'button' }, fill(strings.exportAs, f.toUpperCase())); b.addEventListener('click', () => void exportAs(f)); return b; });
 const busyEl = el('span', { class: 'busy', role: 'status', 'aria-live': 'polite' });
-toolbar.append(graphBtn, matrixBtn, hostSel, runBtn, openBtn, ...exportBtns, busyEl);
-const legend = el('div', { class: 'legend', role: 'group', 'aria-label': strings.classesShown });
+toolbar.append(nodesBtn, graphBtn, matrixBtn, layerSel, hostSel, runBtn, cancelBtn, openBtn, ...exportBtns, busyEl);
+const banner = el('p', { class: 'banner', role: 'alert' });
 const summary = el('p', { class: 'summary' });
+const progressBox = el('section', { class: 'progress', 'aria-label': 'Progress of the running map' });
+const outliersBox = el('section', { class: 'outliers-box', 'aria-label': strings.outliers });
 const commandEl = el('pre', { class: 'cmd', title: strings.commandTitle });
+const legend = el('div', { class: 'legend', role: 'group', 'aria-label': strings.classesShown });
 const stage = el('div', { class: 'stage' });
-const canvas = el('canvas', { class: 'graph', 'aria-hidden': 'true' });
-const overlay = el('div', { class: 'overlay' });
-const matrixCanvas = el('canvas', { class: 'matrix', tabindex: '0', role: 'grid', 'aria-label': strings.matrixLabel });
-stage.append(canvas, overlay, matrixCanvas);
-const scaleBar = el('div', { class: 'scale' });
-const scaleMin = el('span');
-const scaleCanvas = el('canvas', { 'aria-hidden': 'true' });
-const scaleMax = el('span');
-scaleBar.append(scaleMin, scaleCanvas, scaleMax);
-const details = el('aside', { class: 'details', 'aria-live': 'polite', tabindex: '-1' });
 const tooltip = el('div', { class: 'tooltip', role: 'tooltip' });
 tooltip.hidden = true;
-app.replaceChildren(toolbar, legend, summary, commandEl, scaleBar, stage, details, tooltip);
+const details = el('aside', { class: 'details', 'aria-live': 'polite', tabindex: '-1' });
+const nodeScale = { bar: el('div', { class: 'scale' }), min: el('span'), canvas: el('canvas', { 'aria-hidden': 'true' }), max: el('span') };
+nodeScale.bar.append(nodeScale.min, nodeScale.canvas, nodeScale.max);
+const marksEl = el('p', { class: 'marks muted' });
+const drillBox = el('section', { class: 'drill', 'aria-label': 'Drill-down', tabindex: '-1' });
+const drillStage = el('div', { class: 'stage drill-stage' });
+const stageHeight = (): number => window.innerHeight * 0.7;
 
+const actions: OutlierActions = {
+	showNodes: hosts => { focusNodes(hosts); void drillInto(hosts); },
+	showPair: (a, b) => void showPairOf(a, b),
+	hostOfRank: r => (overview && r >= 0 && r < overview.rankHost.length && overview.rankHost[r] >= 0 ? overview.hosts[overview.rankHost[r]] : null),
+};
+const nodeMatrix = new NodeMatrix(n => fill(strings.nodeMatrixLabel, n), c => { busyEl.textContent = nodeMatrix.describe(c); }, c => void drillCell(c), tooltip);
+const graph = new RankGraph(stage, { onRank: r => showRank(doc, r), onPair: p => showPair(p), tooltip }, stageHeight);
+const rankMatrix = new RankMatrix(strings.matrixLabel, p => { showPair(p); details.focus(); }, t => { busyEl.textContent = t; }, tooltip);
+const drillGraph = new RankGraph(drillStage, { onRank: r => showRank(drill?.doc ?? null, r), onPair: p => showPair(p), tooltip }, () => window.innerHeight * 0.5);
+stage.append(nodeMatrix.canvas, rankMatrix.canvas);
+app.replaceChildren(toolbar, banner, summary, progressBox, outliersBox, commandEl, legend, nodeScale.bar, rankMatrix.scaleBar, stage, marksEl, drillBox, details, tooltip);
+
+nodesBtn.addEventListener('click', () => setMode('nodes'));
 graphBtn.addEventListener('click', () => setMode('graph'));
 matrixBtn.addEventListener('click', () => setMode('matrix'));
 runBtn.addEventListener('click', () => void rpc.request({ type: 'runMap' }).catch(showError));
+cancelBtn.addEventListener('click', () => void rpc.request({ type: 'cancelRun' }).then(ok => { busyEl.textContent = ok ? 'Stopping the run: what was measured is kept…' : ''; }).catch(showError));
 openBtn.addEventListener('click', () => void rpc.request({ type: 'openMap' }).catch(showError));
 hostSel.addEventListener('change', () => { filter.hosts = hostSel.value ? new Set([hostSel.value]) : null; render(); });
-
-function css(name: string, fallback: string): string {
-	const v = getComputedStyle(document.body).getPropertyValue(name).trim();
-	return v || fallback;
-}
-function palette(): ClassPalette {
-	return {
-		same_gpu: css('--vscode-charts-green', DEFAULT_PALETTE.same_gpu), p2p: css('--vscode-charts-blue', DEFAULT_PALETTE.p2p),
-		gpudirect_rdma: css('--vscode-charts-purple', DEFAULT_PALETTE.gpudirect_rdma), host_staging: css('--vscode-charts-orange', DEFAULT_PALETTE.host_staging),
-		not_cuda_aware: css('--vscode-charts-red', DEFAULT_PALETTE.not_cuda_aware), host_memory: css('--vscode-descriptionForeground', DEFAULT_PALETTE.host_memory),
-	};
-}
-function colors(): { fg: string; bg: string; box: string } {
-	return { fg: css('--vscode-editor-foreground', '#cccccc'), bg: css('--vscode-editor-background', '#1e1e1e'), box: css('--vscode-panel-border', '#555555') };
-}
+layerSel.addEventListener('change', () => { nodeMatrix.layer = layerSel.value === '' ? null : Number(layerSel.value); render(); });
 
 function showError(e: unknown): void { busyEl.textContent = e instanceof Error ? e.message : String(e); }
 
 async function onMessage(msg: ToMapWebviewMessage): Promise<void> {
-	if (msg.type === 'showMap') { setDoc(msg.map, msg.source); } else { busyEl.textContent = msg.busy ? msg.message : ''; runBtn.disabled = msg.busy; }
+	if (msg.type === 'showMap') { live = null; setData(msg.overview, msg.map, msg.source); return; }
+	if (msg.type === 'busy') {
+		busyEl.textContent = msg.busy ? msg.message : '';
+		runBtn.disabled = msg.busy;
+		cancelBtn.hidden = !msg.busy;
+		if (!msg.busy) { progressBox.replaceChildren(); }
+		return;
+	}
+	// A running map.
+	const prev = live;
+	const failures = [...(prev?.state.failures ?? []), ...msg.failures].slice(0, 500);
+	live = { state: { progress: msg.progress, failures, overview: msg.overview ?? prev?.state.overview ?? null, outliers: msg.outliers ?? prev?.state.outliers ?? null, outliersNote: msg.outliersNote }, failureCount: msg.progress.failed };
+	if (msg.overview) { setData(msg.overview, null, 'running', true); } else { renderLive(); }
 }
 
-function setMode(m: 'graph' | 'matrix'): void {
+/** Plain arrays where the transport did not keep typed arrays. */
+function normalise(o: MapOverview): MapOverview {
+	const i32 = (v: unknown): Int32Array => (v instanceof Int32Array ? v : Int32Array.from(v as ArrayLike<number>));
+	return {
+		...o, rankHost: i32(o.rankHost), ranksPerHost: i32(o.ranksPerHost), gpusPerHost: i32(o.gpusPerHost), failedCells: i32(o.failedCells),
+		layers: o.layers.map(l => ({ ...l, cells: i32(l.cells), pairs: i32(l.pairs), median: l.median instanceof Float32Array ? l.median : Float32Array.from(l.median as ArrayLike<number>) })),
+	};
+}
+
+function setMode(m: Mode): void {
 	mode = m;
+	nodesBtn.setAttribute('aria-pressed', String(m === 'nodes'));
 	graphBtn.setAttribute('aria-pressed', String(m === 'graph'));
 	matrixBtn.setAttribute('aria-pressed', String(m === 'matrix'));
 	render();
 }
 
-function setDoc(d: MapDocument, source: string): void {
+function setData(o: MapOverview, d: MapDocument | null, src: string, keepView = false): void {
+	overview = normalise(o);
 	doc = d;
-	filter.hosts = null;
-	const hosts = [...new Set(d.ranks.map(r => r.host))];
-	hostSel.replaceChildren(el('option', { value: '' }, fill(strings.allHosts, hosts.length)), ...hosts.map(h => el('option', { value: h }, h)));
-	legend.replaceChildren(...PATH_CLASSES.map(c => {
-		const n = d.pairs.filter(p => p.class === c).length;
-		const label = el('label', { class: 'legend-item' });
-		const box = el('input', { type: 'checkbox' });
-		box.checked = filter.classes.has(c);
-		box.addEventListener('change', () => { if (box.checked) { filter.classes.add(c); } else { filter.classes.delete(c); } render(); });
-		const swatch = el('span', { class: `swatch swatch-${c}` });
-		label.append(box, swatch, document.createTextNode(` ${PATH_CLASS_LABELS[c]} (${n})`));
-		return label;
-	}));
-	const ok = d.pairs.filter(p => p.status === 'ok').length;
-	summary.textContent = `${d.world_size} ranks on ${hosts.length} host(s), ${d.pairs.length} of ${d.total_pairs} pairs${d.sampled ? ' (sampled)' : ''}, ${ok} measured; ` +
-		`${d.memory} memory; ${d.mpi.library_version.split(',')[0]}` + (d.gpu_unavailable_reason ? `; no GPU: ${d.gpu_unavailable_reason}` : '') +
-		(d.generated ? `; generated fixture (${d.generated.from})` : '') + (source ? `; from ${source}` : '') +
-		(d.pairs.filter(p => !p.same_host).length > 500 ? '. Edges between hosts are drawn faint: pick a host or use the matrix for their numbers.' : '');
-	commandEl.textContent = d.runner ? posixQuoteArgv(d.runner.command) : '';
-	commandEl.hidden = !d.runner;
-	details.textContent = strings.hoverHint;
+	// A guard map has traffic, not bandwidth: its node matrix would be empty, so it keeps the graph at any size.
+	graphBtn.hidden = !(d && (d.world_size <= GRAPH_MAX_RANKS || d.traffic_source));
+	matrixBtn.hidden = !d;
+	if (!keepView) {
+		filter.hosts = null;
+		drill = null;
+		drillBox.replaceChildren();
+		mode = !graphBtn.hidden ? 'graph' : 'nodes';
+		details.textContent = strings.hoverHint;
+	} else if ((mode === 'graph' && graphBtn.hidden) || (mode === 'matrix' && matrixBtn.hidden)) { mode = 'nodes'; }
+	setMode(mode);
+	const ov = overview;
+	// A live update keeps the class chosen (the same layers, more pairs measured).
+	const chosen = keepView && layerSel.value !== '' && Number(layerSel.value) < ov.layers.length ? layerSel.value : '';
+	layerSel.replaceChildren(el('option', { value: '' }, strings.allClasses), ...ov.layers.map((l, i) => el('option', { value: String(i) }, `${l.label} (${l.measured} pairs)`)));
+	layerSel.value = chosen;
+	nodeMatrix.layer = chosen === '' ? null : Number(chosen);
+	if (d) {
+		const hosts = [...new Set(d.ranks.map(r => r.host))];
+		hostSel.replaceChildren(el('option', { value: '' }, fill(strings.allHosts, hosts.length)), ...hosts.map(h => el('option', { value: h }, h)));
+		legend.replaceChildren(...PATH_CLASSES.map(c => {
+			const n = d.pairs.filter(p => p.class === c).length;
+			const label = el('label', { class: 'legend-item' });
+			const box = el('input', { type: 'checkbox' });
+			box.checked = filter.classes.has(c);
+			box.addEventListener('change', () => { if (box.checked) { filter.classes.add(c); } else { filter.classes.delete(c); } render(); });
+			label.append(box, el('span', { class: `swatch swatch-${c}` }), document.createTextNode(` ${PATH_CLASS_LABELS[c]} (${n})`));
+			return label;
+		}));
+	}
+	const h = ov.header;
+	const partial = h.partial ? `Partial map — ${h.partial.reason}: ${ov.counts.measured} of ${ov.counts.pairs} pairs measured (${h.partial.rounds_received} rounds received)${h.partial.failed_ranks.length > 0 ? `; failed rank${h.partial.failed_ranks.length === 1 ? '' : 's'} ${h.partial.failed_ranks.join(', ')}` : ''}.` : '';
+	const incomplete = h.incomplete ? `The engine's end was not clean (${h.incomplete.ends_with}): silent rank(s) ${h.incomplete.silent_ranks.join(', ') || 'none'}, ${h.incomplete.barrier_timeouts} barrier timeout(s).` : '';
+	banner.textContent = src === 'running' ? '' : [partial, incomplete].filter(Boolean).join(' ');
+	banner.hidden = banner.textContent === '';
+	summary.textContent = `${h.worldSize} ranks on ${ov.hosts.length} node(s), ${ov.counts.pairs} of ${h.totalPairs} pairs${h.sampled ? ' (sampled: within every node, one pair per pair of nodes)' : ''}, ${ov.counts.measured} measured` +
+		`${ov.counts.failed > 0 ? `, ${ov.counts.failed} failed` : ''}${h.schedule ? `; ${h.schedule}` : ''}; ${h.memory} memory; ${h.mpi}` + (h.gpuUnavailable ? `; no GPU: ${h.gpuUnavailable}` : '') +
+		(h.generated ? `; generated (${h.generated})` : '') + (src && src !== 'running' ? `; from ${src}` : '');
+	commandEl.textContent = h.command ? posixQuoteArgv(h.command) : '';
+	commandEl.hidden = !h.command;
+	renderOutlierBox();
+	renderLive();
 	render();
 }
 
-function render(): void {
-	if (!doc) { summary.textContent = strings.noMap; return; }
-	const t0 = performance.now();
-	view = layoutMap(doc, filter as MapFilter);
-	canvas.hidden = overlay.hidden = mode !== 'graph';
-	matrixCanvas.hidden = scaleBar.hidden = mode !== 'matrix';
-	if (mode === 'graph') { drawGraph(view); } else { drawMatrix(); }
-	document.body.dataset.renderMs = (performance.now() - t0).toFixed(1);
-}
+/** The analysis on screen (rebuilt only when it changes: a live update must not fold the finding being read). */
+let shown: { r: MapOutlierReport | null; note: string | null; interim: boolean } | null = null;
 
-function fmt(v: number | null, d: number, unit: string): string { return v === null ? '—' : `${v.toFixed(d)} ${unit}`; }
-
-/** What the graph is drawn with: the context, the device pixel ratio, the theme's colours. */
-interface GraphPen { ctx: CanvasRenderingContext2D; dpr: number; c: { fg: string; bg: string; box: string }; pal: ClassPalette }
-
-function drawGraph(v: MapView): void {
-	sizeGraph(v);
-	const ctx = canvas.getContext('2d');
-	if (!ctx) { return; }
-	const pen: GraphPen = { ctx, dpr: window.devicePixelRatio || 1, c: colors(), pal: palette() };
-	ctx.setTransform(pen.dpr, 0, 0, pen.dpr, 0, 0);
-	ctx.clearRect(0, 0, canvas.width, canvas.height);
-	drawShapes(pen, v);
-	drawGraphText(pen, v);
-	overlay.replaceChildren(...rankButtons(v));
-}
-
-/** Fit the width (and the height when that still leaves the ranks clickable), never more than 4×; size canvas and overlay. */
-function sizeGraph(v: MapView): void {
-	const availW = Math.max(300, (stage.clientWidth || 900) - 4);
-	const availH = Math.max(300, window.innerHeight * 0.75 - 4);
-	scale = Math.min(4, availW / v.width);
-	if (v.height * scale > availH && availH / v.height >= 0.6) { scale = availH / v.height; }
-	const dpr = window.devicePixelRatio || 1;
-	canvas.width = Math.ceil(v.width * scale * dpr); canvas.height = Math.ceil(v.height * scale * dpr);
-	canvas.style.width = `${v.width * scale}px`; canvas.style.height = `${v.height * scale}px`;
-	overlay.style.width = canvas.style.width; overlay.style.height = canvas.style.height;
-}
-
-/** Many edges: one path per (class, width rounded to 0.5 px), so thousands of curves cost a few stroke calls. */
-function strokeEdges({ ctx, pal }: GraphPen, edges: MapEdge[], widthOf: (e: MapEdge) => number): void {
-	const groups = new Map<string, MapEdge[]>();
-	for (const e of edges) {
-		const key = `${e.pair.class}|${widthOf(e)}`;
-		const g = groups.get(key);
-		if (g) { g.push(e); } else { groups.set(key, [e]); }
-	}
-	for (const [key, list] of groups) {
-		const [cls, w] = key.split('|');
-		ctx.strokeStyle = pal[cls as PathClass]; ctx.lineWidth = Number(w);
-		ctx.beginPath();
-		for (const e of list) { ctx.moveTo(e.x1, e.y1); ctx.quadraticCurveTo(e.cx, e.cy, e.x2, e.y2); }
-		ctx.stroke();
-	}
-}
-
-/** In map coordinates: edges between hosts, host and GPU boxes, edges within hosts, the highlighted edge, the ranks. */
-function drawShapes(pen: GraphPen, v: MapView): void {
-	const { ctx, dpr, c } = pen;
-	// Big maps: thinner edges so the chords inside a host stay apart.
-	const widthScale = v.ranks.size > 256 ? 0.3 : 1;
-	const ownWidth = (e: MapEdge): number => Math.max(0.5, Math.round(e.width * widthScale * 2) / 2);
-	// 1. Edges between hosts: faint when there are many (the matrix view shows their numbers).
-	const inter = v.edges.filter(e => !e.pair.same_host), intra = v.edges.filter(e => e.pair.same_host);
-	ctx.setTransform(scale * dpr, 0, 0, scale * dpr, 0, 0);
-	ctx.globalAlpha = inter.length > 500 ? 0.08 : inter.length > 50 ? 0.3 : 0.8;
-	strokeEdges(pen, inter, inter.length > 500 ? () => 1 : ownWidth);
-	// 2. Host and GPU boxes (filled, so the faint edges stay behind them).
-	for (const h of v.hosts) {
-		const dim = filter.hosts !== null && !filter.hosts.has(h.name);
-		ctx.globalAlpha = dim ? 0.35 : 0.92;
-		ctx.fillStyle = c.bg; ctx.fillRect(h.x, h.y, h.w, h.h);
-		ctx.globalAlpha = dim ? 0.35 : 1;
-		ctx.strokeStyle = c.box; ctx.lineWidth = 1 / scale * 1.5; ctx.setLineDash([]);
-		ctx.strokeRect(h.x, h.y, h.w, h.h);
-		ctx.setLineDash([3, 2]);
-		for (const g of h.gpus) { ctx.strokeRect(g.x, g.y, g.w, g.h); }
-		ctx.setLineDash([]);
-	}
-	// 3. Edges within hosts, 4. the highlighted edge, 5. ranks.
-	ctx.globalAlpha = 0.85;
-	strokeEdges(pen, intra, ownWidth);
-	if (hovered) {
-		ctx.globalAlpha = 1; ctx.strokeStyle = c.fg; ctx.lineWidth = hovered.width + 2;
-		ctx.beginPath(); ctx.moveTo(hovered.x1, hovered.y1); ctx.quadraticCurveTo(hovered.cx, hovered.cy, hovered.x2, hovered.y2); ctx.stroke();
-	}
-	ctx.globalAlpha = 1; ctx.fillStyle = c.fg;
-	ctx.beginPath();
-	for (const r of v.ranks.values()) { ctx.moveTo(r.x + v.rankRadius, r.y); ctx.arc(r.x, r.y, v.rankRadius, 0, 2 * Math.PI); }
-	ctx.fill();
-}
-
-/** In screen pixels (legible at any scale): host and GPU names, rank numbers, and the edges' GB/s on small maps. */
-function drawGraphText({ ctx, dpr, c, pal }: GraphPen, v: MapView): void {
-	ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-	ctx.fillStyle = c.fg; ctx.textBaseline = 'alphabetic';
-	const big = scale >= 1.2;
-	for (const h of v.hosts) {
-		ctx.font = `${big ? 13 : 10}px sans-serif`;
-		ctx.fillText(h.name, (h.x + 4) * scale, (h.y + 12) * scale, h.w * scale - 6);
-		if (scale >= 0.9) {
-			ctx.font = `${big ? 11 : 8}px sans-serif`;
-			for (const g of h.gpus) { ctx.fillText(g.label, (g.x + 3) * scale, (g.y + 9) * scale + 2, g.w * scale - 4); }
+function renderOutlierBox(): void {
+	const interim = live !== null;
+	const r: MapOutlierReport | null = interim ? live?.state.outliers ?? null : overview?.outliers ?? null;
+	const note = interim ? live?.state.outliersNote ?? (r ? null : 'Outliers: after the first rounds.') : overview && !r && !overview.header.trafficSource ? 'Not analysed: a map this big is analysed by the runner that measures it (gpumpi-doctor map, or a run from VS Code).' : null;
+	if (shown && shown.r === r && shown.note === note && shown.interim === interim) { return; }
+	shown = { r, note, interim };
+	outliersBox.replaceChildren(...renderOutliers(r, actions, { interim, note, suspectsTitle: strings.suspects }));
+	// Mark the outlier nodes on the matrix axes.
+	const marks = new Map<number, string>();
+	const index = new Map((overview?.hosts ?? []).map((hst, i) => [hst, i]));
+	for (const f of r?.outliers ?? []) {
+		for (const hst of findingHosts(f, actions.hostOfRank)) {
+			const i = index.get(hst);
+			if (i !== undefined && !marks.has(i)) { marks.set(i, markLabel(f)); }
 		}
 	}
-	if (v.ranks.size <= 128 && scale >= 1) {
-		ctx.fillStyle = c.bg; ctx.font = `bold ${Math.min(12, 6 * scale)}px sans-serif`; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-		for (const r of v.ranks.values()) { ctx.fillText(String(r.rank), r.x * scale, r.y * scale + 0.5); }
-	}
-	if (v.edges.length <= 40) {
-		ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-		const labels = v.edges.map(e => e.pair.bandwidth_gbps === null ? e.pair.status : `${e.pair.bandwidth_gbps.toFixed(1)} GB/s`);
-		const widths = labels.map(l => ctx.measureText(l).width + 6);
-		const spots = placeEdgeLabels(v.edges, widths.map(w => w / scale), 16 / scale);
-		v.edges.forEach((e, i) => {
-			const mx = spots[i].x * scale, my = spots[i].y * scale, w = widths[i];
-			ctx.fillStyle = c.bg; ctx.globalAlpha = 0.85; ctx.fillRect(mx - w / 2, my - 8, w, 16);
-			ctx.globalAlpha = 1; ctx.fillStyle = pal[e.pair.class]; ctx.fillText(labels[i], mx, my);
-		});
-	}
-	ctx.textAlign = 'start'; ctx.textBaseline = 'alphabetic';
+	nodeMatrix.marks = marks;
+	marksEl.textContent = marks.size > 0 ? `Marked on the axes: ${[...marks.entries()].slice(0, 12).map(([i, why]) => `${overview?.hosts[i]} (${why})`).join(', ')}` : '';
 }
 
-/** Focusable rank buttons laid over the canvas (Tab, Enter: the rank's pairs in the details). */
-function rankButtons(v: MapView): HTMLButtonElement[] {
-	const buttons: HTMLButtonElement[] = [];
-	for (const r of v.ranks.values()) {
-		const b = el('button', { type: 'button', class: 'rank', 'aria-label': `rank ${r.rank} on ${r.host}` });
-		const size = Math.max(8, 14 * scale);
-		b.style.left = `${r.x * scale - size / 2}px`; b.style.top = `${r.y * scale - size / 2}px`;
-		b.style.width = b.style.height = `${size}px`;
-		b.addEventListener('click', () => showRank(r.rank));
-		b.addEventListener('focus', () => showRank(r.rank));
-		buttons.push(b);
-	}
-	return buttons;
+function renderLive(): void {
+	if (!live) { return; }
+	const p = live.state.progress;
+	const bar = el('progress', { max: String(Math.max(1, p.rounds)), value: String(p.round), 'aria-label': 'Rounds measured' });
+	const text = el('p', { class: 'progress-text' }, `${p.final ? 'End of the run' : `Round ${p.round} of ${p.rounds}`}: ${p.measured} of ${p.pairs} pairs measured${p.failed > 0 ? `, ${p.failed} failed` : ''}, ${p.elapsedS.toFixed(1)} s${p.synchronized ? '' : ' (rounds no longer synchronised)'}`);
+	progressBox.replaceChildren(bar, text, ...renderFailures(live.state.failures, live.failureCount, strings.failedSoFar, actions));
+	renderOutlierBox();
 }
 
-function pairsOf(rank: number): MapPair[] { return doc ? doc.pairs.filter(p => (p.a === rank || p.b === rank) && filter.classes.has(p.class)) : []; }
+function render(): void {
+	if (!overview) { summary.textContent = strings.noMap; return; }
+	const t0 = performance.now();
+	const size = Math.max(200, Math.floor(Math.min((stage.clientWidth || 900) - 4, stageHeight())));
+	nodeMatrix.canvas.hidden = nodeScale.bar.hidden = marksEl.hidden = mode !== 'nodes';
+	graph.hidden = mode !== 'graph';
+	rankMatrix.hidden = mode !== 'matrix';
+	layerSel.hidden = mode !== 'nodes';
+	hostSel.hidden = legend.hidden = mode === 'nodes';
+	let cells = 0;
+	if (mode === 'nodes') {
+		nodeMatrix.draw(overview, size);
+		cells = nodeMatrix.drawnCells;
+		const layer = layerSel.value === '' ? null : overview.layers[Number(layerSel.value)];
+		const lo = layer ? layer.min : overview.bwMin, hi = layer ? layer.max : overview.bwMax;
+		drawScale(nodeScale.canvas, nodeScale.min, nodeScale.max, lo, hi, '; each cell: the median of its node pair, failed cells in red; shrunk below a pixel, the lowest cell wins');
+	} else if (doc && mode === 'graph') {
+		const v = graph.draw(doc, filter as MapFilter, filter.hosts);
+		cells = v.edges.length;
+	} else if (doc) {
+		const v = graph.view ?? graph.draw(doc, filter as MapFilter);
+		rankMatrix.draw(doc, v, filter as MapFilter, size);
+		cells = doc.world_size ** 2;
+	}
+	const ms = performance.now() - t0;
+	document.body.dataset.renderMs = ms.toFixed(1);
+	document.body.dataset.view = mode;
+	void rpc.request({ type: 'rendered', view: mode, nodes: overview.hosts.length, cells, outliers: overview.outliers?.outliers.length ?? 0, ms }).catch(() => undefined);
+}
 
-function pairText(p: MapPair): string {
-	return `${p.a} ↔ ${p.b}: ${PATH_CLASS_LABELS[p.class]}${p.channel ? ` over ${CHANNEL_LABELS[p.channel]}` : ''}, ${fmt(p.bandwidth_gbps, 2, 'GB/s')}, ${fmt(p.latency_us, 2, 'µs')}${p.status === 'ok' ? '' : ` [${p.status}]`}`;
+/** Put the matrix cursor on the cell of one or two nodes. */
+function focusNodes(hosts: string[]): void {
+	if (!overview) { return; }
+	const i = overview.hosts.indexOf(hosts[0]), j = overview.hosts.indexOf(hosts[1] ?? hosts[0]);
+	if (i < 0 || j < 0) { return; }
+	if (mode !== 'nodes') { setMode('nodes'); }
+	nodeMatrix.moveTo(i, j);
+}
+
+async function drillCell(c: NodeCell): Promise<void> {
+	if (!overview) { return; }
+	await drillInto(c.i === c.j ? [overview.hosts[c.i]] : [overview.hosts[c.i], overview.hosts[c.j]]);
+}
+
+/** Ask the host for one node or a node pair and show its GPUs, ranks, numbers and worst pairs. */
+async function drillInto(hosts: string[]): Promise<void> {
+	let d: MapDrill | null;
+	try { d = await rpc.request({ type: 'drill', hosts }); } catch (e) { showError(e); return; }
+	if (!d) { return; }
+	drill = d;
+	const title = hosts.length > 1 ? `${hosts[0]} — ${hosts[1]}: the pairs between them` : `${hosts[0]}: all its pairs`;
+	const table = el('table', { class: 'classes' });
+	const head = el('tr');
+	for (const t of ['path class', 'pairs', 'measured', 'failed', 'median', 'min', 'max']) { head.append(el('th', { scope: 'col' }, t)); }
+	table.append(head);
+	for (const c of d.classes) {
+		const tr = el('tr');
+		for (const t of [c.label, String(c.pairs), String(c.measured), String(c.failed), fmt(c.median, 2, 'GB/s'), fmt(c.min, 2, 'GB/s'), fmt(c.max, 2, 'GB/s')]) { tr.append(el('td', {}, t)); }
+		table.append(tr);
+	}
+	const list = (pairs: MapPair[], label: string): HTMLElement[] => {
+		if (pairs.length === 0) { return []; }
+		const ul = el('ul', { class: 'pairs', 'aria-label': label });
+		for (const p of pairs) {
+			const b = el('button', { type: 'button', class: `pair swatch-border-${p.class}` }, pairText(p));
+			b.addEventListener('click', () => showPair(p));
+			const li = el('li'); li.append(b); ul.append(li);
+		}
+		return [el('h3', {}, label), ul];
+	};
+	drillBox.replaceChildren(el('h2', {}, title), table, ...list(d.failed, 'Failed pairs'), ...list(d.worst, `Lowest bandwidth (of ${d.pairs} pairs)`),
+		el('h3', {}, `GPUs and ranks of ${hosts.join(' and ')} (${d.doc.ranks.length} ranks, ${d.doc.pairs.length} pairs among them)`), drillStage);
+	drillGraph.draw(d.doc, allFilter());
+	drillBox.focus();
+}
+
+async function showPairOf(a: number, b: number): Promise<void> {
+	const local = doc?.pairs.find(p => (p.a === a && p.b === b) || (p.a === b && p.b === a));
+	if (local) { showPair(local); return; }
+	try {
+		const p = await rpc.request({ type: 'pair', a, b });
+		if (p) { showPair(p); } else { details.textContent = `${a} ↔ ${b}: not in this map`; }
+	} catch (e) { showError(e); }
 }
 
 function showPair(p: MapPair): void {
-	details.replaceChildren(el('h2', {}, pairText(p)), el('p', {}, p.reason),
-		el('h3', {}, 'Evidence'), el('ul', {}), ...(p.engine_class ? [el('p', {}, `The engine classified it as ${PATH_CLASS_LABELS[p.engine_class]}; the run's transport evidence changed that.`)] : []));
-	const ul = details.querySelector('ul')!;
-	for (const e of p.evidence) { ul.append(el('li', {}, e)); }
+	details.replaceChildren(...pairDetails(p));
+	details.focus();
 }
 
-function showRank(rank: number): void {
-	if (!doc) { return; }
-	const r = doc.ranks.find(x => x.rank === rank);
-	if (!r) { return; }
+function showRank(d: MapDocument | null, rank: number): void {
+	const r = d?.ranks.find(x => x.rank === rank);
+	if (!d || !r) { return; }
 	const gpu = r.gpu ? `${r.gpu.name} ${r.gpu.uuid} (PCI ${r.gpu.pci_bus_id}, NUMA ${r.gpu.numa_node})` : 'no GPU';
 	const nics = r.nics.filter(n => !n.virtual).map(n => `${n.name}${n.kind === 'ib' ? ' (RDMA)' : ''} NUMA ${n.numa_node}`).join(', ') || 'none but virtual';
 	const list = el('ul', { class: 'pairs' });
-	for (const p of pairsOf(rank).slice(0, 200)) {
+	for (const p of d.pairs.filter(x => (x.a === rank || x.b === rank) && filter.classes.has(x.class)).slice(0, 200)) {
 		const b = el('button', { type: 'button', class: `pair swatch-border-${p.class}` }, pairText(p));
 		b.addEventListener('click', () => showPair(p));
 		const li = el('li'); li.append(b); list.append(li);
@@ -289,139 +307,6 @@ function showRank(rank: number): void {
 		el('p', {}, `GPU: ${gpu}`), el('p', {}, `CPUs: ${r.cpu_list}; NICs: ${nics}; nvidia_peermem: ${r.peermem.loaded ? r.peermem.module : 'not loaded'}`),
 		el('h3', {}, 'Pairs (Enter for evidence)'), list);
 }
-
-function nearestEdge(x: number, y: number): MapEdge | null {
-	if (!view) { return null; }
-	let best: MapEdge | null = null, bestD = 36;
-	for (const e of view.edges) {
-		const k = e;
-		for (let i = 0; i <= 8; i++) {
-			const t = i / 8, u = 1 - t;
-			const px = u * u * e.x1 + 2 * u * t * k.cx + t * t * e.x2, py = u * u * e.y1 + 2 * u * t * k.cy + t * t * e.y2;
-			const d = (px - x) ** 2 + (py - y) ** 2;
-			if (d < bestD) { bestD = d; best = e; }
-		}
-	}
-	return best;
-}
-
-let pending = false;
-canvas.addEventListener('mousemove', ev => {
-	if (pending) { return; }
-	pending = true;
-	requestAnimationFrame(() => {
-		pending = false;
-		const rect = canvas.getBoundingClientRect();
-		const e = nearestEdge((ev.clientX - rect.left) / scale, (ev.clientY - rect.top) / scale);
-		if (e !== hovered) { hovered = e; if (view) { drawGraph(view); } }
-		tooltip.hidden = !e;
-		if (e) { tooltip.textContent = pairText(e.pair); tooltip.style.left = `${ev.clientX + 12}px`; tooltip.style.top = `${ev.clientY + 12}px`; }
-	});
-});
-canvas.addEventListener('mouseleave', () => { tooltip.hidden = true; });
-canvas.addEventListener('click', () => { if (hovered) { showPair(hovered.pair); } });
-
-// ---- matrix ----
-/** Displayed size of the matrix (CSS px): fits the stage's width and the window's height. */
-function matrixDisplay(): number { return Math.max(200, Math.floor(Math.min((stage.clientWidth || 900) - 4, window.innerHeight * 0.75 - 4))); }
-/** Drawn pixels per cell (the canvas is then scaled to matrixDisplay()). */
-function matrixCell(): number { return doc ? Math.max(1, Math.floor(matrixDisplay() / doc.world_size)) : 1; }
-/** Matrix cell under a pointer position. */
-function cellAt(ev: MouseEvent): { a: number; b: number } {
-	const rect = matrixCanvas.getBoundingClientRect();
-	const n = doc?.world_size ?? 1;
-	return { a: Math.min(n - 1, Math.floor(((ev.clientY - rect.top) / rect.height) * n)), b: Math.min(n - 1, Math.floor(((ev.clientX - rect.left) / rect.width) * n)) };
-}
-
-let matrixData: { n: number; values: Float64Array; representative: Uint8Array } | null = null;
-
-function drawMatrix(): void {
-	if (!doc || !view) { return; }
-	matrixData = bandwidthMatrix(doc, filter as MapFilter);
-	const { n, values, representative } = matrixData;
-	const cell = matrixCell();
-	const W = n * cell;
-	matrixCanvas.width = W; matrixCanvas.height = W;
-	const shown = Math.min(matrixDisplay(), Math.max(W, 240));
-	matrixCanvas.style.width = `${shown}px`; matrixCanvas.style.height = `${shown}px`;
-	const ctx = matrixCanvas.getContext('2d');
-	if (!ctx) { return; }
-	const img = ctx.createImageData(W, W);
-	const data = img.data;
-	const lut = Array.from({ length: 256 }, (_, i) => heatColor(i / 255));
-	for (let a = 0; a < n; a++) {
-		for (let b = 0; b < n; b++) {
-			const v = values[a * n + b];
-			if (Number.isNaN(v)) { continue; }
-			const [r, g, bl] = lut[Math.round(Math.min(1, Math.max(0, heatT(v, view.bwMin, view.bwMax))) * 255)];
-			const alpha = representative[a * n + b] ? 150 : 255;
-			for (let dy = 0; dy < cell; dy++) {
-				let o = ((a * cell + dy) * W + b * cell) * 4;
-				for (let dx = 0; dx < cell; dx++, o += 4) { data[o] = r; data[o + 1] = g; data[o + 2] = bl; data[o + 3] = alpha; }
-			}
-		}
-	}
-	ctx.putImageData(img, 0, 0);
-	ctx.strokeStyle = colors().fg; ctx.lineWidth = Math.max(1, cell / 4);
-	ctx.strokeRect(cursor.b * cell, cursor.a * cell, cell, cell);
-	drawScale(view.bwMin, view.bwMax);
-	matrixCanvas.setAttribute('aria-label', `Bandwidth matrix ${n}×${n}, ${view.bwMin.toFixed(2)}–${view.bwMax.toFixed(2)} GB/s (${heatScale(view.bwMin, view.bwMax)} colour scale); cursor at ${cursor.a},${cursor.b}: arrow keys move, Enter shows the pair`);
-}
-
-function drawScale(min: number, max: number): void {
-	const w = 240, h = 12;
-	scaleCanvas.width = w; scaleCanvas.height = h;
-	const ctx = scaleCanvas.getContext('2d');
-	if (!ctx) { return; }
-	for (let x = 0; x < w; x++) { const [r, g, b] = heatColor(x / (w - 1)); ctx.fillStyle = `rgb(${r},${g},${b})`; ctx.fillRect(x, 0, 1, h); }
-	// Tick marks at the legend's values (heatTicks: distinct labels; linear under a decade, log from one).
-	const ticks = heatTicks(min, max);
-	ctx.fillStyle = colors().bg;
-	for (const t of ticks.slice(1, -1)) { ctx.fillRect(Math.round(t.t * (w - 1)), 0, 1, h); }
-	scaleCanvas.title = ticks.map(t => `${t.label} GB/s`).join(' · ');
-	scaleMin.textContent = `${ticks[0]?.label ?? min.toFixed(2)} GB/s`;
-	scaleMax.textContent = `${ticks[ticks.length - 1]?.label ?? max.toFixed(2)} GB/s (${heatScale(min, max)} scale${ticks.length > 2 ? `; marks at ${ticks.slice(1, -1).map(t => t.label).join(', ')}` : ''})` + (doc?.sampled ? '; pale blocks: the one measured pair of two hosts stands for all their pairs' : '');
-}
-
-function pairAt(a: number, b: number): MapPair | undefined {
-	const [x, y] = a < b ? [a, b] : [b, a];
-	const direct = doc?.pairs.find(p => p.a === x && p.b === y);
-	if (direct || !doc?.sampled) { return direct; }
-	// Sampled map: the measured pair of the two hosts stands for this one.
-	const hx = doc.ranks[x]?.host, hy = doc.ranks[y]?.host;
-	return doc.pairs.find(p => !p.same_host && ((doc!.ranks[p.a]?.host === hx && doc!.ranks[p.b]?.host === hy) || (doc!.ranks[p.a]?.host === hy && doc!.ranks[p.b]?.host === hx)));
-}
-
-matrixCanvas.addEventListener('keydown', ev => {
-	if (!doc) { return; }
-	const n = doc.world_size;
-	const step = ev.shiftKey ? 8 : 1;
-	const moves: Record<string, [number, number]> = { ArrowUp: [-step, 0], ArrowDown: [step, 0], ArrowLeft: [0, -step], ArrowRight: [0, step] };
-	if (moves[ev.key]) {
-		cursor = { a: Math.min(n - 1, Math.max(0, cursor.a + moves[ev.key][0])), b: Math.min(n - 1, Math.max(0, cursor.b + moves[ev.key][1])) };
-		ev.preventDefault(); drawMatrix();
-		const p = pairAt(cursor.a, cursor.b);
-		busyEl.textContent = p ? pairText(p) : `${cursor.a} ↔ ${cursor.b}: not measured`;
-	} else if (ev.key === 'Enter') {
-		const p = pairAt(cursor.a, cursor.b);
-		if (p) { showPair(p); details.focus(); }
-	}
-});
-matrixCanvas.addEventListener('mousemove', ev => {
-	if (!doc) { return; }
-	const { a, b } = cellAt(ev);
-	const p = pairAt(a, b);
-	tooltip.hidden = !p;
-	if (p) { tooltip.textContent = pairText(p); tooltip.style.left = `${ev.clientX + 12}px`; tooltip.style.top = `${ev.clientY + 12}px`; }
-});
-matrixCanvas.addEventListener('mouseleave', () => { tooltip.hidden = true; });
-matrixCanvas.addEventListener('click', ev => {
-	if (!doc) { return; }
-	cursor = cellAt(ev);
-	drawMatrix();
-	const p = pairAt(cursor.a, cursor.b);
-	if (p) { showPair(p); }
-});
 
 // ---- export ----
 /** Rasterise an SVG document at `scale` (the img-src CSP allows data:). */
@@ -445,14 +330,27 @@ function svgToPng(svg: string, scale: number): Promise<string> {
 	});
 }
 
+/** The rank graph an SVG export shows: the whole map's (graph view) or the drill-down's. */
+function svgOfGraph(): string | null {
+	if (mode === 'graph' && doc && graph.view) { return mapToSvg(doc, graph.view, palette(), colors()); }
+	if (drill && drillGraph.view) { return mapToSvg(drill.doc, drillGraph.view, palette(), colors()); }
+	return null;
+}
+
 async function exportAs(format: MapExportFormat): Promise<void> {
-	if (!doc || !view) { return; }
-	let data: string;
-	if (format === 'json') { data = JSON.stringify(doc, null, 1); } else if (format === 'svg') { data = mapToSvg(doc, view, palette(), colors()); } else if (mode === 'matrix') {
-		data = matrixCanvas.toDataURL('image/png');
-	} else {
-		// The whole map with its labels and legend (the SVG export drawn at 2×), not the part the viewport shows.
-		try { data = await svgToPng(mapToSvg(doc, view, palette(), colors()), 2); } catch (e) { showError(e); return; }
+	if (!overview) { return; }
+	let data = '';
+	if (format === 'svg') {
+		const svg = svgOfGraph();
+		if (!svg) { busyEl.textContent = 'SVG export: open the graph of a small map, or drill down into a node first.'; return; }
+		data = svg;
+	} else if (format === 'png') {
+		if (mode === 'nodes') { data = nodeMatrix.canvas.toDataURL('image/png'); } else if (mode === 'matrix') { data = rankMatrix.canvas.toDataURL('image/png'); } else {
+			// The whole map with its labels and legend (the SVG export drawn at 2×), not the part the viewport shows.
+			const svg = svgOfGraph();
+			if (!svg) { return; }
+			try { data = await svgToPng(svg, 2); } catch (e) { showError(e); return; }
+		}
 	}
 	try {
 		const saved = await rpc.request({ type: 'export', format, data });
@@ -462,6 +360,9 @@ async function exportAs(format: MapExportFormat): Promise<void> {
 
 window.addEventListener('resize', () => render());
 void rpc.request({ type: 'ready' }).then(r => {
-	if (r.map) { setDoc(r.map, r.source); } else { render(); }
+	if (r.live) { live = { state: r.live, failureCount: r.live.progress.failed }; }
+	if (r.overview) { setData(r.overview, r.map, r.source); } else if (r.live?.overview) { setData(r.live.overview, null, 'running', true); } else { render(); }
 	busyEl.textContent = r.busy ? strings.running : '';
+	runBtn.disabled = r.busy;
+	cancelBtn.hidden = !r.busy;
 }).catch(showError);

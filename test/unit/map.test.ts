@@ -172,6 +172,20 @@ describe('map webview messages', () => {
 		assert.equal(asFromMapWebviewEnvelope({ kind: 'event', body: { type: 'copy', text: 'x' } }), null, 'a diagnostics message is not a map message');
 		assert.equal(asFromMapWebviewEnvelope({ kind: 'request', body: { type: 'ready' } }), null, 'request without id');
 		assert.equal(asFromMapWebviewEnvelope('ready'), null);
+		// JSON export: the host writes its own document; a webview's JSON text is refused.
+		assert.ok(asFromMapWebviewEnvelope({ kind: 'request', id: 5, body: { type: 'export', format: 'json', data: '' } }));
+		assert.equal(asFromMapWebviewEnvelope({ kind: 'request', id: 5, body: { type: 'export', format: 'json', data: '{"schema":"x"}' } }), null);
+		// Drill-downs name one or two hosts; pairs two rank numbers; the rendered report numbers.
+		assert.ok(asFromMapWebviewEnvelope({ kind: 'request', id: 6, body: { type: 'drill', hosts: ['node0001'] } }));
+		assert.ok(asFromMapWebviewEnvelope({ kind: 'request', id: 6, body: { type: 'drill', hosts: ['node0001', 'node0002'] } }));
+		for (const hosts of [[], ['a', 'b', 'c'], [''], [5], 'node0001', ['x'.repeat(257)]]) {
+			assert.equal(asFromMapWebviewEnvelope({ kind: 'request', id: 6, body: { type: 'drill', hosts } }), null, JSON.stringify(hosts).slice(0, 40));
+		}
+		assert.ok(asFromMapWebviewEnvelope({ kind: 'request', id: 7, body: { type: 'pair', a: 0, b: 16383 } }));
+		for (const [a, b] of [[-1, 2], [1.5, 2], ['1', 2], [1, null]]) { assert.equal(asFromMapWebviewEnvelope({ kind: 'request', id: 7, body: { type: 'pair', a, b } }), null); }
+		assert.ok(asFromMapWebviewEnvelope({ kind: 'request', id: 8, body: { type: 'cancelRun' } }));
+		assert.ok(asFromMapWebviewEnvelope({ kind: 'request', id: 9, body: { type: 'rendered', view: 'nodes', nodes: 2048, cells: 2097920, outliers: 4, ms: 80.5 } }));
+		assert.equal(asFromMapWebviewEnvelope({ kind: 'request', id: 9, body: { type: 'rendered', view: 'nodes', nodes: NaN, cells: 1, outliers: 0, ms: 1 } }), null);
 	});
 	it('the diagnostics panel validator still behaves as before', () => {
 		assert.ok(asFromWebviewEnvelope({ kind: 'event', body: { type: 'copy', text: 'x' } }));

@@ -48,8 +48,11 @@ describe('webview RPC', () => {
 		assert.equal(PANEL_PROTOCOL.fromWebview({ kind: 'request', id: 1, body: { type: 'copy', text: 1 } }), null);
 		assert.ok(REPRO_PROTOCOL.toWebview({ kind: 'event', body: { type: 'reproBusy', busy: false, message: '' } }));
 		assert.equal(REPRO_PROTOCOL.fromWebview({ kind: 'request', id: 1, body: { type: 'showRepro' } }), null);
-		assert.ok(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'showMap', map: { pairs: [], ranks: [] }, source: 'run' } }));
-		assert.equal(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'showMap', map: { pairs: 'x' }, source: 'run' } }), null);
+		const overview = { hosts: [], rankHost: new Int32Array(0), failedCells: [], layers: [], header: {}, counts: {} };
+		assert.ok(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'showMap', overview, map: { pairs: [], ranks: [] }, source: 'run' } }));
+		assert.ok(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'showMap', overview, map: null, source: 'run' } }), 'a big map: the overview alone');
+		assert.equal(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'showMap', overview, map: { pairs: 'x' }, source: 'run' } }), null);
+		assert.equal(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'showMap', map: { pairs: [], ranks: [] }, source: 'run' } }), null, 'no overview');
 		assert.equal(MAP_PROTOCOL.toWebview({ kind: 'event', body: { type: 'busy', busy: true } }), null);
 		assert.equal(MAP_PROTOCOL.fromWebview({ kind: 'request', id: 1, body: { type: 'export', format: 'png', data: 'data:text/html,<script>' } }), null);
 		// A reply is checked by its frame (the host answers requests the webview itself made).

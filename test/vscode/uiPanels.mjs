@@ -5,11 +5,15 @@
 // panel's "Export SVG" / "Export PNG" buttons go through the save dialog and write files that show the whole map.
 // The inspection panel's "Save…" (JSON through the save dialog) and, after a second inspection, the Hosts row's
 // History and "Compare…" (VS Code's diff editor on the two inspections).
-// Screenshots (looked at, see the report): repro-side-by-side.png, repro-fallback-ranking.png, transport-map-export.png
+// A simulated 2 048-rank map (scripts/mapScaleGen.mjs, 256 nodes) opens anomaly first: a finding's "Show … in the
+// matrix" drills down to its node.
+// Screenshots (looked at, see the report): repro-side-by-side.png, repro-fallback-ranking.png, transport-map-export.png,
+// transport-map-2048-vscode.png (first view) and transport-map-2048-vscode-drill.png
 // (the exported SVG rendered by Chromium), compare-inspections.png and compare-repro.png next to the inspect screenshot.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateScaleMap, plantedFaults } from '../../scripts/mapScaleGen.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const REPRO_RESULT = path.join(ROOT, 'test-fixtures', 'repro', 'h200-testbed', 'repro-2026-12-02.json');
@@ -126,6 +130,28 @@ export async function runPanelChecks(page, { check, shotDir, debugDir }) {
 			}
 		});
 	}
+	await check('a 2 048-rank map (256 nodes, Open a saved map): outliers first, the node matrix, a finding drills down to its node', async () => {
+		const file = path.join(debugDir, 'map-2048.json');
+		fs.writeFileSync(file, JSON.stringify(generateScaleMap(256)));
+		const slow = plantedFaults(256).expected.outliers.find((o) => o.level === 'node').subject;
+		await palette(page, 'GPU-MPI: Show Transport Map');
+		const open = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open a saved map JSON' }).first();
+		await open.waitFor({ state: 'visible', timeout: 10_000 });
+		await open.click();
+		await fileDialog(page, file);
+		const f = () => webview(page);
+		await until(async () => ((await f().locator('canvas.nodes').isVisible()) && /its pairs failed/.test(await f().locator('.headline').first().textContent() ?? '')) || 'no node matrix and headline yet', 60_000, 'the outliers and the node matrix');
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(500);
+		await page.screenshot({ path: path.join(shotDir, 'transport-map-2048-vscode.png') });
+		await f().locator('.outliers .finding', { hasText: `node ${slow}:` }).first().click();
+		await f().getByRole('button', { name: `Show ${slow} in the matrix` }).click();
+		await until(async () => (await f().locator('.drill h2').first().textContent() ?? '').startsWith(slow) || 'no drill-down yet', 30_000, `the drill-down of ${slow}`);
+		await page.mouse.move(0, 0);
+		await page.waitForTimeout(500);
+		await page.screenshot({ path: path.join(shotDir, 'transport-map-2048-vscode-drill.png') });
+	});
+
 	await check('the panel\'s "Save…" writes the inspection through the save dialog (JSON that reads back)', async () => {
 		const out = path.join(debugDir, 'inspection-saved.json');
 		fs.rmSync(out, { force: true });

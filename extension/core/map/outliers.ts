@@ -15,6 +15,9 @@
  * is no evidence on a shared machine (on the 2-core CI machine single pairs of an unshaped map sat up to 3x below
  * their class median). A coarser finding explains a finer one whose pairs it contains (a slow host explains its slow
  * links and pairs; its NIC, when all its pairs use that NIC, is named in its sentence). Pure; no I/O.
+ * At scale (issue 36: 16 384 ranks, two million pairs) each class is sorted once and every subject's leave-one-out
+ * median and MAD read from it (leaveOutStats, O(k log n) for a subject of k pairs): copying the rest for each of the
+ * 16 384 GPUs was quadratic (256 nodes took 146 s). Links judged against their whole class get no summary.
  */
 import { CHANNEL_LABELS, PATH_CLASS_LABELS, type MapDocument, type MapOutlier, type MapOutlierReport, type MapPair, type MapRank, type OutlierLevel, type PairStatus } from '../../shared/mapSchema';
 
@@ -36,22 +39,22 @@ export const EXACT_REFERENCE_LIMIT = 512;
 
 /** Median of a non-empty list. */
 export function median(v: readonly number[]): number {
-	return medianSorted([...v].sort((x, y) => x - y));
+	return medianSorted(Float64Array.from(v).sort());
 }
 
-function medianSorted(s: readonly number[]): number {
+function medianSorted(s: ArrayLike<number>): number {
 	const m = s.length >> 1;
 	return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** Median absolute deviation from the median. */
 export function mad(v: readonly number[]): number {
-	const s = [...v].sort((x, y) => x - y);
+	const s = Float64Array.from(v).sort();
 	return madSorted(s, medianSorted(s));
 }
 
 /** MAD of a sorted list around m in O(n): the deviations left and right of m are two sorted runs, merged to the middle. */
-function madSorted(s: readonly number[], m: number): number {
+function madSorted(s: ArrayLike<number>, m: number): number {
 	let j = 0;
 	while (j < s.length && s[j] < m) { j++; }
 	let i = j - 1;
@@ -94,7 +97,25 @@ interface View {
 	pair: MapPair;
 	cls: string;
 	label: string;
-	subjects: Map<OutlierLevel, string[]>;
+	/** Per rank, shared between the pairs of that rank (a 2 048-node map has two million pairs and 16 384 ranks). */
+	hostA: string;
+	hostB: string;
+	nicA: string | null;
+	nicB: string | null;
+	gpuA: string | null;
+	gpuB: string | null;
+}
+
+/** Call `f` with each subject of a pair at one level (nodes, the NICs its network traffic uses, GPUs, the link of two hosts, the pair). */
+function eachSubject(v: View, level: OutlierLevel, f: (subject: string) => void): void {
+	const two = (x: string | null, y: string | null): void => { if (x !== null) { f(x); } if (y !== null && y !== x) { f(y); } };
+	switch (level) {
+		case 'node': two(v.hostA, v.hostB); break;
+		case 'nic': two(v.nicA, v.nicB); break;
+		case 'gpu': two(v.gpuA, v.gpuB); break;
+		case 'link': if (v.hostA !== v.hostB) { f(v.hostA < v.hostB ? `${v.hostA} — ${v.hostB}` : `${v.hostB} — ${v.hostA}`); } break;
+		default: f(`${v.pair.a}-${v.pair.b}`);
+	}
 }
 
 function pathLabel(p: MapPair): { cls: string; label: string } {
@@ -104,82 +125,183 @@ function pathLabel(p: MapPair): { cls: string; label: string } {
 
 function views(doc: MapDocument): View[] {
 	const rank = new Map(doc.ranks.map(r => [r.rank, r]));
-	const host = (n: number): string => rank.get(n)?.host ?? `rank ${n}`;
+	const hosts = new Map<number, string>();
+	const host = (n: number): string => {
+		let h = hosts.get(n);
+		if (h === undefined) { h = rank.get(n)?.host ?? `rank ${n}`; hosts.set(n, h); }
+		return h;
+	};
+	const gpus = new Map<number, string | null>();
+	const gpu = (n: number): string | null => {
+		let s = gpus.get(n);
+		if (s === undefined) { const g = rank.get(n)?.gpu; s = g ? `${host(n)} GPU ${g.ordinal} (${g.pci_bus_id})` : null; gpus.set(n, s); }
+		return s;
+	};
+	// The NIC of a rank without UCX lanes is the same for all its pairs; lanes (rank a's) make it per pair.
+	const nics = new Map<number, string | null>();
+	const nic = (n: number, lanes: readonly string[]): string | null => {
+		if (lanes.length > 0) { const name = rankNic(rank.get(n), lanes); return name ? `${host(n)} ${name}` : null; }
+		let s = nics.get(n);
+		if (s === undefined) { const name = rankNic(rank.get(n)); s = name ? `${host(n)} ${name}` : null; nics.set(n, s); }
+		return s;
+	};
+	const labels = new Map<string, { cls: string; label: string }>();
 	return doc.pairs.map(p => {
-		const { cls, label } = pathLabel(p);
-		const ha = host(p.a);
-		const hb = host(p.b);
-		const network = (p.channel ?? (p.same_host ? 'shared_memory' : 'network')) === 'network';
-		const gpu = (n: number): string[] => { const g = rank.get(n)?.gpu; return g ? [`${host(n)} GPU ${g.ordinal} (${g.pci_bus_id})`] : []; };
-		const nic = (n: number): string[] => {
-			if (!network) { return []; }
-			const name = rankNic(rank.get(n), n === p.a ? p.transport?.ucxLanes ?? [] : []);
-			return name ? [`${host(n)} ${name}`] : [];
+		const channel = p.channel ?? (p.same_host ? 'shared_memory' : 'network');
+		const key = `${p.class}/${channel}`;
+		let path = labels.get(key);
+		if (!path) { path = pathLabel(p); labels.set(key, path); }
+		const network = channel === 'network';
+		return {
+			pair: p, cls: path.cls, label: path.label, hostA: host(p.a), hostB: host(p.b),
+			nicA: network ? nic(p.a, p.transport?.ucxLanes ?? []) : null, nicB: network ? nic(p.b, []) : null, gpuA: gpu(p.a), gpuB: gpu(p.b),
 		};
-		const subjects = new Map<OutlierLevel, string[]>([
-			['node', [...new Set([ha, hb])]],
-			['nic', [...new Set([...nic(p.a), ...nic(p.b)])]],
-			['gpu', [...new Set([...gpu(p.a), ...gpu(p.b)])]],
-			['link', ha === hb ? [] : [[ha, hb].sort().join(' — ')]],
-			['pair', [`${p.a}-${p.b}`]],
-		]);
-		return { pair: p, cls, label, subjects };
 	});
+}
+
+/**
+ * The sorted values of a class without one subject's own (`removed`: their sorted positions): its median and the
+ * MAD around it, in O(k log n) instead of copying the n others for each of thousands of subjects (the same numbers
+ * as medianSorted and madSorted of the copy: the same order statistics of the same values).
+ */
+export function leaveOutStats(sorted: ArrayLike<number>, removed: Int32Array): { median: number; mad: number; count: number } {
+	const n = sorted.length;
+	const count = n - removed.length;
+	if (count <= 0) { return { median: 0, mad: 0, count: 0 }; }
+	/** Removed positions below i. */
+	const removedBelow = (i: number): number => {
+		let lo = 0, hi = removed.length;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (removed[m] < i) { lo = m + 1; } else { hi = m; } }
+		return lo;
+	};
+	/** The q-th (0-based) value that is not removed: the smallest i with i + 1 - removedBelow(i + 1) = q + 1. */
+	const at = (q: number): number => {
+		let lo = q, hi = Math.min(n - 1, q + removed.length);
+		while (lo < hi) { const m = (lo + hi) >> 1; if (m + 1 - removedBelow(m + 1) >= q + 1) { hi = m; } else { lo = m + 1; } }
+		return sorted[lo];
+	};
+	const half = count >> 1;
+	const med = count % 2 ? at(half) : (at(half - 1) + at(half)) / 2;
+	// Deviations: left of the median (med - x, growing outwards) and right (x - med), merged; the K-th smallest of two sorted runs.
+	let below = 0, hi0 = count;
+	while (below < hi0) { const m = (below + hi0) >> 1; if (at(m) < med) { below = m + 1; } else { hi0 = m; } }
+	const nl = below, nr = count - below;
+	const left = (t: number): number => med - at(nl - 1 - t);
+	const right = (t: number): number => at(nl + t) - med;
+	const kth = (k: number): number => {
+		let lo = Math.max(0, k - nr), hi = Math.min(k, nl);
+		while (lo <= hi) {
+			const a = (lo + hi) >> 1, b = k - a;
+			const lPrev = a > 0 ? left(a - 1) : -Infinity, lNext = a < nl ? left(a) : Infinity;
+			const rPrev = b > 0 ? right(b - 1) : -Infinity, rNext = b < nr ? right(b) : Infinity;
+			if (lPrev > rNext) { hi = a - 1; } else if (rPrev > lNext) { lo = a + 1; } else { return Math.max(lPrev, rPrev); }
+		}
+		return 0;
+	};
+	const want = half + 1;
+	const madValue = count % 2 ? kth(want) : (kth(want - 1) + kth(want)) / 2;
+	return { median: med, mad: madValue, count };
 }
 
 type Metric = 'bandwidth_gbps' | 'latency_us';
 
 interface Candidate { finding: MapOutlier; pairSet: Set<MapPair>; levelIndex: number; wholeClass: boolean }
 
-/** The slow (or high-latency) subjects of one path class and level. */
-function judge(list: View[], level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null): Candidate[] {
+/** The measured pairs of one path class for one metric, sorted once for every level. */
+interface Population {
+	label: string;
+	measured: View[];
+	/** Log of the metric, by index in `measured`. */
+	logs: Float64Array;
+	/** The logs in ascending order (a numeric sort: no comparator over two million pairs). */
+	sortedLogs: Float64Array;
+}
+
+function population(list: View[], metric: Metric): Population {
 	const measured = list.filter(v => v.pair[metric] !== null && (v.pair[metric] as number) > 0 && (v.pair.status === 'ok' || v.pair.status === 'data_error'));
-	const logOf = (v: View): number => Math.log(v.pair[metric] as number);
-	const sorted = [...measured].sort((x, y) => logOf(x) - logOf(y));
-	const sortedLogs = sorted.map(logOf);
-	const bySubject = new Map<string, View[]>();
-	for (const v of measured) {
-		for (const s of v.subjects.get(level) ?? []) {
-			const list2 = bySubject.get(s);
-			if (list2) { list2.push(v); } else { bySubject.set(s, [v]); }
-		}
+	const logs = Float64Array.from(measured, v => Math.log(v.pair[metric] as number));
+	return { label: list[0]?.label ?? '', measured, logs, sortedLogs: Float64Array.from(logs).sort() };
+}
+
+/** Distinct positions in `sorted` of the values `own` (a subset of it, as a multiset), ascending. */
+function positionsOf(sorted: Float64Array, own: readonly number[]): Int32Array {
+	const mine = Float64Array.from(own).sort();
+	const out = new Int32Array(mine.length);
+	for (let k = 0; k < mine.length; k++) {
+		if (k > 0 && mine[k] === mine[k - 1]) { out[k] = out[k - 1] + 1; continue; }
+		let lo = 0, hi = sorted.length;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (sorted[m] < mine[k]) { lo = m + 1; } else { hi = m; } }
+		out[k] = lo;
 	}
+	return out;
+}
+
+/** The slow (or high-latency) subjects of one path class and level. */
+function judge(pop: Population, level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null): Candidate[] {
+	const { measured, logs, sortedLogs } = pop;
 	const out: Candidate[] = [];
 	const higherIsWorse = metric === 'latency_us';
 	const wholeClass = measured.length > EXACT_REFERENCE_LIMIT && (level === 'link' || level === 'pair');
 	const classRef = sortedLogs.length > 0 ? medianSorted(sortedLogs) : 0;
 	const classMad = sortedLogs.length > 0 && wholeClass ? madSorted(sortedLogs, classRef) : 0;
+	const floor = higherIsWorse ? Math.log(1 + OUTLIER_FRACTION) : -Math.log(1 - OUTLIER_FRACTION);
+	// Against the whole class, a subject's median is beyond the line only if one of its pairs is: group only those
+	// subjects (a 2 048-node map has two million links of one pair each), and name only pairs of their hosts.
+	let only: Set<string> | null = null;
+	let onlyHosts: Set<string> | null = null;
+	if (wholeClass) {
+		const margin = Math.max(OUTLIER_MADS * classMad, floor);
+		const subjects = new Set<string>();
+		const hosts = new Set<string>();
+		measured.forEach((v, i) => {
+			const x = logs[i];
+			if (higherIsWorse ? x > classRef + margin : x < classRef - margin) { eachSubject(v, level, s => subjects.add(s)); hosts.add(v.hostA); hosts.add(v.hostB); }
+		});
+		only = subjects;
+		onlyHosts = hosts;
+	}
+	// Subject → indices (in `measured`) of its pairs.
+	const bySubject = new Map<string, number[]>();
+	measured.forEach((v, i) => {
+		if (onlyHosts && !onlyHosts.has(v.hostA) && !onlyHosts.has(v.hostB)) { return; }
+		eachSubject(v, level, s => {
+			if (only && !only.has(s)) { return; }
+			const list2 = bySubject.get(s);
+			if (list2) { list2.push(i); } else { bySubject.set(s, [i]); }
+		});
+	});
 	for (const [subject, mine] of bySubject) {
-		const logs = mine.map(logOf);
-		const value = Math.exp(median(logs));
-		if (summaries && level !== 'pair' && metric === 'bandwidth_gbps') {
-			summaries.push({ level, subject, path_class: list[0].label, median: value, mad: mad(logs), pairs: logs.length });
+		const own = mine.map(i => logs[i]);
+		const value = Math.exp(median(own));
+		// Links measured against their whole class have no summary: one pair each, its own number (two million of them at 2 048 nodes).
+		if (summaries && level !== 'pair' && metric === 'bandwidth_gbps' && !wholeClass) {
+			summaries.push({ level, subject, path_class: pop.label, median: value, mad: mad(own), pairs: own.length });
 		}
 		let ref = classRef;
 		let spread = classMad;
 		let restCount = measured.length;
 		if (!wholeClass) {
-			const own = new Set(mine);
-			const rest = sorted.filter(v => !own.has(v)).map(logOf);
-			restCount = rest.length;
-			if (rest.length < OUTLIER_MIN_REFERENCE) { continue; }
-			ref = medianSorted(rest);
-			spread = madSorted(rest, ref);
+			const rest = leaveOutStats(sortedLogs, positionsOf(sortedLogs, own));
+			restCount = rest.count;
+			if (rest.count < OUTLIER_MIN_REFERENCE) { continue; }
+			ref = rest.median;
+			spread = rest.mad;
 		}
-		const margin = Math.max(OUTLIER_MADS * spread, higherIsWorse ? Math.log(1 + OUTLIER_FRACTION) : -Math.log(1 - OUTLIER_FRACTION));
+		const margin = Math.max(OUTLIER_MADS * spread, floor);
 		const beyond = (x: number): boolean => (higherIsWorse ? x > ref + margin : x < ref - margin);
 		if (!beyond(Math.log(value))) { continue; }
-		const every = logs.every(beyond);
+		const every = own.every(beyond);
+		const pairs = mine.map(i => measured[i].pair);
 		out.push({
-			pairSet: new Set(mine.map(v => v.pair)),
+			pairSet: new Set(pairs),
 			levelIndex: LEVELS.indexOf(level),
 			wholeClass,
 			finding: {
-				level, subject, kind: higherIsWorse ? 'high_latency' : 'slow', path_class: list[0].label, value, reference: Math.exp(ref), mad: spread,
-				threshold: Math.exp(higherIsWorse ? ref + margin : ref - margin), pairs: logs.length, reference_pairs: restCount,
-				evidence_pairs: mine.map(v => ({ a: v.pair.a, b: v.pair.b, value: v.pair[metric], status: v.pair.status })),
+				level, subject, kind: higherIsWorse ? 'high_latency' : 'slow', path_class: pop.label, value, reference: Math.exp(ref), mad: spread,
+				threshold: Math.exp(higherIsWorse ? ref + margin : ref - margin), pairs: own.length, reference_pairs: restCount,
+				evidence_pairs: pairs.map(p => ({ a: p.a, b: p.b, value: p[metric], status: p.status })),
 				facts: [], explains: [],
-				sentence: `${every ? 'every pair' : `median of ${logs.length} pairs`}`,
+				sentence: `${every ? 'every pair' : `median of ${own.length} pairs`}`,
 			},
 		});
 	}
@@ -187,14 +309,14 @@ function judge(list: View[], level: OutlierLevel, metric: Metric, summaries: Map
 }
 
 /** NIC / GPU / NUMA facts of the ranks behind a finding, and the NIC all its pairs on `host` use (if one). */
-function factsOf(doc: MapDocument, f: MapOutlier, host: string | null): { facts: string[]; nic: string | null } {
-	const ranks = new Map(doc.ranks.map(r => [r.rank, r]));
+function factsOf(ranks: ReadonlyMap<number, MapRank>, f: MapOutlier, pairs: ReadonlySet<MapPair>, host: string | null): { facts: string[]; nic: string | null } {
 	const involved = [...new Set(f.evidence_pairs.flatMap(p => [p.a, p.b]))].map(n => ranks.get(n)).filter((r): r is MapRank => !!r)
 		.filter(r => host === null || r.host === host);
 	const facts: string[] = [];
 	const nics = new Set<string>();
 	for (const r of involved.slice(0, 8)) {
-		const pairOf = doc.pairs.find(p => (p.a === r.rank || p.b === r.rank) && f.evidence_pairs.some(e => e.a === p.a && e.b === p.b));
+		let pairOf: MapPair | undefined;
+		for (const p of pairs) { if (p.a === r.rank || p.b === r.rank) { pairOf = p; break; } }
 		const network = pairOf ? (pairOf.channel ?? (pairOf.same_host ? 'shared_memory' : 'network')) === 'network' : false;
 		const nicName = network ? rankNic(r, pairOf && pairOf.a === r.rank ? pairOf.transport?.ucxLanes ?? [] : []) : null;
 		const nic = nicName ? r.nics.find(n => n.name === nicName) : undefined;
@@ -211,12 +333,12 @@ function factsOf(doc: MapDocument, f: MapOutlier, host: string | null): { facts:
 	return { facts, nic: nics.size === 1 ? [...nics][0] : null };
 }
 
-function describe(doc: MapDocument, f: MapOutlier, wholeClass: boolean): void {
+function describe(ranks: ReadonlyMap<number, MapRank>, f: MapOutlier, pairs: ReadonlySet<MapPair>, wholeClass: boolean): void {
 	const unit = f.kind === 'high_latency' ? 'µs' : 'GB/s';
 	const against = wholeClass ? `the ${f.reference_pairs} pairs of its class` : `the other ${f.reference_pairs} pairs`;
 	const how = `${f.sentence} at ${num(f.value ?? 0)} ${unit} vs ${num(f.reference ?? 0)} ${unit} median of ${against} (spread ×${num(Math.exp(f.mad ?? 0))}, ${f.kind === 'high_latency' ? 'above' : 'below'} ${num(f.threshold ?? 0)} ${unit}; ${f.path_class})`;
 	const hostOf = f.level === 'node' ? f.subject : f.level === 'nic' || f.level === 'gpu' ? f.subject.split(' ')[0] : null;
-	const { facts, nic } = factsOf(doc, f, hostOf);
+	const { facts, nic } = factsOf(ranks, f, pairs, hostOf);
 	f.facts = facts;
 	const far = facts.some(x => x.includes('NUMA-far'));
 	const latency = f.kind === 'high_latency' ? 'latency: ' : '';
@@ -277,6 +399,7 @@ export function findOutliers(doc: MapDocument): MapOutlierReport {
 	const latencyJudged = doc.schedule?.mode !== 'rounds';
 	const rule = `per path class, on the logarithm of the bandwidth: a node, NIC, GPU, link or pair whose median is more than ${OUTLIER_MADS} MAD and more than ${OUTLIER_FRACTION * 100} % below the median of the other pairs of its class (at least ${OUTLIER_MIN_REFERENCE} of them); ${latencyJudged ? 'latency the same way upwards' : 'latency not judged (pairs measured in concurrent rounds)'}; one pair alone is a suspect, not an outlier`;
 	const summaries: MapOutlierReport['summaries'] = [];
+	const rankMap = new Map(doc.ranks.map(r => [r.rank, r]));
 	const byClass = new Map<string, View[]>();
 	for (const v of views(doc)) {
 		const list = byClass.get(v.cls);
@@ -289,7 +412,8 @@ export function findOutliers(doc: MapDocument): MapOutlierReport {
 		const cands: Candidate[] = [];
 		for (const list of byClass.values()) {
 			if (metric === 'bandwidth_gbps' && list.filter(v => v.pair.bandwidth_gbps !== null).length <= OUTLIER_MIN_REFERENCE) { small++; }
-			for (const level of LEVELS) { cands.push(...judge(list, level, metric, metric === 'bandwidth_gbps' ? summaries : null)); }
+			const pop = population(list, metric);
+			for (const level of LEVELS) { cands.push(...judge(pop, level, metric, metric === 'bandwidth_gbps' ? summaries : null)); }
 		}
 		const ratio = (c: Candidate): number => Math.abs(Math.log((c.finding.value ?? 1) / (c.finding.reference || 1)));
 		cands.sort((x, y) => x.levelIndex - y.levelIndex || ratio(y) - ratio(x));
@@ -300,7 +424,7 @@ export function findOutliers(doc: MapDocument): MapOutlierReport {
 			kept.push(c);
 		}
 		for (const k of kept) {
-			describe(doc, k.finding, k.wholeClass);
+			describe(rankMap, k.finding, k.pairSet, k.wholeClass);
 			(k.finding.pairs < 2 ? suspects : found).push(k.finding);
 		}
 	}

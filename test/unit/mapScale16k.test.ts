@@ -1,0 +1,107 @@
+/**
+ * The outlier code at the issue's size (issue 36): a simulated 16 384-rank / 2 048-node map (scripts/mapScaleGen.mjs:
+ * 8 GPUs and 8 RDMA NICs a node, the engine's sampled schedule, 2 153 472 pairs) with five planted faults — the
+ * analysis names exactly those (a silent rank, a slow node, a slow NIC, a slow GPU; a slow single link as a suspect)
+ * and nothing else, within a bound that a quadratic reference computation would miss by hours (before the
+ * leave-one-out statistics were computed from one sorted copy, 256 nodes took 146 s). The time is printed. Then
+ * what the panel makes of it: the node overview (one cell per node pair, the slow node's row and column all slow),
+ * the drill-down into the slow node and the pair look-up.
+ * Also: the leave-one-out statistics equal those of the copy, and the generator's pairs are the engine's schedule.
+ */
+import * as assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { findOutliers, leaveOutStats, mad, median } from '../../extension/core/map/outliers';
+import { buildOverview, mapDrill, MapPairIndex } from '../../extension/shared/mapOverview';
+import { buildSchedule } from '../../extension/shared/mapSchedule';
+import { validateMapDocument, type MapDocument, type MapOutlierReport } from '../../extension/shared/mapSchema';
+import { generateScaleMap, GPUS_PER_NODE, plantedFaults, type PlantedFinding } from '../../scripts/mapScaleGen.mjs';
+import { prng } from './prng';
+
+function found(r: MapOutlierReport): { outliers: PlantedFinding[]; suspects: PlantedFinding[] } {
+	const pick = (f: MapOutlierReport['outliers'][number]): PlantedFinding => ({ level: f.level, kind: f.kind as PlantedFinding['kind'], subject: f.subject });
+	return { outliers: r.outliers.map(pick), suspects: r.suspects.map(pick) };
+}
+
+describe('map outliers at 16 384 ranks (simulated 2 048-node map, planted faults)', function () {
+	it('leave-one-out median and MAD from the sorted class equal those of the copy without the subject', () => {
+		const rnd = prng(36);
+		for (let trial = 0; trial < 400; trial++) {
+			const n = 1 + Math.floor(rnd() * 60);
+			// Ties on purpose: values from a small set half of the time.
+			const values = Array.from({ length: n }, () => (trial % 2 ? Math.round(rnd() * 6) : rnd() * 10 - 5));
+			const sorted = Float64Array.from(values).sort();
+			const removed = Int32Array.from([...Array(n).keys()].filter(() => rnd() < 0.3)).sort();
+			const rest = [...sorted].filter((_, i) => !removed.includes(i));
+			const got = leaveOutStats(sorted, removed);
+			assert.equal(got.count, rest.length);
+			if (rest.length === 0) { continue; }
+			assert.equal(got.median, median(rest), `median, trial ${trial}`);
+			assert.equal(got.mad, mad(rest), `MAD, trial ${trial}: ${JSON.stringify({ values, removed: [...removed] })}`);
+		}
+	});
+
+	it('the generator measures the pairs of the engine\'s sampled schedule, round by round (16 nodes)', () => {
+		const d = generateScaleMap(16);
+		const hosts = d.ranks.map(r => r.host);
+		const s = buildSchedule(hosts, true, 'rounds');
+		assert.deepEqual(d.pairs.map(p => [p.a, p.b]), s.pairs);
+		const roundOf = new Map<string, number>();
+		s.rounds.forEach((round, r) => { for (const i of round) { roundOf.set(s.pairs[i].join('-'), r); } });
+		assert.ok(d.pairs.every(p => roundOf.get(`${p.a}-${p.b}`) === p.round), 'each pair in its round');
+		assert.equal(d.schedule?.rounds, s.rounds.length);
+		assert.ok(typeof validateMapDocument(d) !== 'string');
+	});
+
+	it('64 nodes (512 ranks): exactly the planted findings', () => {
+		const d = generateScaleMap(64);
+		assert.deepEqual(found(findOutliers(d)), plantedFaults(64).expected);
+	});
+
+	it('2 048 nodes (16 384 ranks, 2 153 472 pairs): exactly the planted findings, each with its evidence, in bounded time', function () {
+		this.timeout(300_000);
+		const t0 = performance.now();
+		const d: MapDocument = generateScaleMap(2048);
+		const t1 = performance.now();
+		assert.equal(d.world_size, 16384);
+		assert.equal(d.pairs.length, 2048 * 28 + 2048 * 2047 / 2);
+		const r = findOutliers(d);
+		const t2 = performance.now();
+		console.log(`      generated in ${((t1 - t0) / 1000).toFixed(1)} s; findOutliers: ${((t2 - t1) / 1000).toFixed(1)} s for ${d.pairs.length} pairs, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`);
+		const planted = plantedFaults(2048);
+		assert.deepEqual(found(r), planted.expected, r.outliers.map(o => o.sentence).join('\n'));
+		const [silent, node, nic, gpu] = r.outliers;
+		assert.match(r.headline, new RegExp(`^rank ${planted.silentRank.rank} \\(node\\d+\\) its pairs failed: \\d+ pairs \\(\\d+ timeout\\) — rank \\d+: no answer from rank ${planted.silentRank.rank} within 60 s`));
+		assert.equal(silent.pairs, silent.evidence_pairs.length);
+		// The slow node: all its 2 047 network pairs, against the other 2 million, its 8 NICs explained by it.
+		assert.equal(node.pairs, 2047);
+		assert.ok(node.reference_pairs > 2_000_000, String(node.reference_pairs));
+		assert.match(node.sentence, /^node node1536: every pair at 11\.\d GB\/s vs 47 GB\/s median of the other \d+ pairs .*GPUDirect RDMA over network\)$/);
+		assert.equal(node.explains.filter(x => x.startsWith('nic node1536 mlx5_')).length, GPUS_PER_NODE);
+		// The slow NIC: named with the GPU it serves (explained), its NUMA facts.
+		assert.ok(nic.explains.includes(`gpu node0778 GPU ${planted.slowNic.gpu} (0000:5d:00.0)`), nic.explains.join(', '));
+		assert.ok(nic.facts.some(f => /^rank 6227 on node0778; GPU 3 0000:5d:00\.0 NUMA 3; NIC mlx5_3 \(ib, NUMA 3, up\)$/.test(f)), nic.facts.join(' | '));
+		// The slow GPU: its 7 NVLink pairs within its node, against the node-local class.
+		assert.equal(gpu.pairs, 7);
+		assert.match(gpu.path_class, /^P2P \(NVLink\/PCIe\) over shared memory$/);
+		assert.equal(r.suspects[0].evidence_pairs.length, 1);
+		assert.ok(t2 - t1 < 180_000, `findOutliers took ${((t2 - t1) / 1000).toFixed(0)} s`);
+		// What the panel sends instead of the document: one cell per node pair, the slow node's row below the line.
+		d.outliers = r;
+		const t3 = performance.now();
+		const o = buildOverview(d);
+		const t4 = performance.now();
+		console.log(`      buildOverview: ${((t4 - t3) / 1000).toFixed(1)} s, ${o.layers.reduce((n, l) => n + l.cells.length, 0)} cells`);
+		assert.equal(o.hosts.length, 2048);
+		const rdma = o.layers.find(l => l.pathClass === 'gpudirect_rdma');
+		assert.equal(rdma?.cells.length, 2048 * 2047 / 2 - silent.pairs, 'every node pair once, but those whose one pair timed out');
+		assert.equal(o.failedCells.length, silent.pairs);
+		assert.deepEqual(o.outliers?.summaries, [], 'the panel gets no per-subject summaries');
+		const row = o.hosts.indexOf('node1536');
+		const slowCells = rdma ? [...rdma.cells].map((c, k) => [c, rdma.median[k]]).filter(([c]) => Math.floor(c / 2048) === row || c % 2048 === row) : [];
+		assert.equal(slowCells.length, 2047);
+		assert.ok(slowCells.every(([, v]) => v < 13), 'its whole row and column are slow');
+		const drill = mapDrill(d, ['node1536']);
+		assert.deepEqual(drill.classes.map(c => [c.label, c.pairs]), [['P2P (NVLink/PCIe) over shared memory', 28], ['GPUDirect RDMA over network', 2047]]);
+		assert.equal(new MapPairIndex(d).find(node.evidence_pairs[0].b, node.evidence_pairs[0].a)?.bandwidth_gbps, node.evidence_pairs[0].value);
+	});
+});
