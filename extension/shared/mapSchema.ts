@@ -113,6 +113,8 @@ export interface MapRunnerInfo {
 	command: string[];
 	flavor: 'openmpi' | 'mpich';
 	exitCode: number | null;
+	/** The signal that ended the launcher when it did not exit by itself (exitCode is then null). */
+	signal?: string | null;
 	durationMs: number;
 	/** Transport evidence lines (UCX lanes, Open MPI btl selection), deduplicated and cut. */
 	evidenceLines: string[];

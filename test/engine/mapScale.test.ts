@@ -135,7 +135,7 @@ describe('map at scale: the engine\'s schedules and faults on this host (real MP
 			map: { ...DEFAULT_MAP_OPTIONS, memory: 'host', large: '1M', schedule: 'rounds', pairTimeout: 2 }, timeoutMs: 90_000 });
 		assert.ok(r.ok, r.ok ? '' : `${r.error}\n${r.outputTail}`);
 		const doc = r.doc;
-		assert.equal(doc.runner?.exitCode, 4, 'the engine ended the job with MPI_Abort(…, 4) after its document');
+		assert.equal(doc.runner?.exitCode, 4, `the engine ended the job with MPI_Abort(…, 4) after its document; runner ${JSON.stringify({ ...doc.runner, evidenceLines: undefined })}, incomplete ${JSON.stringify(doc.incomplete)}`);
 		assert.equal(r.partial, undefined, 'the engine\'s own document, not one built from the stream');
 		// Rank 3 sleeps 15 s > 2 s + 10 s: the others' barrier before round 2 misses its deadline.
 		assert.equal(doc.incomplete?.first_unsynchronized_round, 2, JSON.stringify(doc.incomplete));

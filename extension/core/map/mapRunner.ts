@@ -126,7 +126,7 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const finish = (doc: MapDocument, partial?: string): MapRunResult => {
 		const withEv = applyEvidence(doc, r.stdout, r.stderr);
 		const ev = gatherTransportEvidence(r.stdout, r.stderr);
-		withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
+		withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, signal: r.signal ?? null, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
 		withEv.outliers = findOutliers(withEv);
 		const measured = withEv.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
 		opts.onProgress?.(`map ${partial ? 'cut short' : 'done'}: ${measured} of ${withEv.pairs.length} pairs measured in ${formatSeconds(r.durationMs)}`);
