@@ -101,6 +101,7 @@ export interface MapStrings {
 	running: string;
 	outliers: string;
 	suspects: string;
+	heldBack: string;
 	failedSoFar: string;
 }
 
@@ -127,6 +128,7 @@ export const DEFAULT_MAP_STRINGS: MapStrings = {
 	running: 'Running…',
 	outliers: 'Outliers',
 	suspects: 'Suspects (one pair each: measure again before blaming them)',
+	heldBack: 'Held back (ranks outnumbered the CPUs: these timings are the CPU scheduler\'s; map again with at most one rank per CPU)',
 	failedSoFar: 'Failed so far',
 };
 

@@ -127,7 +127,12 @@ export interface MapScheduleInfo {
 	max_concurrent_pairs: number;
 	pair_timeout_s: number;
 	/** How ranks wait: spinning, or napping between polls where a machine runs more ranks than it has CPUs. */
-	wait?: { mode: 'spin' | 'nap'; nap_us: number; oversubscribed_ranks: number[]; reason: string | null };
+	wait?: {
+		mode: 'spin' | 'nap'; nap_us: number; oversubscribed_ranks: number[];
+		/** The most crowded machine's ranks per online CPU (null: unknown; absent in maps before 2026-12-07). */
+		ranks_per_cpu?: number | null;
+		reason: string | null;
+	};
 }
 
 /** Why a run's end was not clean (the engine printed the document, then ended the job with MPI_Abort). */
@@ -212,6 +217,13 @@ export interface MapOutlierReport {
 	outliers: MapOutlier[];
 	/** Single pairs (a link or pair measured once) beyond the rule: one measurement each, not named as outliers. */
 	suspects: MapOutlier[];
+	/**
+	 * Speed findings not named because the ranks outnumbered the CPUs beyond what the rule was seen to hold at
+	 * (`caveat` says why); absent in reports before 2026-12-07.
+	 */
+	held_back?: MapOutlier[];
+	/** Under which condition the verdict was made when it is weaker than usual (ranks sharing CPUs), else null. */
+	caveat?: string | null;
 	/** Per level and subject: median, MAD (of the logarithm) and count of its pairs' bandwidth (the populations the rule used). */
 	summaries: Array<{ level: OutlierLevel; subject: string; path_class: string; median: number; mad: number; pairs: number }>;
 }

@@ -463,6 +463,7 @@ function mapStrings(): MapStrings {
 		running: t('Running…'),
 		outliers: t('Outliers'),
 		suspects: t('Suspects (one pair each: measure again before blaming them)'),
+		heldBack: t('Held back (ranks outnumbered the CPUs: these timings are the CPU scheduler\'s; map again with at most one rank per CPU)'),
 		failedSoFar: t('Failed so far'),
 	};
 }

@@ -179,7 +179,7 @@ function renderOutlierBox(): void {
 	const note = interim ? live?.state.outliersNote ?? (r ? null : 'Outliers: after the first rounds.') : overview && !r && !overview.header.trafficSource ? 'Not analysed: a map this big is analysed by the runner that measures it (gpumpi-doctor map, or a run from VS Code).' : null;
 	if (shown && shown.r === r && shown.note === note && shown.interim === interim) { return; }
 	shown = { r, note, interim };
-	outliersBox.replaceChildren(...renderOutliers(r, actions, { interim, note, suspectsTitle: strings.suspects }));
+	outliersBox.replaceChildren(...renderOutliers(r, actions, { interim, note, suspectsTitle: strings.suspects, heldBackTitle: strings.heldBack }));
 	// Mark the outlier nodes on the matrix axes.
 	const marks = new Map<number, string>();
 	const index = new Map((overview?.hosts ?? []).map((hst, i) => [hst, i]));

@@ -86,7 +86,7 @@ function fillEvidence(body: HTMLElement, f: MapOutlier, actions: OutlierActions)
 }
 
 /** The analysis as elements: headline, outliers, suspects. `interim`: of a map still running. */
-export function renderOutliers(r: MapOutlierReport | null, actions: OutlierActions, opts: { interim: boolean; note: string | null; suspectsTitle: string }): HTMLElement[] {
+export function renderOutliers(r: MapOutlierReport | null, actions: OutlierActions, opts: { interim: boolean; note: string | null; suspectsTitle: string; heldBackTitle: string }): HTMLElement[] {
 	if (!r) { return opts.note ? [el('p', { class: 'headline muted' }, opts.note)] : []; }
 	const out: HTMLElement[] = [el('h2', { class: `headline${r.outliers.length > 0 ? ' bad' : ''}`, id: 'headline' }, `${opts.interim ? 'So far: ' : ''}${r.headline}`)];
 	if (r.outliers.length > 0) {
@@ -102,11 +102,12 @@ export function renderOutliers(r: MapOutlierReport | null, actions: OutlierActio
 			out.push(more);
 		}
 	}
-	if (r.suspects.length > 0) {
-		const d = el('details', { class: 'suspects' });
-		d.append(el('summary', {}, `${opts.suspectsTitle}: ${r.suspects.length}`));
+	for (const [list, title, cls] of [[r.suspects, opts.suspectsTitle, 'suspects'], [r.held_back ?? [], opts.heldBackTitle, 'suspects held-back']] as const) {
+		if (list.length === 0) { continue; }
+		const d = el('details', { class: cls });
+		d.append(el('summary', {}, `${title}: ${list.length}`));
 		const ol = el('ol', { class: 'outliers' });
-		for (const f of r.suspects.slice(0, 50)) { ol.append(item(f, actions, '')); }
+		for (const f of list.slice(0, 50)) { ol.append(item(f, actions, '')); }
 		d.append(ol);
 		out.push(d);
 	}

@@ -249,6 +249,7 @@ struct Plan {
 	int ranksOnMyMachine = 0;
 	bool nap = false;
 	std::vector<int> oversubscribedRanks;  // every rank whose machine has more ranks than CPUs
+	double maxRanksPerCpu = 0;             // the most crowded machine's ranks per online CPU (0: CPUs unknown)
 };
 
 /** Microseconds a rank naps between polls where its machine runs more ranks than it has CPUs. */
@@ -276,6 +277,7 @@ bool planPairs(const MapOptions& o, const repro::ReproStart& start, const Facts&
 	for (size_t r = 0; r < plan.facts.size(); r++) {
 		const Facts& f = plan.facts[r];
 		if (f.onlineCpus > 0 && perMachine[machineKey(f)] > f.onlineCpus) plan.oversubscribedRanks.push_back(static_cast<int>(r));
+		if (f.onlineCpus > 0) plan.maxRanksPerCpu = std::max(plan.maxRanksPerCpu, static_cast<double>(perMachine[machineKey(f)]) / f.onlineCpus);
 	}
 	plan.ranksOnMyMachine = perMachine[machineKey(plan.facts[start.rank])];
 	plan.nap = std::find(plan.oversubscribedRanks.begin(), plan.oversubscribedRanks.end(), start.rank) != plan.oversubscribedRanks.end();
@@ -309,7 +311,9 @@ void writeHeader(JsonWriter& w, const MapOptions& o, const repro::ReproStart& st
 	w.key("wait").beginObject().key("mode").value(plan.oversubscribedRanks.empty() ? "spin" : "nap");
 	w.key("nap_us").value(plan.oversubscribedRanks.empty() ? 0L : kOversubscribedNapUs).key("oversubscribed_ranks").beginArray();
 	for (int r : plan.oversubscribedRanks) w.value(r);
-	w.endArray().key("reason");
+	w.endArray().key("ranks_per_cpu");
+	if (plan.maxRanksPerCpu > 0) w.value(plan.maxRanksPerCpu); else w.null();
+	w.key("reason");
 	if (plan.oversubscribedRanks.empty()) {
 		w.null();
 	} else {

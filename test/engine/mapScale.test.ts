@@ -341,6 +341,11 @@ describe('map at scale on the Slurm lab: rounds on 8 compute hosts, a shaped lin
 		assert.equal(d.schedule?.rounds, 10, '3 intra-host rounds (4 ranks per host) + 7 host rounds');
 		assert.equal(d.pairs.length, 8 * 6 + 28);
 		assert.ok(d.pairs.every(p => p.status === 'ok'), d.pairs.filter(p => p.status !== 'ok').map(p => `${p.a}-${p.b} ${p.status} ${p.error}`).join('; '));
+		// 32 ranks on this machine's 2 CPUs: the timings are the scheduler's (3 of 4 such maps named a node before
+		// 2026-12-07); the speed findings are held back and the headline says why, failures would still be named.
+		assert.equal(d.schedule?.wait?.ranks_per_cpu, 16, JSON.stringify(d.schedule?.wait));
+		assert.deepEqual(d.outliers?.outliers.map(x => x.sentence), [], d.outliers?.headline);
+		assert.match(d.outliers?.headline ?? '', /^no failure in 76 measured pairs.* — speeds not judged: 16 ranks per CPU \(32 ranks share the 2 CPUs/);
 		const o = roundsOverlap(d);
 		console.log(`  [lab 32 ranks] ${d.pairs.length} pairs in ${d.schedule?.rounds} rounds (${o.allAtOnce} of ${o.rounds} with all pairs at once, ${o.concurrent} every pair beside another), ${d.elapsed_s?.toFixed(1)} s measuring, ${((d.runner?.durationMs ?? 0) / 1000).toFixed(1)} s in all | ${d.outliers?.headline}`);
 	});

@@ -9,7 +9,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { findOutliers, mad, median, rankNic, renderOutlierLines } from '../../extension/core/map/outliers';
+import { CROWDED_RANKS_PER_CPU, crowding, findOutliers, mad, median, rankNic, renderOutlierLines } from '../../extension/core/map/outliers';
 import { validateMapDocument, type MapDocument, type MapNic, type MapPair, type MapRank } from '../../extension/shared/mapSchema';
 import { prng as seededRandom } from './prng';
 
@@ -61,6 +61,37 @@ describe('map outliers (anomaly first, against the job\'s own population)', () =
 		assert.equal(rankNic(r), 'mlx5_1');
 		assert.equal(rankNic(r, ['rc_mlx5/mlx5_0:1']), 'mlx5_0', 'what UCX used wins');
 		assert.equal(rankNic(rank(0, 'h', { nics: [lo, eth0, ib('mlx5_0', 0), ib('mlx5_1', 0)], gpu: gpu(1) })), null, 'two RDMA NICs, none near the GPU: unknown');
+	});
+
+	it('ranks sharing CPUs: named up to ' + CROWDED_RANKS_PER_CPU + ' per CPU with the condition in the headline; beyond, speed findings held back, failures still named', () => {
+		const rnd = seededRandom(11);
+		const slow = (): MapDocument => perHost(8, (a, b) => (a === 2 || b === 2 ? 0.048 : 0.6) * (0.75 + 0.5 * rnd()));
+		const crowd = (d: MapDocument, perCpu: number | undefined, reason: string): MapDocument => {
+			const wait = { mode: 'nap' as const, nap_us: 50, oversubscribed_ranks: d.ranks.map(r => r.rank), reason, ...(perCpu === undefined ? {} : { ranks_per_cpu: perCpu }) };
+			return { ...d, schedule: { mode: 'rounds', rounds: 7, max_concurrent_pairs: 4, pair_timeout_s: 60, ...d.schedule, wait } };
+		};
+		// 4 per CPU (the Slurm lab's 8 ranks on 2 CPUs): named, and the headline says under which condition.
+		const four = findOutliers(crowd(slow(), 4, '8 ranks share the 2 CPUs of one machine (kernel boot id x): …'));
+		assert.equal(four.outliers[0]?.subject, 'host-2', four.headline);
+		assert.match(four.headline, /^node host-2: .* — ranks share CPUs \(4 per CPU\): the timings include the CPU scheduler's share; the rule was seen to hold up to 4 per CPU$/);
+		assert.deepEqual(four.held_back, []);
+		// 16 per CPU (32 ranks on 2 CPUs): the same slow host is held back, not named.
+		const sixteen = findOutliers(crowd(slow(), 16, '32 ranks share the 2 CPUs of one machine (kernel boot id x): …'));
+		assert.deepEqual(sixteen.outliers, [], sixteen.headline);
+		assert.equal(sixteen.held_back?.[0]?.subject, 'host-2');
+		assert.match(sixteen.headline, /^no failure in 28 measured pairs; 1 speed finding held back — speeds not judged: 16 ranks per CPU \(32 ranks share the 2 CPUs/);
+		assert.ok(renderOutlierLines(sixteen).some(l => /^ {2}~ held back \(ranks outnumbered the CPUs\): node host-2/.test(l)), renderOutlierLines(sixteen).join('\n'));
+		// A map written before ranks_per_cpu: read off the engine's reason.
+		assert.equal(crowding(crowd(slow(), undefined, '32 ranks share the 2 CPUs of one machine (kernel boot id x): …'))?.perCpu, 16);
+		// Failures are not speeds: a timed-out rank still heads the crowded map.
+		const failed = slow();
+		failed.pairs = failed.pairs.map(p => p.a === 5 || p.b === 5 ? { ...p, status: 'timeout', bandwidth_gbps: null, latency_us: null, error: 'no answer' } : p);
+		const withFailure = findOutliers(crowd(failed, 16, '32 ranks share the 2 CPUs of one machine: …'));
+		assert.match(withFailure.headline, /^rank 5 \(host-5\) its pairs failed: 7 pairs/);
+		// Spinning ranks (one per CPU or fewer): no caveat, no held_back field.
+		const plain = findOutliers(slow());
+		assert.equal(plain.caveat, undefined);
+		assert.doesNotMatch(plain.headline, /CPU/);
 	});
 
 	it('a slow host among 8 (its link shaped): named first, through its NIC, explaining its links; nothing else', () => {

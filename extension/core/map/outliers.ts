@@ -31,6 +31,14 @@ export const OUTLIER_FRACTION = 0.1;
  */
 export const OUTLIER_MIN_REFERENCE = 8;
 
+/**
+ * Ranks per CPU up to which speed findings are named when ranks share CPUs (`schedule.wait` nap). Measured on the
+ * 2-core CI machine's Slurm lab: 8 ranks on 2 CPUs (4 per CPU) named the shaped host in 12 of 12 maps and no host in
+ * 12 of 12 unshaped ones; 32 ranks on 2 CPUs (16 per CPU) named a node in 3 of 4 unshaped maps (6-64x below their
+ * class: the CPU scheduler's numbers, not the links'). Beyond it the findings are held back, not named.
+ */
+export const CROWDED_RANKS_PER_CPU = 4;
+
 const LEVELS: OutlierLevel[] = ['node', 'nic', 'gpu', 'link', 'pair'];
 const FAILED: ReadonlySet<PairStatus> = new Set<PairStatus>(['timeout', 'mpi_error', 'data_error', 'setup_error', 'not_measured']);
 
@@ -394,6 +402,16 @@ function failures(doc: MapDocument): MapOutlier[] {
 	return out;
 }
 
+/** How crowded the most crowded machine was: ranks per CPU (from the engine, or read off the reason of older maps) and why. */
+export function crowding(doc: MapDocument): { perCpu: number; reason: string } | null {
+	const w = doc.schedule?.wait;
+	if (!w || w.mode !== 'nap') { return null; }
+	const said = /^(\d+) ranks share the (\d+) CPUs/.exec(w.reason ?? '');
+	const perCpu = typeof w.ranks_per_cpu === 'number' ? w.ranks_per_cpu : said && Number(said[2]) > 0 ? Number(said[1]) / Number(said[2]) : null;
+	if (perCpu === null) { return null; }
+	return { perCpu, reason: w.reason ?? `${w.oversubscribed_ranks.length} ranks outnumber their machines' CPUs` };
+}
+
 /** The analysis: failures, then slow and high-latency subjects, coarse before fine, each explained finer finding folded in. */
 export function findOutliers(doc: MapDocument): MapOutlierReport {
 	const latencyJudged = doc.schedule?.mode !== 'rounds';
@@ -428,15 +446,26 @@ export function findOutliers(doc: MapDocument): MapOutlierReport {
 			(k.finding.pairs < 2 ? suspects : found).push(k.finding);
 		}
 	}
+	const crowd = crowding(doc);
+	const held = crowd && crowd.perCpu > CROWDED_RANKS_PER_CPU ? found.splice(0) : [];
+	const caveat = !crowd ? null : held.length > 0 || crowd.perCpu > CROWDED_RANKS_PER_CPU
+		? `speeds not judged: ${fmtPerCpu(crowd.perCpu)} ranks per CPU (${crowd.reason}); beyond ${CROWDED_RANKS_PER_CPU} per CPU the timings are the CPU scheduler's, not the links' — map again with at most one rank per CPU`
+		: `ranks share CPUs (${fmtPerCpu(crowd.perCpu)} per CPU): the timings include the CPU scheduler's share; the rule was seen to hold up to ${CROWDED_RANKS_PER_CPU} per CPU`;
 	const outliers = [...failures(doc), ...found];
 	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
 	const partial = doc.partial ? `partial map (${doc.partial.reason}): ${measured} of ${doc.pairs.length} pairs measured. ` : '';
 	const suspectNote = suspects.length > 0 ? `; ${suspects.length} single pair${suspects.length === 1 ? '' : 's'} below the rule (suspects, one measurement each)` : '';
-	const headline = outliers.length > 0
+	const heldNote = held.length > 0 ? `; ${held.length} speed finding${held.length === 1 ? '' : 's'} held back` : '';
+	const verdict = outliers.length > 0
 		? `${partial}${outliers[0].sentence}${outliers.length > 1 ? ` (+${outliers.length - 1} more)` : ''}`
-		: `${partial}no outlier: ${measured} measured pairs in ${byClass.size} path class${byClass.size === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
-	return { rule, headline, outliers, suspects, summaries };
+		: crowd && crowd.perCpu > CROWDED_RANKS_PER_CPU
+			? `${partial}no failure in ${measured} measured pairs${heldNote}`
+			: `${partial}no outlier: ${measured} measured pairs in ${byClass.size} path class${byClass.size === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
+	const headline = caveat ? `${verdict} — ${caveat}` : verdict;
+	return { rule, headline, outliers, suspects, ...(crowd ? { held_back: held, caveat } : {}), summaries };
 }
+
+function fmtPerCpu(v: number): string { return Number.isInteger(v) ? String(v) : v.toFixed(1); }
 
 /** The analysis as text lines for the CLI (headline first). */
 export function renderOutlierLines(r: MapOutlierReport): string[] {
@@ -448,5 +477,7 @@ export function renderOutlierLines(r: MapOutlierReport): string[] {
 	}
 	for (const f of r.suspects.slice(0, 5)) { out.push(`  ? suspect (one pair, measure again before blaming it): ${f.sentence}`); }
 	if (r.suspects.length > 5) { out.push(`  ? … ${r.suspects.length - 5} more suspects`); }
+	for (const f of (r.held_back ?? []).slice(0, 5)) { out.push(`  ~ held back (ranks outnumbered the CPUs): ${f.sentence}`); }
+	if ((r.held_back?.length ?? 0) > 5) { out.push(`  ~ … ${(r.held_back?.length ?? 0) - 5} more held back`); }
 	return out;
 }
