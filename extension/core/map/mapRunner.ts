@@ -21,7 +21,7 @@ import { extractJsonDocument } from '../parsers/framedDocument';
 import { gatherTransportEvidence } from '../parsers/transportLines';
 import { applyEvidence } from './mapEvidence';
 import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord, type MapStreamState } from './mapStream';
-import { findOutliers } from './outliers';
+import { findOutliersAsync } from './outliers';
 
 /** Engine options of one map run (strings are validated again by the engine). */
 export interface MapEngineOptions {
@@ -123,11 +123,12 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const finalDoc = stream.finish();
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO') && !l.includes('@@GPUMPI-JSON@@')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
-	const finish = (doc: MapDocument, partial?: string): MapRunResult => {
+	// The analysis gives the event loop a turn every few tens of ms: in VS Code this runs on the extension host's thread.
+	const finish = async (doc: MapDocument, partial?: string): Promise<MapRunResult> => {
 		const withEv = applyEvidence(doc, r.stdout, r.stderr);
 		const ev = gatherTransportEvidence(r.stdout, r.stderr);
 		withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, signal: r.signal ?? null, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
-		withEv.outliers = findOutliers(withEv);
+		withEv.outliers = await findOutliersAsync(withEv);
 		const measured = withEv.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
 		opts.onProgress?.(`map ${partial ? 'cut short' : 'done'}: ${measured} of ${withEv.pairs.length} pairs measured in ${formatSeconds(r.durationMs)}`);
 		return partial ? { ok: true, doc: withEv, partial, notes: launchNotes } : { ok: true, doc: withEv };
