@@ -10,7 +10,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { findOutliers, leaveOutStats, mad, median } from '../../extension/core/map/outliers';
+import { findOutliers, findOutliersAsync, leaveOutStats, mad, median } from '../../extension/core/map/outliers';
 import { buildOverview, mapDrill, MapPairIndex } from '../../extension/shared/mapOverview';
 import { buildSchedule } from '../../extension/shared/mapSchedule';
 import { validateMapDocument, type MapDocument, type MapOutlierReport } from '../../extension/shared/mapSchema';
@@ -55,6 +55,26 @@ describe('map outliers at 16 384 ranks (simulated 2 048-node map, planted faults
 	it('64 nodes (512 ranks): exactly the planted findings', () => {
 		const d = generateScaleMap(64);
 		assert.deepEqual(found(findOutliers(d)), plantedFaults(64).expected);
+	});
+
+	it('findOutliersAsync: the same report, the event loop turning while it runs (256 nodes, 2 ms slices), and a stop', async () => {
+		const d = generateScaleMap(256);
+		const sync = findOutliers(d);
+		let turns = 0;
+		let longest = 0;
+		let last = performance.now();
+		const tick = setInterval(() => { const now = performance.now(); longest = Math.max(longest, now - last); last = now; turns++; }, 1);
+		const t0 = performance.now();
+		let r;
+		try { r = await findOutliersAsync(d, { sliceMs: 2 }); } finally { clearInterval(tick); }
+		const ms = performance.now() - t0;
+		assert.deepEqual(r, sync);
+		// A timer fired again and again: not one block of the whole analysis.
+		assert.ok(turns >= 5, `${turns} timer turns in ${ms.toFixed(0)} ms`);
+		console.log(`      async analysis of ${d.pairs.length} pairs: ${ms.toFixed(0)} ms, ${turns} timer turns, longest gap ${longest.toFixed(0)} ms`);
+		const stop = new AbortController();
+		stop.abort(new Error('stopped'));
+		await assert.rejects(findOutliersAsync(d, { sliceMs: 0, signal: stop.signal }), /stopped/);
 	});
 
 	it('2 048 nodes (16 384 ranks, 2 153 472 pairs): exactly the planted findings, each with its evidence, in bounded time', function () {
