@@ -20,7 +20,7 @@ import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, failureLines,
 import { extractJsonDocument } from '../parsers/framedDocument';
 import { gatherTransportEvidence } from '../parsers/transportLines';
 import { applyEvidence } from './mapEvidence';
-import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord, type MapStreamState } from './mapStream';
+import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, streamedMapDocument, type MapStreamRecord, type MapStreamState } from './mapStream';
 import { findOutliersAsync } from './outliers';
 
 /** Engine options of one map run (strings are validated again by the engine). */
@@ -76,7 +76,7 @@ export function mapProgram(engine: string, o: MapEngineOptions): string[] {
 	if (!Number.isInteger(o.pairTimeout) || o.pairTimeout < 1 || o.pairTimeout > 86400) { throw new Error('pair timeout must be 1..86400 s'); }
 	if (!['auto', 'sequential', 'rounds'].includes(o.schedule)) { throw new Error('schedule must be auto, sequential or rounds'); }
 	return [engine, 'map', '--pairs', o.pairs, '--max-ranks', String(o.maxRanks), '--schedule', o.schedule, '--pair-timeout', String(o.pairTimeout),
-		'--large', o.large, '--small', o.small, '--iters', String(o.iters), '--memory', o.memory, '--json', '--stream'];
+		'--large', o.large, '--small', o.small, '--iters', String(o.iters), '--memory', o.memory, '--json', '--stream', '--final-without-pairs'];
 }
 
 /**
@@ -136,7 +136,9 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	// The engine's own document wins (it may also say the run ended with MPI_Abort: `incomplete`).
 	const single = singletonStart(r.stdout, opts.spec.np);
 	if (single) { return fail(single); }
-	const complete = finalDoc !== undefined ? validateMapDocument(finalDoc) : null;
+	// With --final-without-pairs the pairs are those of the plan and the rounds (a 16 384-rank map would repeat ~1 GB).
+	const engineDoc = finalDoc !== undefined ? validateMapDocument(finalDoc) : null;
+	const complete = engineDoc !== null && typeof engineDoc !== 'string' ? streamedMapDocument(state, engineDoc) : engineDoc;
 	if (complete !== null && typeof complete !== 'string') { return finish(complete); }
 	// No document: what ended the run, then the map from the streamed records when the plan came.
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);
