@@ -76,7 +76,7 @@ export class MapStreamReader {
 			if (bytes <= this._sliceAbove) {
 				json = JSON.parse(Buffer.concat(parts).toString('utf8'));
 			} else {
-				const parser = new SlicedMapParser();
+				const parser = new SlicedMapParser(Math.max(1024, Math.min(8 * 1024 * 1024, this._sliceAbove)));
 				for (const b of parts) { parser.push(b); }
 				json = parser.finish();
 			}
