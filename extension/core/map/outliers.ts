@@ -181,20 +181,21 @@ function* buildTable(doc: MapDocument): Generator<void, Table> {
  * traffic uses, its GPUs (the second only when it differs from the first), the link of its two hosts, the pair itself.
  */
 function subjectsOf(t: Table, level: OutlierLevel, i: number, out: Int32Array, at: number): void {
-	const two = (x: number, y: number): void => { out[at] = x; out[at + 1] = y !== x ? y : -1; };
+	let x = -1, y = -1;
 	switch (level) {
-		case 'node': two(t.hostA[i], t.hostB[i]); break;
-		case 'nic': two(t.nicA[i], t.nicB[i]); break;
-		case 'gpu': two(t.gpuA[i], t.gpuB[i]); break;
+		case 'node': x = t.hostA[i]; y = t.hostB[i]; break;
+		case 'nic': x = t.nicA[i]; y = t.nicB[i]; break;
+		case 'gpu': x = t.gpuA[i]; y = t.gpuB[i]; break;
 		case 'link': {
 			out[at + 1] = -1;
 			if (t.hostA[i] === t.hostB[i]) { out[at] = -1; break; }
-			const x = t.node.list[t.hostA[i]], y = t.node.list[t.hostB[i]];
-			out[at] = t.link.id(x < y ? `${x} — ${y}` : `${y} — ${x}`);
+			const ha = t.node.list[t.hostA[i]], hb = t.node.list[t.hostB[i]];
+			out[at] = t.link.id(ha < hb ? `${ha} — ${hb}` : `${hb} — ${ha}`);
 			break;
 		}
-		default: out[at] = t.pair.id(`${t.pairs[i].a}-${t.pairs[i].b}`); out[at + 1] = -1;
+		default: out[at] = t.pair.id(`${t.pairs[i].a}-${t.pairs[i].b}`); out[at + 1] = -1; return;
 	}
+	if (level === 'node' || level === 'nic' || level === 'gpu') { out[at] = x; out[at + 1] = y !== x ? y : -1; }
 }
 
 function namesOf(t: Table, level: OutlierLevel): Names {
@@ -350,6 +351,17 @@ function* judge(t: Table, pop: Population, level: OutlierLevel, metric: Metric, 
 			if (!onlyHosts[t.hostA[i]] && !onlyHosts[t.hostB[i]]) { continue; }
 			const kk = key(i);
 			if (kk !== -1 && onlyKeys.has(kk)) { subjectsOf(t, level, i, sub, 2 * k); }
+		}
+	} else if (level === 'node' || level === 'nic' || level === 'gpu') {
+		// The per-rank subjects: a tight loop over two columns (two million pairs, three levels).
+		const colA = level === 'node' ? t.hostA : level === 'nic' ? t.nicA : t.gpuA;
+		const colB = level === 'node' ? t.hostB : level === 'nic' ? t.nicB : t.gpuB;
+		for (let k = 0; k < n; k++) {
+			if ((k & (CHUNK - 1)) === CHUNK - 1) { yield; }
+			const i = measured[k];
+			const x = colA[i], y = colB[i];
+			sub[2 * k] = x;
+			sub[2 * k + 1] = y !== x ? y : -1;
 		}
 	} else {
 		for (let k = 0; k < n; k++) {
