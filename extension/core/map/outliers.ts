@@ -321,23 +321,27 @@ function* argsort(v: Float64Array, scratch: Scratch): Generator<void, Int32Array
 }
 
 function* population(t: Table, members: Int32Array, label: string, metric: Metric, scratch: Scratch): Generator<void, Population> {
-	const isMeasured = (i: number): boolean => {
-		const p = t.pairs[i];
-		const x = p[metric];
-		return x !== null && x > 0 && (p.status === 'ok' || p.status === 'data_error');
-	};
+	// One pass over the pair objects (two million of them are scattered over the heap: slow to read), in chunks.
+	const values = new Float64Array(members.length);
 	let n = 0;
-	for (let j = 0; j < members.length; j++) { if (isMeasured(members[j])) { n++; } }
+	for (let j = 0; j < members.length; j++) {
+		if ((j & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const p = t.pairs[members[j]];
+		const x = p[metric];
+		if (x !== null && x > 0 && (p.status === 'ok' || p.status === 'data_error')) { values[j] = x; n++; } else { values[j] = NaN; }
+	}
 	const measured = new Int32Array(n);
-	for (let j = 0, k = 0; j < members.length; j++) { if (isMeasured(members[j])) { measured[k++] = members[j]; } }
 	const logs = new Float64Array(n);
-	for (let k = 0; k < n; k++) { logs[k] = Math.log(t.pairs[measured[k]][metric] as number); }
+	for (let j = 0, k = 0; j < members.length; j++) {
+		if (values[j] === values[j]) { measured[k] = members[j]; logs[k++] = Math.log(values[j]); }
+	}
 	yield;
 	// The order of the logs: a radix sort of their bits carrying the indices (stable: equal values in document order).
 	const atPosition = yield* argsort(logs, scratch);
 	const sortedLogs = new Float64Array(n);
 	const positionOf = new Int32Array(n);
 	for (let pos = 0; pos < n; pos++) {
+		if ((pos & (CHUNK - 1)) === CHUNK - 1) { yield; }
 		const k = atPosition[pos];
 		sortedLogs[pos] = logs[k];
 		positionOf[k] = pos;
@@ -519,11 +523,11 @@ function describe(ranks: ReadonlyMap<number, MapRank>, f: MapOutlier, pairs: Rea
 }
 
 /** Ranks whose pairs failed, each named once (the rank with the most failed pairs first), with what was seen. */
-function failures(doc: MapDocument): MapOutlier[] {
+function failures(doc: MapDocument, failedStatus: readonly MapPair[]): MapOutlier[] {
 	const host = new Map(doc.ranks.map(r => [r.rank, r.host]));
 	const known = new Set([...(doc.partial?.failed_ranks ?? []), ...(doc.incomplete?.silent_ranks ?? [])]);
 	// A pair the run never reached is a rank's failure only when one of its ranks is known to have died or gone silent.
-	const failed = doc.pairs.filter(p => FAILED.has(p.status) && (p.status !== 'not_measured' || known.has(p.a) || known.has(p.b)));
+	const failed = failedStatus.filter(p => p.status !== 'not_measured' || known.has(p.a) || known.has(p.b));
 	if (failed.length === 0) { return []; }
 	const left = new Set(failed);
 	const out: MapOutlier[] = [];
@@ -600,8 +604,15 @@ function* analyse(doc: MapDocument): Generator<void, MapOutlierReport> {
 		}
 		yield;
 	}
-	const outliers = [...failures(doc), ...found];
-	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
+	// The pairs measured and the failed ones, in chunks (one pass over two million pair objects takes a while).
+	let measured = 0;
+	const failedStatus: MapPair[] = [];
+	for (let i = 0; i < doc.pairs.length; i++) {
+		if ((i & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const p = doc.pairs[i];
+		if (p.status === 'ok' || p.status === 'data_error') { measured++; } else if (FAILED.has(p.status)) { failedStatus.push(p); }
+	}
+	const outliers = [...failures(doc, failedStatus), ...found];
 	const classCount = t.classes.length;
 	const partial = doc.partial ? `partial map (${doc.partial.reason}): ${measured} of ${doc.pairs.length} pairs measured. ` : '';
 	const suspectNote = suspects.length > 0 ? `; ${suspects.length} single pair${suspects.length === 1 ? '' : 's'} below the rule (suspects, one measurement each)` : '';
