@@ -610,7 +610,8 @@ function* analyse(doc: MapDocument): Generator<void, MapOutlierReport> {
 	for (let i = 0; i < doc.pairs.length; i++) {
 		if ((i & (CHUNK - 1)) === CHUNK - 1) { yield; }
 		const p = doc.pairs[i];
-		if (p.status === 'ok' || p.status === 'data_error') { measured++; } else if (FAILED.has(p.status)) { failedStatus.push(p); }
+		if (p.status === 'ok' || p.status === 'data_error') { measured++; }
+		if (FAILED.has(p.status)) { failedStatus.push(p); }  // data_error is both: measured, and a failure
 	}
 	const outliers = [...failures(doc, failedStatus), ...found];
 	const classCount = t.classes.length;
