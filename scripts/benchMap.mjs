@@ -6,7 +6,9 @@
 // `pair` through the REAL host code running here in Node (page.exposeFunction), and sets the dark theme's
 // --vscode-* colours. Same CSP as the real panel (scripts only from files, no inline script).
 // Host side, timed here: the 16 384-rank map is generated (scripts/mapScaleGen.mjs: 2 048 nodes, planted faults),
-// analysed (findOutliers, as the runner does after a run), written with writeMapFile and read back with readMapFile
+// analysed (findOutliers, as the runner does after a run; findOutliersAsync, as the VS Code host does, with the longest
+// event-loop block; the analysis of commit 015dd14, before the host work, on the same map for the before/after; the
+// structured clone a worker thread would need), written with writeMapFile and read back with readMapFile
 // (core/map/mapFileStream.ts: ~1 GB, past the longest string), and reduced to its overview (buildOverview).
 // Webview side, per map: ready reply posted → first painted frame, and the view's own render time.
 // Writes docs/benchmarks-map.md, the transport-map block of docs/benchmarks.md, and docs/screenshots/transport-map-
@@ -17,6 +19,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
@@ -51,7 +54,7 @@ async function hostCode() {
 	await esbuild.build({
 		stdin: {
 			contents: `export { buildOverview, mapDrill, MapPairIndex } from './extension/shared/mapOverview';
-export { findOutliers } from './extension/core/map/outliers';
+export { findOutliers, findOutliersAsync } from './extension/core/map/outliers';
 export { readMapFile, writeMapFile } from './extension/core/map/mapFileStream';
 export { WEBVIEW_DOC_MAX_PAIRS } from './extension/shared/mapProtocol';`, resolveDir: root, loader: 'ts',
 		},
@@ -60,6 +63,18 @@ export { WEBVIEW_DOC_MAX_PAIRS } from './extension/shared/mapProtocol';`, resolv
 	const mod = await import(pathToFileURL(out).href);
 	fs.rmSync(out, { force: true });
 	return mod;
+}
+
+/** The analysis as it was before issue 36's host work (outliers.ts at BEFORE_COMMIT), timed beside today's; null without git. */
+const BEFORE_COMMIT = '015dd14';
+async function outliersBefore() {
+	const r = spawnSync('git', ['show', `${BEFORE_COMMIT}:extension/core/map/outliers.ts`], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
+	if (r.status !== 0) { log(`no outliers.ts of ${BEFORE_COMMIT}: ${r.stderr}`); return null; }
+	const out = path.join(os.tmpdir(), `benchmap-before-${process.pid}.mjs`);
+	await esbuild.build({ stdin: { contents: r.stdout, resolveDir: path.join(root, 'extension/core/map'), loader: 'ts' }, bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'warning' });
+	const mod = await import(pathToFileURL(out).href);
+	fs.rmSync(out, { force: true });
+	return mod.findOutliers;
 }
 
 /** JSON with typed arrays as base64 (decoded by the page before it answers `ready`: the host's transfer stands for VS Code's). */
@@ -182,6 +197,29 @@ try {
 		const t1 = performance.now();
 		doc.outliers = host.findOutliers(doc);
 		const t2 = performance.now();
+		// The same analysis as the VS Code host runs it (findOutliersAsync): how long the event loop waited at most.
+		const delay = monitorEventLoopDelay({ resolution: 5 });
+		delay.enable();
+		const ta = performance.now();
+		const again = await host.findOutliersAsync(doc);
+		const tb = performance.now();
+		delay.disable();
+		if (JSON.stringify(again) !== JSON.stringify(doc.outliers)) { throw new Error('findOutliersAsync and findOutliers disagree'); }
+		// What a worker thread would cost before it could start: posting the document is a structured clone on this thread.
+		const tc = performance.now();
+		const cloneMiB = v8.serialize(doc).length / 2 ** 20;
+		const td = performance.now();
+		// The analysis of BEFORE_COMMIT on the same map, now (the same load): the same findings, its time.
+		const before = await outliersBefore();
+		let beforeS = null;
+		if (before) {
+			const te = performance.now();
+			const old = before(doc);
+			beforeS = secs(te, performance.now());
+			if (JSON.stringify(old) !== JSON.stringify(doc.outliers)) { throw new Error(`the analysis of ${BEFORE_COMMIT} finds something else`); }
+		}
+		Object.assign(hostTimes, { asyncS: secs(ta, tb), asyncMaxBlockMs: delay.max / 1e6, cloneS: secs(tc, td), cloneMiB, beforeS });
+		log(`16 384 ranks: findOutliersAsync ${hostTimes.asyncS.toFixed(1)} s (event loop blocked at most ${hostTimes.asyncMaxBlockMs.toFixed(0)} ms), structured clone ${hostTimes.cloneS.toFixed(1)} s, before (${BEFORE_COMMIT}) ${beforeS?.toFixed(1)} s`);
 		const file = path.join(os.tmpdir(), `benchmap-16384-${process.pid}.json`);
 		const bytes = await host.writeMapFile(file, doc);
 		const t3 = performance.now();
@@ -252,6 +290,9 @@ Host side of the 16 384-rank map (Node, this machine; the panel host runs the sa
 |---|---:|
 | generate the map (2 153 472 pairs, planted faults) | ${hostTimes.generateS.toFixed(1)} s |
 | findOutliers (the runner, after a run) | ${hostTimes.outliersS.toFixed(1)} s |
+| the same, as of ${BEFORE_COMMIT} (before issue 36's host work; same map, same findings, timed in this run) | ${hostTimes.beforeS === null ? 'not measured (no git)' : `${hostTimes.beforeS.toFixed(1)} s`} |
+| findOutliersAsync (the VS Code host: a turn of the event loop every 40 ms) | ${hostTimes.asyncS.toFixed(1)} s, the event loop blocked ${hostTimes.asyncMaxBlockMs.toFixed(0)} ms at most |
+| structured clone of the map (v8.serialize: what posting it to a worker thread costs the sending thread; ${hostTimes.cloneMiB.toFixed(0)} MiB) | ${hostTimes.cloneS.toFixed(1)} s |
 | writeMapFile (${hostTimes.fileMiB.toFixed(0)} MiB) | ${hostTimes.writeS.toFixed(1)} s |
 | readMapFile (Open Map…: slices of whole pairs, past the longest string) | ${hostTimes.readS.toFixed(1)} s |
 | buildOverview of the read-back map | ${big.overviewS.toFixed(1)} s |

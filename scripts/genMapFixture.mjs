@@ -3,8 +3,11 @@
 // every pair within a host + one pair per pair of hosts = 128*28 + 128*127/2 = 11 712 pairs) for the webview
 // benchmark and screenshots. Nothing is invented beyond the topology: every number and every per-rank record is
 // copied from two REAL 4-rank runs captured on this machine (test-fixtures/map/README.md says how):
-//   intra-host pairs  <- the 6 pairs of map-4-openmpi-vader.json (shared memory), cycled in pair order
-//   inter-host pairs  <- the 6 pairs of map-4-openmpi-tcp.json (tcp over loopback), cycled in pair order
+//   intra-host pairs  <- the 6 pairs of map-4-openmpi-vader.json (shared memory): a host's k-th pair takes pair k mod 6
+//   inter-host pairs  <- the 6 pairs of map-4-openmpi-tcp.json (tcp over loopback): hosts i, j take pair (i + j) mod 6
+// Every node gets the same mix of the real pairs (within a host exactly the same pairs; between hosts within one pair
+// of each: a node's 127 partners' sums i + j run through all residues mod 6), so no node stands out; cycling in pair order gave some nodes more of the slow
+// samples than others (79 false latency outliers).
 //   rank records      <- rank (r % 4) of the vader run, with host "node%03d", rank and pid rewritten
 // Deterministic (no randomness): the same inputs give the same file.
 // Usage: node scripts/genMapFixture.mjs [--intra FILE] [--inter FILE] [--hosts 128] [--per-host 8] [--out FILE]
@@ -64,14 +67,17 @@ const copy = (src, a, b) => {
 	return { ...src, a, b, same_host: ha === hb, evidence };
 };
 const seen = new Set();
+/** Index of the pair of local ranks i < j among its host's pairs in pair order (0, 1), (0, 2), …: the same on every host. */
+const intraIndex = (i, j) => i * perHost - i * (i + 1) / 2 + (j - i - 1);
 for (let a = 0; a < n; a++) {
 	for (let b = a + 1; b < n; b++) {
 		const ha = Math.floor(a / perHost), hb = Math.floor(b / perHost);
-		if (ha === hb) { pairs.push(copy(intra.pairs[ki++ % intra.pairs.length], a, b)); continue; }
+		if (ha === hb) { pairs.push(copy(intra.pairs[(intraIndex(a % perHost, b % perHost)) % intra.pairs.length], a, b)); ki++; continue; }
 		const key = `${ha}-${hb}`;
 		if (seen.has(key)) { continue; }
 		seen.add(key);
-		const p = copy(inter.pairs[ke++ % inter.pairs.length], a, b);
+		ke++;
+		const p = copy(inter.pairs[(ha + hb) % inter.pairs.length], a, b);
 		p.reason = 'host buffers; MPI uses the network between hosts';
 		pairs.push(p);
 	}

@@ -8,10 +8,9 @@
  * io.ts (0 a map was produced, 2 usage error, 3 nothing could run, the run failed or a file could not be read or
  * written, 130 interrupted).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileWhole } from '../core/fileWrite';
-import { loadMapText } from '../core/map/mapFile';
+import { mapJsonPieces, readMapFile, writeMapFileSync } from '../core/map/mapFileStream';
 import { mapAffinity, renderAffinityLines } from '../core/map/mapAffinity';
 import { LocalHost } from '../core/hosts/localHost';
 import { DEFAULT_EXPERIMENT_TRIALS, LATENCY_FACTORS, renderLatencyExperiment, runLatencyExperiment, type LatencyFactor } from '../core/map/latencyExperiment';
@@ -26,7 +25,7 @@ import { flag, helpText, integer, nameList, oneOf, option, parseArgv, size, text
 import { EXIT, runSubcommand, UsageError, type CliIo } from './io';
 import { checkLaunchOptions, cliLaunchTarget, launchCliOptions, LAUNCH_OPTIONS, TARGET_OPTIONS, type LaunchCliOptions } from './launchArgs';
 import { PATH_CLASS_LABELS, type MapDocument } from '../shared/mapSchema';
-import { incompleteNote, jsonLine, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
+import { incompleteNote, outlierText, partialNote, recordLines, withOutliers } from './mapStreamCli';
 import { BATCH_OPTIONS, batchCliOptions, batchRequest, checkBatchOptions, followMain, reportBatch, type BatchCliOptions } from './mapBatchCli';
 
 /** The options of `map`, in help order. */
@@ -113,17 +112,25 @@ function fmt(v: number | null, digits: number): string {
 
 /** The map as a text table: the hosts and GPUs, each rank's CPU affinity against its GPU's NUMA node (when the engine recorded it), then one line per pair. */
 export function renderMapText(doc: MapDocument): string {
+	return [...renderMapLines(doc)].join('');
+}
+
+/** renderMapText in pieces of whole lines (two million pairs are ~200 MB of text: written as it is made). */
+export function* renderMapLines(doc: MapDocument, linesPerPiece = 10000): Generator<string> {
 	const out: string[] = [];
 	const sched = doc.schedule ? `, ${doc.schedule.mode === 'rounds' ? `${doc.schedule.rounds} rounds of up to ${doc.schedule.max_concurrent_pairs} pairs at once` : 'one pair at a time'}${doc.elapsed_s !== undefined ? ` in ${doc.elapsed_s.toFixed(1)} s` : ''}` : '';
 	out.push(`Transport map: ${doc.world_size} ranks, ${doc.pairs.length} of ${doc.total_pairs} pairs${doc.sampled ? ' (sampled)' : ''}${sched}, ${doc.memory} memory, ${doc.mpi.library_version.split(',')[0]}`);
 	if (doc.partial) { out.push(`  partial: ${doc.partial.reason}`); }
 	if (doc.gpu_unavailable_reason) { out.push(`  no GPU: ${doc.gpu_unavailable_reason}`); }
-	const hosts = new Map<string, number[]>();
-	for (const r of doc.ranks) { hosts.set(r.host, [...(hosts.get(r.host) ?? []), r.rank]); }
+	const hosts = new Map<string, MapDocument['ranks']>();
+	for (const r of doc.ranks) {
+		const list = hosts.get(r.host);
+		if (list) { list.push(r); } else { hosts.set(r.host, [r]); }
+	}
 	for (const [h, ranks] of hosts) {
-		out.push(`  host ${h}: ranks ${ranks.join(',')}`);
-		for (const rank of ranks) {
-			const r = doc.ranks.find(x => x.rank === rank)!;
+		out.push(`  host ${h}: ranks ${ranks.map(r => r.rank).join(',')}`);
+		for (const r of ranks) {
+			const rank = r.rank;
 			const gpu = r.gpu ? `${r.gpu.name} ${r.gpu.pci_bus_id} NUMA ${r.gpu.numa_node}` : 'no GPU';
 			out.push(`    rank ${rank}: cpus ${r.cpu_list}; ${gpu}`);
 		}
@@ -132,8 +139,9 @@ export function renderMapText(doc: MapDocument): string {
 	out.push('', '  pair      class               channel         GB/s       µs  reason');
 	for (const p of doc.pairs) {
 		out.push(`  ${`${p.a}-${p.b}`.padEnd(8)}  ${PATH_CLASS_LABELS[p.class].padEnd(18)}  ${(p.channel ?? '').replace('_', ' ').padEnd(14)} ${fmt(p.bandwidth_gbps, 2).padStart(6)} ${fmt(p.latency_us, 2).padStart(8)}  ${p.status === 'ok' ? '' : `[${p.status}] `}${p.error ?? p.reason}`);
+		if (out.length >= linesPerPiece) { yield out.join('\n') + '\n'; out.length = 0; }
 	}
-	return out.join('\n') + '\n';
+	if (out.length > 0) { yield out.join('\n') + '\n'; }
 }
 
 /** Entry point of `gpumpi-doctor map`. Never rejects. */
@@ -142,13 +150,19 @@ export function mapMain(argv: readonly string[], io: CliIo): Promise<number> {
 		const o = parseMapArgs(argv);
 		const emit = (saved: MapDocument): number => {
 			const doc = withOutliers(saved);
+			// In pieces, never one string: a 16 384-rank map is ~1 GB of JSON, past V8's longest string (mapFileStream.ts).
 			if (o.out) {
-				try { writeFileWhole(path.resolve(io.cwd, o.out), JSON.stringify(doc, null, 1) + '\n'); } catch (e) {
+				try { writeMapFileSync(path.resolve(io.cwd, o.out), doc); } catch (e) {
 					io.stderr(`gpumpi-doctor map: cannot write ${o.out}: ${e instanceof Error ? e.message : String(e)}\n`);
 					return EXIT.failed;
 				}
 			}
-			io.stdout(o.jsonLines ? jsonLine(doc) : o.json ? JSON.stringify(doc, null, 2) + '\n' : outlierText(doc) + renderMapText(doc));
+			if (o.json || o.jsonLines) {
+				for (const piece of mapJsonPieces(doc, { oneLine: o.jsonLines })) { io.stdout(piece); }
+			} else {
+				io.stdout(outlierText(doc));
+				for (const piece of renderMapLines(doc)) { io.stdout(piece); }
+			}
 			return EXIT.ok;
 		};
 		if (o.fromJson) { return fromJson(o.fromJson, io, emit); }
@@ -237,14 +251,13 @@ async function explainLatency(o: MapCliOptions, factors: LatencyFactor[], io: Cl
 	return e.baseline.measured >= 2 ? EXIT.ok : EXIT.failed;
 }
 
-/** `--from-json FILE`: print a saved map, or every run of a scripts/gpu/map.sh result (evidence joined). */
-function fromJson(file: string, io: CliIo, emit: (doc: MapDocument) => number): number {
-	let text: string;
-	try { text = fs.readFileSync(path.resolve(io.cwd, file), 'utf8'); } catch (e) {
+/** `--from-json FILE`: print a saved map of any size (read in slices past 256 MiB), or every run of a scripts/gpu/map.sh result (evidence joined). */
+async function fromJson(file: string, io: CliIo, emit: (doc: MapDocument) => number): Promise<number> {
+	let loaded;
+	try { loaded = await readMapFile(path.resolve(io.cwd, file)); } catch (e) {
 		io.stderr(`gpumpi-doctor map: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}\n`);
 		return EXIT.failed;
 	}
-	const loaded = loadMapText(text);
 	if (loaded.kind === 'invalid') { io.stderr(`gpumpi-doctor map: ${file}: ${loaded.error}\n`); return EXIT.failed; }
 	if (loaded.kind === 'map') { return emit(loaded.doc); }
 	let code: number = EXIT.ok;

@@ -166,6 +166,12 @@ export interface MapDocument {
 	/** Set when the engine's end was not clean (a rank silent or stuck): it printed the document and called MPI_Abort. */
 	incomplete?: MapIncomplete | null;
 	/**
+	 * The engine's document under `--stream --final-without-pairs`: `pairs` is empty, every pair's last outcome was in
+	 * the round records (the runner puts the plan and the rounds together: mapStream.ts streamedMapDocument). Never
+	 * set in a document the runner returns or writes.
+	 */
+	pairs_streamed?: boolean;
+	/**
 	 * Set by the runner when the engine's own document never arrived (the job was ended: a rank died, the launcher
 	 * aborted, the user interrupted, the timeout): the document is built from the streamed plan and round records.
 	 */

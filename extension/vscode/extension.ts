@@ -156,7 +156,7 @@ function registerGuard(context: vscode.ExtensionContext, service: InspectionServ
 		vscode.tasks.registerTaskProvider(GUARD_TASK_TYPE, new GuardTaskProvider(context.extensionPath, () => recentGuardPrograms(context))),
 		registerCommand('gpumpiDoctor.runGuard', (arg?: unknown) => runGuardCommand(context, logger.child('guard'), arg, {
 			report: (r, rerun) => { DiagnosticsPanel.showGuard(context.extensionUri, service, logger.child('guard-panel'), r, rerun); },
-			map: r => { if (r.map) { TransportMapPanel.show(context.extensionUri, logger.child('map')).setMap(r.map, vscode.l10n.t('gpumpi-guard: the program\'s traffic')); } },
+			map: r => { if (r.map) { void TransportMapPanel.show(context.extensionUri, logger.child('map')).setMap(r.map, vscode.l10n.t('gpumpi-guard: the program\'s traffic')); } },
 		}), logger.child('commands'), showLog),
 	);
 }

@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import { loadMapValue } from '../core/map/mapFile';
 import { readMapFile, writeMapFile } from '../core/map/mapFileStream';
 import type { MapStreamRecord } from '../core/map/mapStream';
-import { findOutliers } from '../core/map/outliers';
+import { findOutliersAsync } from '../core/map/outliers';
 import { errorText, type Logger } from '../core/logger';
 import { core } from './lazyCore';
 import { escapeHtml } from '../shared/htmlEscape';
@@ -36,7 +36,8 @@ export const SHOW_TRANSPORT_MAP_COMMAND = 'gpumpiDoctor.showTransportMap' satisf
 
 /**
  * A saved map without the runner's analysis (older than it) is analysed when opened, up to this many pairs
- * (1 024 ranks: ~0.3 s); bigger ones say why not (a 2 048-node map takes half a minute on a 2-core machine).
+ * (1 024 ranks: ~0.1 s), between turns of the event loop (findOutliersAsync); bigger ones say why not (a 2 048-node
+ * map would wait seconds for its analysis before it is shown: docs/benchmarks-map.md).
  */
 export const ANALYSE_ON_OPEN_MAX_PAIRS = 300000;
 /** While a map runs, its outliers are analysed (now and then) up to this many measured pairs. */
@@ -79,6 +80,8 @@ interface Live {
 	/** Failures not yet posted. */
 	unsent: MapLiveFailure[];
 	lastPost: number;
+	/** An analysis of the measured pairs is running (findOutliersAsync; one at a time). */
+	analysing: boolean;
 }
 
 /** The single transport-map panel of this window. */
@@ -92,6 +95,8 @@ export class TransportMapPanel extends Disposable {
 	private _lastExport: string | null = null;
 	private _delivered: { overview: MapOverview; map: MapDocument; source: string; whole: boolean } | null = null;
 	private _live: Live | null = null;
+	/** setMap calls so far (a later one wins over one still analysing). */
+	private _setMapCount = 0;
 	private _run: AbortController | null = null;
 	private _rendered: Omit<MapRenderedRequest, 'type'> | null = null;
 	private readonly _host: WebviewPanelHost<ToMapWebviewMessage, MapRequests>;
@@ -151,10 +156,19 @@ export class TransportMapPanel extends Disposable {
 		};
 	}
 
-	/** Show `map` (from `source`: a file name or "run"), analysed first when it has no outliers yet. */
-	setMap(map: MapDocument, source: string): void {
+	/**
+	 * Show `map` (from `source`: a file name or "run"), analysed first when it has no outliers yet (findOutliersAsync:
+	 * the extension host keeps running meanwhile). A later setMap wins over one still analysing.
+	 */
+	async setMap(map: MapDocument, source: string): Promise<void> {
+		const mine = ++this._setMapCount;
 		if (!map.outliers && !map.traffic_source) {
-			if (map.pairs.length <= ANALYSE_ON_OPEN_MAX_PAIRS) { map.outliers = findOutliers(map); } else {
+			if (map.pairs.length <= ANALYSE_ON_OPEN_MAX_PAIRS) {
+				const t0 = Date.now();
+				map.outliers = await findOutliersAsync(map);
+				this._log.info(`outliers of ${source}: ${map.pairs.length} pairs in ${Date.now() - t0} ms`);
+				if (mine !== this._setMapCount) { return; }
+			} else {
 				this._log.info(`not analysing ${source} here: ${map.pairs.length} pairs (the runner analyses maps it measures)`);
 			}
 		}
@@ -183,7 +197,7 @@ export class TransportMapPanel extends Disposable {
 		if (rec.kind === 'plan') {
 			this._live = {
 				model: new MapLiveModel(rec.plan), failures: [], failureCount: 0, overview: null, outliers: null, outliersNote: null,
-				overviewThrottle: new Throttle(1000, 10), outliersThrottle: new Throttle(2000, 20), unsent: [], lastPost: 0,
+				overviewThrottle: new Throttle(1000, 10), outliersThrottle: new Throttle(2000, 20), unsent: [], lastPost: 0, analysing: false,
 			};
 			this._liveUpdate(true);
 			return;
@@ -219,7 +233,6 @@ export class TransportMapPanel extends Disposable {
 		if (!live) { return; }
 		const now = Date.now();
 		let overview: MapOverview | null = null;
-		let outliers: MapOutlierReport | null = null;
 		if (force || live.overviewThrottle.due(now)) {
 			overview = buildOverview(live.model.doc);
 			live.overviewThrottle.ran(now, Date.now());
@@ -228,18 +241,24 @@ export class TransportMapPanel extends Disposable {
 		const measured = live.model.progress.measured;
 		if (measured > LIVE_OUTLIERS_MAX_PAIRS) {
 			live.outliersNote = vscode.l10n.t('{0} pairs measured: the outliers come with the whole map at the end (the analysis of this many takes too long to repeat while it runs); failures show as they come.', measured);
-		} else if (measured > 0 && (force || live.outliersThrottle.due(Date.now()))) {
+		} else if (measured > 0 && !live.analysing && (force || live.outliersThrottle.due(Date.now()))) {
+			// Between turns of the event loop (the extension host's thread); posted when done, unless the run has moved on.
 			const t0 = Date.now();
-			outliers = findOutliers(live.model.doc);
-			live.outliersThrottle.ran(t0, Date.now());
-			live.outliers = outliers;
-			live.outliersNote = null;
+			live.analysing = true;
+			void findOutliersAsync(live.model.doc).then(report => {
+				live.analysing = false;
+				live.outliersThrottle.ran(t0, Date.now());
+				if (this._live !== live) { return; }
+				live.outliers = report;
+				live.outliersNote = null;
+				this._host.post({ type: 'live', progress: live.model.progress, failures: [], overview: null, outliers: report, outliersNote: null });
+			}, (e: unknown) => { live.analysing = false; this._log.warn(`live outliers: ${e instanceof Error ? e.message : String(e)}`); });
 		}
-		if (!force && overview === null && outliers === null && now - live.lastPost < 250) { return; }
+		if (!force && overview === null && now - live.lastPost < 250) { return; }
 		live.lastPost = now;
 		const failures = live.unsent;
 		live.unsent = [];
-		this._host.post({ type: 'live', progress: live.model.progress, failures, overview, outliers, outliersNote: live.outliersNote });
+		this._host.post({ type: 'live', progress: live.model.progress, failures, overview, outliers: null, outliersNote: live.outliersNote });
 	}
 
 	private _liveState(): MapLiveState | null {
@@ -405,7 +424,7 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger, show
 		if (file) {
 			const r = await openFromFile(file, typeof runName === 'string' ? runName : undefined);
 			if (!r) { return undefined; }
-			TransportMapPanel.show(extensionUri, log).setMap(r.map, r.source);
+			await TransportMapPanel.show(extensionUri, log).setMap(r.map, r.source);
 			return r.map;
 		}
 		const { hostKey, rest } = hostOfArgument(how);
@@ -427,12 +446,12 @@ export function registerTransportMap(extensionUri: vscode.Uri, log: Logger, show
 		const panel = TransportMapPanel.show(extensionUri, log);
 		if (choice === 'open') {
 			const r = await openFromFile();
-			if (r) { panel.setMap(r.map, r.source); }
+			if (r) { await panel.setMap(r.map, r.source); }
 			return r?.map;
 		}
 		let doc: MapDocument | undefined;
 		try { doc = await runFromVsCode(log, hostKey, npArg as number | undefined); } finally { if (!doc) { TransportMapPanel.current?.endLive(); } }
-		if (doc) { TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
+		if (doc) { await TransportMapPanel.show(extensionUri, log).setMap(doc, vscode.l10n.t('run')); }
 		return doc;
 	}, log, showLog);
 	return vscode.Disposable.from(command, { dispose: () => TransportMapPanel.current?.dispose() });

@@ -15,7 +15,7 @@ using namespace gpumpi::cli;
 
 const char* kUsage =
     "Usage: gpumpi map [--pairs all|sampled] [--max-ranks N] [--schedule auto|sequential|rounds] [--pair-timeout S]\n"
-    "                  [--large 64M] [--small 8] [--iters N] [--memory device|host] [--json [--stream]]\n"
+    "                  [--large 64M] [--small 8] [--iters N] [--memory device|host] [--json [--stream [--final-without-pairs]]]\n"
     "                  (run under mpirun, any number of ranks)\n"
     "\n"
     "Per rank: host, GPU (UUID, PCI bus id, NUMA node), CPU binding, NICs. Per pair of ranks: ping-pong bandwidth at\n"
@@ -28,7 +28,9 @@ const char* kUsage =
     "--pair-timeout seconds (default 60) or it is a timeout, and the run goes on.\n"
     "Defaults: --large 64M --small 8 --iters 5 --memory device.\n"
     "With --json the document is printed framed (@@GPUMPI-JSON@@ lines, docs/repro-schema.md); --stream also prints\n"
-    "the plan (gpumpi.map-plan/1) first and a record per round (gpumpi.map-round/1) as the rounds end.\n"
+    "the plan (gpumpi.map-plan/1) first and a record per round (gpumpi.map-round/1) as the rounds end;\n"
+    "--final-without-pairs: the document then has \"pairs_streamed\": true and no pairs (every pair's last outcome\n"
+    "is in the round records: a 16 384-rank document would repeat ~1 GB).\n"
     "Exit status 4: the document was printed but a rank went silent or stuck, and the job was ended with MPI_Abort.\n"
     "--plan a,a,b,b prints the pairs and rounds that would be measured for these hosts of ranks 0..N-1 and exits\n"
     "without MPI (put --pairs / --max-ranks / --schedule before it).\n";
@@ -44,6 +46,7 @@ int mapMain(const std::vector<std::string>& args) {
 		unsigned long long s = 0;
 		if (a == "--json") { o.json = true; continue; }
 		if (a == "--stream") { o.stream = true; continue; }
+		if (a == "--final-without-pairs") { o.finalWithoutPairs = true; continue; }
 		if (a == "--plan") {
 			// Print the pairs that would be measured for a comma-separated host per rank, then exit (no MPI).
 			if (i + 1 >= args.size()) return usageError("--plan needs a host per rank, e.g. a,a,b,b");
@@ -98,6 +101,7 @@ int mapMain(const std::vector<std::string>& args) {
 		}
 	}
 	if (o.stream && !o.json) return usageError("--stream needs --json");
+	if (o.finalWithoutPairs && !o.stream) return usageError("--final-without-pairs needs --stream (the pairs come in the round records)");
 	return gpumpi::map::runMap(o);
 }
 

@@ -379,8 +379,8 @@ void printPlanRecord(const MapOptions& o, const repro::ReproStart& start, const 
 	repro::printJsonDocument(w.str());
 }
 
-/** --stream: one round record (rank 0): the pairs whose outcome changed since the last one. */
-void printRoundRecord(const Plan& plan, const RoundsResult& res, int round, const std::vector<int>& changed, bool synced) {
+/** --stream: one round record (rank 0): the pairs whose outcome changed since the last one (marked in `streamed`). */
+void printRoundRecord(const Plan& plan, const RoundsResult& res, int round, const std::vector<int>& changed, bool synced, std::vector<char>& streamed) {
 	const std::vector<int> roundOf = roundOfPairs(plan.schedule);
 	JsonWriter w;
 	w.beginObject().key("schema").value("gpumpi.map-round/1").key("round").value(round);
@@ -389,6 +389,7 @@ void printRoundRecord(const Plan& plan, const RoundsResult& res, int round, cons
 	w.key("elapsed_s").value(wallSeconds() - res.epoch).key("synchronized").value(synced);
 	w.key("pairs").beginArray();
 	for (int i : changed) {
+		streamed[static_cast<size_t>(i)] = 1;
 		w.beginObject().key("pair").value(i).key("a").value(plan.schedule.pairs[i].first).key("b").value(plan.schedule.pairs[i].second);
 		w.key("round").value(roundOf[i]);
 		writePairResult(w, plan, res, static_cast<size_t>(i));
@@ -398,17 +399,31 @@ void printRoundRecord(const Plan& plan, const RoundsResult& res, int round, cons
 	repro::printJsonDocument(w.str());
 }
 
-/** Rank 0: the gpumpi.map/1 document, or the human table. */
-void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& plan, RoundsResult& res, const std::vector<std::string>& rankJson) {
+/**
+ * Rank 0: the gpumpi.map/1 document, or the human table. With --final-without-pairs (`streamed`: the pairs each round
+ * record carried) a last round record first brings every measured pair whose outcome the records have not given yet
+ * (a pair nobody reported, with the error set here; all of them when the buffers could not be allocated), then the
+ * document has "pairs_streamed": true and no pairs.
+ */
+void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& plan, RoundsResult& res, const std::vector<std::string>& rankJson,
+              std::vector<char>& streamed) {
 	const size_t np = plan.schedule.pairs.size();
+	const bool pairsStreamed = o.json && o.stream && o.finalWithoutPairs;
 	// A pair nobody reported: say which of its ranks went silent.
 	for (size_t i = 0; i < np; i++) {
 		PairOutcome& po = res.outcomes[i];
 		if (!plan.measure[i] || !res.allAllocOk || po.status != PairStatus::NotMeasured || !po.error.empty()) continue;
+		streamed[i] = 0;  // its error changes here
 		std::string who;
 		for (int r : {plan.schedule.pairs[i].first, plan.schedule.pairs[i].second})
 			if (std::find(res.silentRanks.begin(), res.silentRanks.end(), r) != res.silentRanks.end()) who += (who.empty() ? "rank " : " and rank ") + std::to_string(r);
 		po.error = who.empty() ? "no report of this pair reached rank 0" : "no report: " + who + " stopped answering (no end message to rank 0)";
+	}
+	if (pairsStreamed) {
+		std::vector<int> rest;
+		for (size_t i = 0; i < np; i++)
+			if (plan.measure[i] && (!streamed[i] || !res.allAllocOk)) rest.push_back(static_cast<int>(i));
+		if (!rest.empty()) printRoundRecord(plan, res, static_cast<int>(plan.schedule.roundPairs.size()), rest, res.firstUnsyncedRound < 0, streamed);
 	}
 	const std::vector<int> roundOf = roundOfPairs(plan.schedule);
 	JsonWriter w;
@@ -427,8 +442,9 @@ void writeMap(const MapOptions& o, const repro::ReproStart& start, const Plan& p
 		w.endArray().key("barrier_timeouts").value(res.barrierTimeouts).key("first_unsynchronized_round").value(res.firstUnsyncedRound);
 		w.key("abandoned_requests").value(res.abandonedRequests).key("ends_with").value("MPI_Abort").endObject();
 	}
+	if (pairsStreamed) w.key("pairs_streamed").value(true);
 	w.key("pairs").beginArray();
-	for (size_t i = 0; i < np; i++) {
+	for (size_t i = 0; i < np && !pairsStreamed; i++) {
 		w.beginObject();
 		writePairHead(w, plan, i, roundOf[i]);
 		writePairResult(w, plan, res, i);
@@ -486,9 +502,10 @@ int runMap(const MapOptions& o) {
 	cfg.latencyIters = std::max(10, o.iters * 4);
 	cfg.pairTimeoutS = o.pairTimeoutS;
 	RoundSink sink;
+	std::vector<char> streamed(plan.schedule.pairs.size(), 0);
 	if (o.json && o.stream) {
 		sink = [&](int round, const std::vector<int>& changed, const RoundsResult& soFar) {
-			printRoundRecord(plan, soFar, round, changed, soFar.firstUnsyncedRound < 0);
+			printRoundRecord(plan, soFar, round, changed, soFar.firstUnsyncedRound < 0, streamed);
 		};
 	} else if (!o.json) {
 		sink = [&](int round, const std::vector<int>& changed, const RoundsResult&) {
@@ -498,7 +515,7 @@ int runMap(const MapOptions& o) {
 	}
 	RoundsResult res = runRounds(cfg, plan.schedule, plan.measure, start.rank, start.size, sink);
 	if (start.rank == 0) {
-		writeMap(o, start, plan, res, rankJson);
+		writeMap(o, start, plan, res, rankJson, streamed);
 		if (!res.cleanEnd) {
 			// MPI_Finalize would wait for a rank that is gone or stuck: the document is out, end the job.
 			std::fprintf(stderr, "gpumpi map: ending the job with MPI_Abort (silent ranks: %zu, barrier timeouts: %d, abandoned requests: %d)\n",

@@ -23,6 +23,7 @@ struct MapOptions {
 	std::string schedule = "auto";             // auto (rounds when sampled) | sequential | rounds
 	double pairTimeoutS = 60;                  // per pair: every wait is polled against this deadline
 	bool stream = false;                       // --stream (with --json): the plan and a record per round, then the document
+	bool finalWithoutPairs = false;            // --final-without-pairs (with --stream): the document leaves the pairs to the records
 };
 
 /** Exit status of a run that printed its document but ended with MPI_Abort (a rank silent or stuck). */

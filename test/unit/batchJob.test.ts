@@ -214,7 +214,7 @@ describe('the map as a batch job (stand-in login node, real engine output)', fun
 		assert.deepEqual(sbatch.slice(5), ['--nodes=1', '--ntasks=6', res.job!.files.script]);
 		const script = slurm.files.get(res.job!.files.script)!;
 		const command = res.run.doc.runner!.command;
-		assert.ok(command.includes('srun') && command.includes('--mpi=pmix') && command[command.length - 1] === '--stream');
+		assert.ok(command.includes('srun') && command.includes('--mpi=pmix') && command.includes('--stream') && command[command.length - 1] === '--final-without-pairs');
 		assert.ok(script.includes(`\n${command.join(' ')}\nstatus=$?\n`), script);
 		assert.ok(progress.some(l => l === `running 6 ranks: ${command.join(' ')}`), 'the launch shown once the job runs');
 		const job = parseMapBatchJob(slurm.files.get(res.job!.files.jobFile)!);

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadMapText } from '../../extension/core/map/mapFile';
-import { mapJsonPieces, readMapFile, SlicedMapParser, writeMapFile } from '../../extension/core/map/mapFileStream';
+import { mapJsonPieces, readMapFile, SlicedMapParser, writeMapFile, writeMapFileSync } from '../../extension/core/map/mapFileStream';
 import type { MapDocument } from '../../extension/shared/mapSchema';
 import { prng } from './prng';
 
@@ -83,5 +83,20 @@ describe('saved maps of any size (sliced reader, piecewise writer)', () => {
 		assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), doc);
 		assert.deepEqual(JSON.parse([...mapJsonPieces({ ...doc, pairs: [] })].join('')), { ...doc, pairs: [] });
 		await assert.rejects(writeMapFile(path.join(tmp, 'no-such-dir', 'x.json'), doc), /ENOENT/);
+	});
+
+	it('writeMapFileSync (the CLI\'s --out) writes the same bytes; one-line pieces (--json-lines) are one JSON line', () => {
+		const doc = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'map-1024.json'), 'utf8')) as MapDocument;
+		const file = path.join(tmp, 'sync.json');
+		const bytes = writeMapFileSync(file, doc);
+		assert.equal(bytes, fs.statSync(file).size);
+		assert.equal(fs.readFileSync(file, 'utf8'), [...mapJsonPieces(doc)].join(''));
+		assert.deepEqual(fs.readdirSync(tmp).filter(f => f.startsWith('.')), [], 'no temporary file left');
+		const pieces = [...mapJsonPieces(doc, { oneLine: true, perPiece: 1000 })];
+		assert.ok(pieces.length > 10, 'in pieces');
+		const line = pieces.join('');
+		assert.equal(line.indexOf('\n'), line.length - 1, 'one line');
+		assert.deepEqual(JSON.parse(line), doc);
+		assert.throws(() => writeMapFileSync(path.join(tmp, 'no-such-dir', 'x.json'), doc), /ENOENT/);
 	});
 });

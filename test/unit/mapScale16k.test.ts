@@ -9,8 +9,13 @@
  * Also: the leave-one-out statistics equal those of the copy, and the generator's pairs are the engine's schedule.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { findOutliers, leaveOutStats, mad, median } from '../../extension/core/map/outliers';
+import { mapMain } from '../../extension/cli/mapCli';
+import { readMapFile, SlicedMapParser, writeMapFile } from '../../extension/core/map/mapFileStream';
+import { findOutliers, findOutliersAsync, leaveOutStats, mad, median } from '../../extension/core/map/outliers';
 import { buildOverview, mapDrill, MapPairIndex } from '../../extension/shared/mapOverview';
 import { buildSchedule } from '../../extension/shared/mapSchedule';
 import { validateMapDocument, type MapDocument, type MapOutlierReport } from '../../extension/shared/mapSchema';
@@ -55,6 +60,26 @@ describe('map outliers at 16 384 ranks (simulated 2 048-node map, planted faults
 	it('64 nodes (512 ranks): exactly the planted findings', () => {
 		const d = generateScaleMap(64);
 		assert.deepEqual(found(findOutliers(d)), plantedFaults(64).expected);
+	});
+
+	it('findOutliersAsync: the same report, the event loop turning while it runs (256 nodes, 2 ms slices), and a stop', async () => {
+		const d = generateScaleMap(256);
+		const sync = findOutliers(d);
+		let turns = 0;
+		let longest = 0;
+		let last = performance.now();
+		const tick = setInterval(() => { const now = performance.now(); longest = Math.max(longest, now - last); last = now; turns++; }, 1);
+		const t0 = performance.now();
+		let r;
+		try { r = await findOutliersAsync(d, { sliceMs: 2 }); } finally { clearInterval(tick); }
+		const ms = performance.now() - t0;
+		assert.deepEqual(r, sync);
+		// A timer fired again and again: not one block of the whole analysis.
+		assert.ok(turns >= 5, `${turns} timer turns in ${ms.toFixed(0)} ms`);
+		console.log(`      async analysis of ${d.pairs.length} pairs: ${ms.toFixed(0)} ms, ${turns} timer turns, longest gap ${longest.toFixed(0)} ms`);
+		const stop = new AbortController();
+		stop.abort(new Error('stopped'));
+		await assert.rejects(findOutliersAsync(d, { sliceMs: 0, signal: stop.signal }), /stopped/);
 	});
 
 	it('2 048 nodes (16 384 ranks, 2 153 472 pairs): exactly the planted findings, each with its evidence, in bounded time', function () {
@@ -103,5 +128,58 @@ describe('map outliers at 16 384 ranks (simulated 2 048-node map, planted faults
 		const drill = mapDrill(d, ['node1536']);
 		assert.deepEqual(drill.classes.map(c => [c.label, c.pairs]), [['P2P (NVLink/PCIe) over shared memory', 28], ['GPUDirect RDMA over network', 2047]]);
 		assert.equal(new MapPairIndex(d).find(node.evidence_pairs[0].b, node.evidence_pairs[0].a)?.bandwidth_gbps, node.evidence_pairs[0].value);
+	});
+});
+
+/**
+ * On demand (GPUMPI_MAP_16K=cli; ~4 minutes and ~8 GiB of heap on the 2-core machine, so not in CI):
+ *   node scripts/build.mjs && GPUMPI_MAP_16K=cli node --max-old-space-size=12288 node_modules/.bin/mocha dist/test/unit/mapScale16k.test.js --grep 'through the CLI'
+ * The 2 048-node map (~1 GB of JSON, past V8's longest string) through `gpumpi-doctor map --from-json FILE --out OUT
+ * --json`: read in slices, analysed, written to OUT in pieces and to stdout in pieces, both read back whole; then the
+ * text table of OUT. What CI checks instead, with the limits lowered: test/unit/mapFileStream.test.ts (the sliced
+ * reader and the piecewise writers), test/unit/mapStream.test.ts (stream records parsed in slices).
+ */
+describe('the 16 384-rank map through the CLI (on demand: GPUMPI_MAP_16K=cli)', function () {
+	it('through the CLI: map --from-json (1 GB) --out --json, then the table; every pair kept', async function () {
+		if (process.env.GPUMPI_MAP_16K !== 'cli') { this.skip(); }
+		this.timeout(1_800_000);
+		const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumpi-map16k-'));
+		try {
+			const input = path.join(tmp, 'map-16384.json');
+			const out = path.join(tmp, 'out.json');
+			let t = performance.now();
+			const bytes = await writeMapFile(input, generateScaleMap(2048));
+			console.log(`      generated and written: ${(bytes / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+			assert.ok(bytes > 2 ** 29, 'the file is past the longest string');
+			const parser = new SlicedMapParser();
+			let stdoutBytes = 0;
+			const err: string[] = [];
+			const io = { cwd: tmp, signal: new AbortController().signal, stderr: (x: string) => { err.push(x); }, stdout: (x: string) => { const b = Buffer.from(x, 'utf8'); stdoutBytes += b.length; parser.push(b); } };
+			t = performance.now();
+			assert.equal(await mapMain(['--from-json', input, '--out', out, '--json'], io), 0, err.join(''));
+			console.log(`      map --from-json --out --json: ${((performance.now() - t) / 1000).toFixed(1)} s, ${(stdoutBytes / 2 ** 20).toFixed(0)} MiB on stdout`);
+			const printed = validateMapDocument(parser.finish());
+			assert.ok(typeof printed !== 'string', String(printed));
+			assert.equal(printed.pairs.length, 2048 * 28 + 2048 * 2047 / 2);
+			const planted = plantedFaults(2048);
+			assert.deepEqual(found(printed.outliers!), planted.expected);
+			const saved = await readMapFile(out);
+			assert.equal(saved.kind, 'map');
+			if (saved.kind !== 'map') { return; }
+			assert.equal(saved.doc.pairs.length, printed.pairs.length);
+			assert.deepEqual(saved.doc.outliers, printed.outliers);
+			assert.deepEqual(saved.doc.pairs[123456], printed.pairs[123456]);
+			// The table of the saved map (its analysis kept): a line per pair.
+			let lines = 0;
+			let first = '';
+			const textIo = { ...io, stdout: (x: string) => { if (!first) { first = x.split('\n')[0]; } for (let i = x.indexOf('\n'); i >= 0; i = x.indexOf('\n', i + 1)) { lines++; } } };
+			t = performance.now();
+			assert.equal(await mapMain(['--from-json', out], textIo), 0, err.join(''));
+			console.log(`      map --from-json (table): ${((performance.now() - t) / 1000).toFixed(1)} s, ${lines} lines`);
+			assert.match(first, new RegExp(`^Outliers: rank ${planted.silentRank.rank} `));
+			assert.ok(lines > saved.doc.pairs.length, String(lines));
+		} finally {
+			fs.rmSync(tmp, { recursive: true, force: true });
+		}
 	});
 });

@@ -7,15 +7,15 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord } from '../../extension/core/map/mapStream';
+import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, streamedMapDocument, type MapStreamRecord } from '../../extension/core/map/mapStream';
 import { findOutliers } from '../../extension/core/map/outliers';
 import { validateMapDocument } from '../../extension/shared/mapSchema';
 
 const DIR = path.resolve(process.cwd(), 'test-fixtures', 'map', 'stream');
 const read = (f: string): string => fs.readFileSync(path.join(DIR, f), 'utf8');
 
-function feed(text: string): { records: MapStreamRecord[]; at: number[] } {
-	const reader = new MapStreamReader();
+function feed(text: string, sliceAbove?: number): { records: MapStreamRecord[]; at: number[] } {
+	const reader = new MapStreamReader(sliceAbove);
 	const records: MapStreamRecord[] = [];
 	const at: number[] = [];
 	text.split('\n').forEach((l, i) => { for (const r of reader.push(l)) { records.push(r); at.push(i); } });
@@ -77,6 +77,46 @@ describe('map stream (real engine output, line by line)', () => {
 		assert.equal(o.outliers[0]?.subject, 'rank 3 (vm)');
 		assert.match(o.headline, /^partial map \(rank 3 crashed .*\): 9 of 15 pairs measured\. rank 3 \(vm\) failed mid-run: 2 pairs \(2 not measured\)/);
 		assert.match(read('ompi-6-killed.stderr'), /process rank 3 with PID \d+ on node vm exited on signal 9/);
+	});
+
+	it('--final-without-pairs: the document leaves its pairs to the rounds; the runner\'s map has every pair with its streamed outcome', () => {
+		const { records } = feed(read('ompi-6-final-without-pairs.stdout'));
+		assert.deepEqual(records.map(r => r.kind), ['plan', 'round', 'round', 'round', 'round', 'round', 'map']);
+		const s = emptyStreamState();
+		for (const r of records) { applyRecord(s, r); }
+		const engine = records[6].kind === 'map' ? validateMapDocument(records[6].doc) : 'no map';
+		assert.ok(typeof engine !== 'string', String(engine));
+		assert.equal(engine.pairs_streamed, true);
+		assert.deepEqual(engine.pairs, []);
+		const doc = streamedMapDocument(s, engine);
+		assert.ok(typeof doc !== 'string', String(doc));
+		assert.equal(doc.pairs.length, 15);
+		assert.equal(doc.pairs_streamed, undefined);
+		assert.equal(doc.elapsed_s, engine.elapsed_s);
+		assert.equal(doc.incomplete, null);
+		doc.pairs.forEach((p, i) => {
+			const o = s.outcomes.get(i)!;
+			assert.equal(p.status, 'ok');
+			assert.deepEqual([p.a, p.b, p.round, p.bandwidth_gbps, p.latency_us, p.verified_messages], [o.a, o.b, o.round, o.bandwidth_gbps, o.latency_us, o.verified_messages]);
+			assert.deepEqual([p.class, p.reason, p.evidence], [s.plan!.pairs[i].class, s.plan!.pairs[i].reason, s.plan!.pairs[i].evidence]);
+		});
+		assert.equal(findOutliers(doc).outliers.length, 0);
+		// Without the plan there is nothing to put the pairs on; a document that has its pairs is kept as it is.
+		assert.match(String(streamedMapDocument(emptyStreamState(), engine)), /the plan did not come/);
+		const whole = feed(read('ompi-6-rounds.stdout')).records[6];
+		const wholeDoc = whole.kind === 'map' ? validateMapDocument(whole.doc) : 'no map';
+		assert.ok(typeof wholeDoc !== 'string');
+		assert.equal(streamedMapDocument(s, wholeDoc), wholeDoc);
+	});
+
+	it('records past the slice limit are parsed in slices of whole pairs: the same records (limit lowered to 1 byte; 64 MiB in use)', () => {
+		for (const f of ['ompi-6-rounds.stdout', 'ompi-6-killed.stdout', 'ompi-6-final-without-pairs.stdout']) {
+			const whole = feed(read(f));
+			const sliced = feed(read(f), 1);
+			assert.ok(whole.records.length >= 4, f);
+			assert.deepEqual(sliced.records, whole.records, f);
+			assert.deepEqual(sliced.at, whole.at, f);
+		}
 	});
 
 	it('no plan, no partial map (nothing of the run is known)', () => {

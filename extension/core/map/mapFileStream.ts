@@ -143,20 +143,29 @@ export async function readMapFile(file: string, onProgress?: (done: number, tota
 	}
 }
 
-/** The document as JSON text in pieces: the header (every key but `pairs`), then the pairs, `perPiece` at a time. */
-export function* mapJsonPieces(doc: MapDocument, perPiece = 20000): Generator<string> {
+/**
+ * The document as JSON text in pieces: the header (every key but `pairs`), then the pairs, `perPiece` at a time — never
+ * one string of the whole (past V8's longest string at 16 384 ranks). `oneLine`: no newline anywhere (a JSON line).
+ */
+export function* mapJsonPieces(doc: MapDocument, opts: { perPiece?: number; oneLine?: boolean } = {}): Generator<string> {
+	const perPiece = opts.perPiece ?? 20000;
+	const nl = opts.oneLine ? '' : '\n';
 	const { pairs, ...head } = doc;
-	const headText = JSON.stringify(head, null, 1);
-	yield `${headText.slice(0, headText.lastIndexOf('}')).trimEnd()}${Object.keys(head).length > 0 ? ',' : ''}\n "pairs": [`;
+	const headText = opts.oneLine ? JSON.stringify(head) : JSON.stringify(head, null, 1);
+	yield `${headText.slice(0, headText.lastIndexOf('}')).trimEnd()}${Object.keys(head).length > 0 ? ',' : ''}${nl}${opts.oneLine ? '' : ' '}"pairs":${opts.oneLine ? '' : ' '}[`;
 	for (let i = 0; i < pairs.length; i += perPiece) {
-		yield `${i === 0 ? '\n' : ',\n'}${pairs.slice(i, i + perPiece).map(p => JSON.stringify(p)).join(',\n')}`;
+		yield `${i === 0 ? nl : `,${nl}`}${pairs.slice(i, i + perPiece).map(p => JSON.stringify(p)).join(`,${nl}`)}`;
 	}
-	yield '\n ]\n}\n';
+	yield opts.oneLine ? ']}\n' : '\n ]\n}\n';
+}
+
+function tempName(file: string): string {
+	return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(3).toString('hex')}.tmp`);
 }
 
 /** Write a map document of any size, whole or not at all (temporary file, fsync, rename). Returns the bytes written. */
 export async function writeMapFile(file: string, doc: MapDocument): Promise<number> {
-	const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(3).toString('hex')}.tmp`);
+	const tmp = tempName(file);
 	let bytes = 0;
 	try {
 		const fh = await fs.promises.open(tmp, 'wx', 0o644);
@@ -174,6 +183,26 @@ export async function writeMapFile(file: string, doc: MapDocument): Promise<numb
 		return bytes;
 	} catch (e) {
 		await fs.promises.unlink(tmp).catch(() => undefined);
+		throw e;
+	}
+}
+
+/** writeMapFile for a command-line process (nothing else to run meanwhile): the same file, written synchronously. */
+export function writeMapFileSync(file: string, doc: MapDocument): number {
+	const tmp = tempName(file);
+	let bytes = 0;
+	try {
+		const fd = fs.openSync(tmp, 'wx', 0o644);
+		try {
+			for (const piece of mapJsonPieces(doc)) { bytes += fs.writeSync(fd, piece); }
+			fs.fsyncSync(fd);
+		} finally {
+			fs.closeSync(fd);
+		}
+		fs.renameSync(tmp, file);
+		return bytes;
+	} catch (e) {
+		try { fs.unlinkSync(tmp); } catch { /* not there */ }
 		throw e;
 	}
 }

@@ -20,8 +20,8 @@ import { crashedHow, crashedWho, detectCrash, detectLaunchFailure, failureLines,
 import { extractJsonDocument } from '../parsers/framedDocument';
 import { gatherTransportEvidence } from '../parsers/transportLines';
 import { applyEvidence } from './mapEvidence';
-import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, type MapStreamRecord, type MapStreamState } from './mapStream';
-import { findOutliers } from './outliers';
+import { applyRecord, emptyStreamState, MapStreamReader, partialMapDocument, srunFailedTasks, streamedMapDocument, type MapStreamRecord, type MapStreamState } from './mapStream';
+import { findOutliersAsync } from './outliers';
 
 /** Engine options of one map run (strings are validated again by the engine). */
 export interface MapEngineOptions {
@@ -76,7 +76,7 @@ export function mapProgram(engine: string, o: MapEngineOptions): string[] {
 	if (!Number.isInteger(o.pairTimeout) || o.pairTimeout < 1 || o.pairTimeout > 86400) { throw new Error('pair timeout must be 1..86400 s'); }
 	if (!['auto', 'sequential', 'rounds'].includes(o.schedule)) { throw new Error('schedule must be auto, sequential or rounds'); }
 	return [engine, 'map', '--pairs', o.pairs, '--max-ranks', String(o.maxRanks), '--schedule', o.schedule, '--pair-timeout', String(o.pairTimeout),
-		'--large', o.large, '--small', o.small, '--iters', String(o.iters), '--memory', o.memory, '--json', '--stream'];
+		'--large', o.large, '--small', o.small, '--iters', String(o.iters), '--memory', o.memory, '--json', '--stream', '--final-without-pairs'];
 }
 
 /**
@@ -123,11 +123,12 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	const finalDoc = stream.finish();
 	const tail = [...launchNotes, ...(r.stderr + '\n' + r.stdout).split('\n').filter(l => !l.includes('mca: bml') && !l.includes('UCX  INFO') && !l.includes('@@GPUMPI-JSON@@')).slice(-30).map(cleanLine)].join('\n');
 	const fail = (error: string): MapRunResult => ({ ok: false, error, command: argv, outputTail: tail });
-	const finish = (doc: MapDocument, partial?: string): MapRunResult => {
+	// The analysis gives the event loop a turn every few tens of ms: in VS Code this runs on the extension host's thread.
+	const finish = async (doc: MapDocument, partial?: string): Promise<MapRunResult> => {
 		const withEv = applyEvidence(doc, r.stdout, r.stderr);
 		const ev = gatherTransportEvidence(r.stdout, r.stderr);
 		withEv.runner = { command: argv, flavor: opts.spec.flavor, exitCode: r.exitCode, signal: r.signal ?? null, durationMs: r.durationMs, evidenceLines: ev.lines.slice(0, 40) };
-		withEv.outliers = findOutliers(withEv);
+		withEv.outliers = await findOutliersAsync(withEv);
 		const measured = withEv.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
 		opts.onProgress?.(`map ${partial ? 'cut short' : 'done'}: ${measured} of ${withEv.pairs.length} pairs measured in ${formatSeconds(r.durationMs)}`);
 		return partial ? { ok: true, doc: withEv, partial, notes: launchNotes } : { ok: true, doc: withEv };
@@ -135,7 +136,9 @@ export async function runMap(opts: MapRunOptions): Promise<MapRunResult> {
 	// The engine's own document wins (it may also say the run ended with MPI_Abort: `incomplete`).
 	const single = singletonStart(r.stdout, opts.spec.np);
 	if (single) { return fail(single); }
-	const complete = finalDoc !== undefined ? validateMapDocument(finalDoc) : null;
+	// With --final-without-pairs the pairs are those of the plan and the rounds (a 16 384-rank map would repeat ~1 GB).
+	const engineDoc = finalDoc !== undefined ? validateMapDocument(finalDoc) : null;
+	const complete = engineDoc !== null && typeof engineDoc !== 'string' ? streamedMapDocument(state, engineDoc) : engineDoc;
 	if (complete !== null && typeof complete !== 'string') { return finish(complete); }
 	// No document: what ended the run, then the map from the streamed records when the plan came.
 	const crash = detectCrash(r.stdout, r.stderr, r.exitCode, r.signal);

@@ -8,7 +8,8 @@
  */
 import { JSON_CHUNK_MARKER } from '../../shared/reproSchema';
 import { MAP_PLAN_SCHEMA, MAP_ROUND_SCHEMA, MAP_SCHEMA, validateMapDocument, type MapDocument, type MapPair, type MapPlanRecord, type MapRoundPair, type MapRoundRecord } from '../../shared/mapSchema';
-import { extractJsonDocument } from '../parsers/framedDocument';
+import { crc32, readChunkLine, type Shape } from '../parsers/framedDocument';
+import { SlicedMapParser } from './mapFileStream';
 
 /** One record of the stream. */
 export type MapStreamRecord =
@@ -16,41 +17,73 @@ export type MapStreamRecord =
 	| { kind: 'round'; round: MapRoundRecord }
 	| { kind: 'map'; doc: unknown };
 
-const CHUNK_HEAD = /^([0-9a-f]{8}) (\d{1,7}) (\d{1,7}) /;
+const CHUNK_HEAD = /^([0-9a-f]{8}) (\d{1,7}) /;
 
-interface Pending { lines: string[]; seen: Set<number>; count: number; nextTry: number }
+/** Records bigger than this are parsed in slices (mapFileStream.ts): a 16 384-rank plan is ~1 GB, past V8's longest string. */
+export const RECORD_SLICE_ABOVE_BYTES = 64 * 1024 * 1024;
 
-/** Assembles the framed records of a stream as its lines come (stdout, any order of other output between them). */
+interface Pending { shape: Shape; chunks: Map<number, Buffer> }
+
+/**
+ * Assembles the framed records of a stream as its lines come (stdout, any order of other output between them). Each
+ * chunk is checked as it comes and only its first intact copy kept (framedDocument.ts readChunkLine): a record is
+ * never one string of its lines, so one of any size (the plan of two million pairs) is assembled, its pairs parsed in
+ * slices of whole elements (SlicedMapParser) when it is bigger than `sliceAbove` bytes.
+ */
 export class MapStreamReader {
 	private readonly _pending = new Map<string, Pending>();
 	private readonly _done = new Set<string>();
+
+	constructor(private readonly _sliceAbove = RECORD_SLICE_ABOVE_BYTES) {}
 
 	/** Feed one line of stdout; returns the records it completed. */
 	push(line: string): MapStreamRecord[] {
 		const at = line.indexOf(`${JSON_CHUNK_MARKER} `);
 		if (at < 0) { return []; }
-		const m = CHUNK_HEAD.exec(line.slice(at + JSON_CHUNK_MARKER.length + 1));
-		if (!m || this._done.has(m[1])) { return []; }
-		let p = this._pending.get(m[1]);
-		if (!p) { p = { lines: [], seen: new Set(), count: Number(m[3]), nextTry: 0 }; this._pending.set(m[1], p); }
-		p.lines.push(line);
-		p.seen.add(Number(m[2]));
-		// Assemble once every chunk has come, again after each further copy when a chunk of the first was damaged.
-		if (p.seen.size < p.count || p.lines.length < p.nextTry) { return []; }
-		return this._assemble(m[1], p);
+		// Cheap look first: copies of chunks already held (two of every three lines) are not checked again.
+		const head = CHUNK_HEAD.exec(line.slice(at + JSON_CHUNK_MARKER.length + 1, at + JSON_CHUNK_MARKER.length + 40));
+		if (!head || this._done.has(head[1]) || this._pending.get(head[1])?.chunks.has(Number(head[2]))) { return []; }
+		const c = readChunkLine(line);
+		if (!c || !('chunk' in c)) { return []; }
+		let p = this._pending.get(c.id);
+		if (!p) { p = { shape: c.shape, chunks: new Map() }; this._pending.set(c.id, p); }
+		p.chunks.set(c.index, c.chunk);
+		if (p.chunks.size < p.shape.chunks) { return []; }
+		return this._assemble(c.id, p);
 	}
 
-	/** At the end of the output: every record that can still be assembled. */
+	/** At the end of the output: every record that can still be assembled (none: a record is taken once whole). */
 	finish(): MapStreamRecord[] {
-		return [...this._pending.entries()].flatMap(([id, p]) => this._assemble(id, p));
+		return [];
 	}
 
 	private _assemble(id: string, p: Pending): MapStreamRecord[] {
-		const ex = extractJsonDocument(p.lines.join('\n'));
-		if ('error' in ex) { p.nextTry = p.lines.length + p.count; return []; }
 		this._pending.delete(id);
 		this._done.add(id);
-		const rec = asRecord(ex.json);
+		const parts: Buffer[] = [];
+		let bytes = 0;
+		let crc = 0;
+		for (let i = 0; i < p.shape.chunks; i++) {
+			const b = p.chunks.get(i);
+			if (!b) { return []; }
+			parts.push(b);
+			bytes += b.length;
+			crc = crc32(b, crc);
+		}
+		if (bytes !== p.shape.bytes || crc !== p.shape.crc) { return []; }
+		let json: unknown;
+		try {
+			if (bytes <= this._sliceAbove) {
+				json = JSON.parse(Buffer.concat(parts).toString('utf8'));
+			} else {
+				const parser = new SlicedMapParser(Math.max(1024, Math.min(8 * 1024 * 1024, this._sliceAbove)));
+				for (const b of parts) { parser.push(b); }
+				json = parser.finish();
+			}
+		} catch {
+			return [];
+		}
+		const rec = asRecord(json);
 		return rec ? [rec] : [];
 	}
 }
@@ -129,6 +162,31 @@ export function partialMapDocument(s: MapStreamState, cause: PartialCause): MapD
 	};
 	const v = validateMapDocument(doc);
 	return typeof v === 'string' ? null : v;
+}
+
+/**
+ * The engine's document when it says its pairs were streamed (`pairs_streamed`, `--final-without-pairs`: a 16 384-rank
+ * document repeated ~1 GB of pairs the round records had already brought): its header with the plan's pairs and their
+ * last streamed outcomes. A pair the stream gave no outcome (none should be) is `not_measured` and says so. A string
+ * when there is no plan or the result does not validate; a document without the flag is returned as it is.
+ */
+export function streamedMapDocument(s: MapStreamState, engineDoc: MapDocument): MapDocument | string {
+	if (!engineDoc.pairs_streamed) { return engineDoc; }
+	const plan = s.plan;
+	if (!plan) { return 'the engine\'s map leaves its pairs to the streamed records, and the plan did not come'; }
+	const pairs: MapPair[] = plan.pairs.map((p, i) => {
+		const { measure, ...head } = p;
+		const o = s.outcomes.get(i);
+		if (o) {
+			return { ...head, status: o.status, bandwidth_gbps: o.bandwidth_gbps, latency_us: o.latency_us, started_s: o.started_s, ended_s: o.ended_s,
+				verified_messages: o.verified_messages, corrupted_messages: o.corrupted_messages, error: o.error };
+		}
+		return { ...head, status: measure ? 'not_measured' : 'skipped', bandwidth_gbps: null, latency_us: null, started_s: null, ended_s: null,
+			error: measure ? 'not measured: no outcome of this pair in the streamed records' : null };
+	});
+	const { pairs_streamed: _streamed, pairs: _none, ...header } = engineDoc;
+	const v = validateMapDocument({ ...header, pairs });
+	return typeof v === 'string' ? `the engine's map with its streamed pairs is invalid: ${v}` : v;
 }
 
 /**

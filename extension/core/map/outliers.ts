@@ -17,7 +17,10 @@
  * links and pairs; its NIC, when all its pairs use that NIC, is named in its sentence). Pure; no I/O.
  * At scale (issue 36: 16 384 ranks, two million pairs) each class is sorted once and every subject's leave-one-out
  * median and MAD read from it (leaveOutStats, O(k log n) for a subject of k pairs): copying the rest for each of the
- * 16 384 GPUs was quadratic (256 nodes took 146 s). Links judged against their whole class get no summary.
+ * 16 384 GPUs was quadratic (256 nodes took 146 s). Links judged against their whole class get no summary. The pairs
+ * are read once into columns of subject ids, and each level groups them in one pass: every subject's values come out
+ * of the class's one sort, no per-subject sort or search (2 M pairs: 24 s before, docs/benchmarks-map.md). The work is
+ * a sequence of steps: findOutliers runs them at once, findOutliersAsync between turns of the event loop.
  */
 import { CHANNEL_LABELS, PATH_CLASS_LABELS, type MapDocument, type MapOutlier, type MapOutlierReport, type MapPair, type MapRank, type OutlierLevel, type PairStatus } from '../../shared/mapSchema';
 
@@ -101,70 +104,110 @@ export function rankNic(r: MapRank | undefined, ucxLanes: readonly string[] = []
 	return pick(real.length > 0 ? real : up);
 }
 
-interface View {
-	pair: MapPair;
-	cls: string;
-	label: string;
-	/** Per rank, shared between the pairs of that rank (a 2 048-node map has two million pairs and 16 384 ranks). */
-	hostA: string;
-	hostB: string;
-	nicA: string | null;
-	nicB: string | null;
-	gpuA: string | null;
-	gpuB: string | null;
-}
-
-/** Call `f` with each subject of a pair at one level (nodes, the NICs its network traffic uses, GPUs, the link of two hosts, the pair). */
-function eachSubject(v: View, level: OutlierLevel, f: (subject: string) => void): void {
-	const two = (x: string | null, y: string | null): void => { if (x !== null) { f(x); } if (y !== null && y !== x) { f(y); } };
-	switch (level) {
-		case 'node': two(v.hostA, v.hostB); break;
-		case 'nic': two(v.nicA, v.nicB); break;
-		case 'gpu': two(v.gpuA, v.gpuB); break;
-		case 'link': if (v.hostA !== v.hostB) { f(v.hostA < v.hostB ? `${v.hostA} — ${v.hostB}` : `${v.hostB} — ${v.hostA}`); } break;
-		default: f(`${v.pair.a}-${v.pair.b}`);
-	}
-}
-
 function pathLabel(p: MapPair): { cls: string; label: string } {
 	const channel = p.channel ?? (p.same_host ? 'shared_memory' : 'network');
 	return { cls: `${p.class}/${channel}`, label: `${PATH_CLASS_LABELS[p.class]} over ${CHANNEL_LABELS[channel]}` };
 }
 
-function views(doc: MapDocument): View[] {
+/** Subject names of one level, each given a number once (ids index the typed arrays of the grouping). */
+class Names {
+	readonly list: string[] = [];
+	private readonly _ids = new Map<string, number>();
+	id(name: string): number {
+		let i = this._ids.get(name);
+		if (i === undefined) { i = this.list.length; this.list.push(name); this._ids.set(name, i); }
+		return i;
+	}
+}
+
+/**
+ * The pairs as columns (issue 36: two million pairs as two million small objects kept the collector busy for a third
+ * of the time): per pair its path class and the ids of its subjects at each level (-1: none). Links and pairs are
+ * named only when asked (two million names, of which a handful are ever needed at that size).
+ */
+interface Table {
+	pairs: readonly MapPair[];
+	/** Path class of each pair: index into `classes`. */
+	cls: Int32Array;
+	classes: Array<{ cls: string; label: string }>;
+	node: Names; nic: Names; gpu: Names; link: Names; pair: Names;
+	hostA: Int32Array; hostB: Int32Array; nicA: Int32Array; nicB: Int32Array; gpuA: Int32Array; gpuB: Int32Array;
+}
+
+const NO_LANES: readonly string[] = [];
+
+/** Pairs handled between two chances to yield (findOutliersAsync): tens of milliseconds of work at most. */
+const CHUNK = 1 << 15;
+
+function* buildTable(doc: MapDocument): Generator<void, Table> {
 	const rank = new Map(doc.ranks.map(r => [r.rank, r]));
-	const hosts = new Map<number, string>();
-	const host = (n: number): string => {
-		let h = hosts.get(n);
-		if (h === undefined) { h = rank.get(n)?.host ?? `rank ${n}`; hosts.set(n, h); }
-		return h;
+	const n = doc.pairs.length;
+	const t: Table = {
+		pairs: doc.pairs, cls: new Int32Array(n), classes: [], node: new Names(), nic: new Names(), gpu: new Names(), link: new Names(), pair: new Names(),
+		hostA: new Int32Array(n), hostB: new Int32Array(n), nicA: new Int32Array(n), nicB: new Int32Array(n), gpuA: new Int32Array(n), gpuB: new Int32Array(n),
 	};
-	const gpus = new Map<number, string | null>();
-	const gpu = (n: number): string | null => {
-		let s = gpus.get(n);
-		if (s === undefined) { const g = rank.get(n)?.gpu; s = g ? `${host(n)} GPU ${g.ordinal} (${g.pci_bus_id})` : null; gpus.set(n, s); }
-		return s;
+	// Per rank: its host, GPU and (without UCX lanes) NIC ids; lanes (rank a's) make the NIC per pair.
+	const perRank = new Map<number, { host: number; hostName: string; gpu: number; nic: number | undefined }>();
+	const of = (r: number): { host: number; hostName: string; gpu: number; nic: number | undefined } => {
+		let x = perRank.get(r);
+		if (x === undefined) {
+			const rec = rank.get(r);
+			const hostName = rec?.host ?? `rank ${r}`;
+			const g = rec?.gpu;
+			x = { host: t.node.id(hostName), hostName, gpu: g ? t.gpu.id(`${hostName} GPU ${g.ordinal} (${g.pci_bus_id})`) : -1, nic: undefined };
+			perRank.set(r, x);
+		}
+		return x;
 	};
-	// The NIC of a rank without UCX lanes is the same for all its pairs; lanes (rank a's) make it per pair.
-	const nics = new Map<number, string | null>();
-	const nic = (n: number, lanes: readonly string[]): string | null => {
-		if (lanes.length > 0) { const name = rankNic(rank.get(n), lanes); return name ? `${host(n)} ${name}` : null; }
-		let s = nics.get(n);
-		if (s === undefined) { const name = rankNic(rank.get(n)); s = name ? `${host(n)} ${name}` : null; nics.set(n, s); }
-		return s;
+	const nicOf = (r: number, lanes: readonly string[]): number => {
+		const x = of(r);
+		if (lanes.length > 0) { const name = rankNic(rank.get(r), lanes); return name ? t.nic.id(`${x.hostName} ${name}`) : -1; }
+		if (x.nic === undefined) { const name = rankNic(rank.get(r)); x.nic = name ? t.nic.id(`${x.hostName} ${name}`) : -1; }
+		return x.nic;
 	};
-	const labels = new Map<string, { cls: string; label: string }>();
-	return doc.pairs.map(p => {
+	const classIds = new Map<string, Map<string, number>>();
+	for (let i = 0; i < n; i++) {
+		if ((i & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const p = doc.pairs[i];
 		const channel = p.channel ?? (p.same_host ? 'shared_memory' : 'network');
-		const key = `${p.class}/${channel}`;
-		let path = labels.get(key);
-		if (!path) { path = pathLabel(p); labels.set(key, path); }
+		let byChannel = classIds.get(p.class);
+		if (byChannel === undefined) { byChannel = new Map(); classIds.set(p.class, byChannel); }
+		let c = byChannel.get(channel);
+		if (c === undefined) { c = t.classes.length; t.classes.push(pathLabel(p)); byChannel.set(channel, c); }
+		t.cls[i] = c;
+		const a = of(p.a), b = of(p.b);
+		t.hostA[i] = a.host; t.hostB[i] = b.host; t.gpuA[i] = a.gpu; t.gpuB[i] = b.gpu;
 		const network = channel === 'network';
-		return {
-			pair: p, cls: path.cls, label: path.label, hostA: host(p.a), hostB: host(p.b),
-			nicA: network ? nic(p.a, p.transport?.ucxLanes ?? []) : null, nicB: network ? nic(p.b, []) : null, gpuA: gpu(p.a), gpuB: gpu(p.b),
-		};
-	});
+		t.nicA[i] = network ? nicOf(p.a, p.transport?.ucxLanes ?? NO_LANES) : -1;
+		t.nicB[i] = network ? nicOf(p.b, NO_LANES) : -1;
+	}
+	return t;
+}
+
+/**
+ * The subjects of pair `i` at one level written to out[at], out[at + 1] (-1: none): its nodes, the NICs its network
+ * traffic uses, its GPUs (the second only when it differs from the first), the link of its two hosts, the pair itself.
+ */
+function subjectsOf(t: Table, level: OutlierLevel, i: number, out: Int32Array, at: number): void {
+	let x = -1, y = -1;
+	switch (level) {
+		case 'node': x = t.hostA[i]; y = t.hostB[i]; break;
+		case 'nic': x = t.nicA[i]; y = t.nicB[i]; break;
+		case 'gpu': x = t.gpuA[i]; y = t.gpuB[i]; break;
+		case 'link': {
+			out[at + 1] = -1;
+			if (t.hostA[i] === t.hostB[i]) { out[at] = -1; break; }
+			const ha = t.node.list[t.hostA[i]], hb = t.node.list[t.hostB[i]];
+			out[at] = t.link.id(ha < hb ? `${ha} — ${hb}` : `${hb} — ${ha}`);
+			break;
+		}
+		default: out[at] = t.pair.id(`${t.pairs[i].a}-${t.pairs[i].b}`); out[at + 1] = -1; return;
+	}
+	if (level === 'node' || level === 'nic' || level === 'gpu') { out[at] = x; out[at + 1] = y !== x ? y : -1; }
+}
+
+function namesOf(t: Table, level: OutlierLevel): Names {
+	return level === 'node' ? t.node : level === 'nic' ? t.nic : level === 'gpu' ? t.gpu : level === 'link' ? t.link : t.pair;
 }
 
 /**
@@ -176,17 +219,15 @@ export function leaveOutStats(sorted: ArrayLike<number>, removed: Int32Array): {
 	const n = sorted.length;
 	const count = n - removed.length;
 	if (count <= 0) { return { median: 0, mad: 0, count: 0 }; }
-	/** Removed positions below i. */
-	const removedBelow = (i: number): number => {
-		let lo = 0, hi = removed.length;
-		while (lo < hi) { const m = (lo + hi) >> 1; if (removed[m] < i) { lo = m + 1; } else { hi = m; } }
-		return lo;
-	};
-	/** The q-th (0-based) value that is not removed: the smallest i with i + 1 - removedBelow(i + 1) = q + 1. */
+	/**
+	 * The q-th (0-based) value that is not removed: at position q + j, j the number of removed positions before it —
+	 * the count of removed[t] − t ≤ q (non-decreasing in t, the positions being distinct and ascending): one search
+	 * over the k removed, not over the class.
+	 */
 	const at = (q: number): number => {
-		let lo = q, hi = Math.min(n - 1, q + removed.length);
-		while (lo < hi) { const m = (lo + hi) >> 1; if (m + 1 - removedBelow(m + 1) >= q + 1) { hi = m; } else { lo = m + 1; } }
-		return sorted[lo];
+		let lo = 0, hi = removed.length;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (removed[m] - m <= q) { lo = m + 1; } else { hi = m; } }
+		return sorted[q + lo];
 	};
 	const half = count >> 1;
 	const med = count % 2 ? at(half) : (at(half - 1) + at(half)) / 2;
@@ -218,78 +259,203 @@ interface Candidate { finding: MapOutlier; pairSet: Set<MapPair>; levelIndex: nu
 /** The measured pairs of one path class for one metric, sorted once for every level. */
 interface Population {
 	label: string;
-	measured: View[];
+	/** Indices (in the document) of the measured pairs, in document order. */
+	measured: Int32Array;
 	/** Log of the metric, by index in `measured`. */
 	logs: Float64Array;
 	/** The logs in ascending order (a numeric sort: no comparator over two million pairs). */
 	sortedLogs: Float64Array;
+	/** Index in `measured` of the pair at each position of `sortedLogs` (equal values: in document order). */
+	atPosition: Int32Array;
+	/** The inverse: position in `sortedLogs` of each pair of `measured`. */
+	positionOf: Int32Array;
 }
 
-function population(list: View[], metric: Metric): Population {
-	const measured = list.filter(v => v.pair[metric] !== null && (v.pair[metric] as number) > 0 && (v.pair.status === 'ok' || v.pair.status === 'data_error'));
-	const logs = Float64Array.from(measured, v => Math.log(v.pair[metric] as number));
-	return { label: list[0]?.label ?? '', measured, logs, sortedLogs: Float64Array.from(logs).sort() };
-}
-
-/** Distinct positions in `sorted` of the values `own` (a subset of it, as a multiset), ascending. */
-function positionsOf(sorted: Float64Array, own: readonly number[]): Int32Array {
-	const mine = Float64Array.from(own).sort();
-	const out = new Int32Array(mine.length);
-	for (let k = 0; k < mine.length; k++) {
-		if (k > 0 && mine[k] === mine[k - 1]) { out[k] = out[k - 1] + 1; continue; }
-		let lo = 0, hi = sorted.length;
-		while (lo < hi) { const m = (lo + hi) >> 1; if (sorted[m] < mine[k]) { lo = m + 1; } else { hi = m; } }
-		out[k] = lo;
+/**
+ * Work arrays of the grouping, reused by every class and level: a fresh 16 MB array per level made the collector
+ * walk the whole 1.5 GiB document again and again (external memory pressure), a third of the time at 2 048 nodes.
+ */
+class Scratch {
+	private _buffers = new Map<string, Int32Array>();
+	/** An array of at least `n` elements for `name` (contents undefined). */
+	get(name: string, n: number): Int32Array {
+		let b = this._buffers.get(name);
+		if (!b || b.length < n) { b = new Int32Array(Math.max(n, 1024)); this._buffers.set(name, b); }
+		return b.subarray(0, n);
 	}
-	return out;
 }
 
-/** The slow (or high-latency) subjects of one path class and level. */
-function judge(pop: Population, level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null): Candidate[] {
-	const { measured, logs, sortedLogs } = pop;
+const LITTLE_ENDIAN = new Uint8Array(Float64Array.of(1).buffer)[7] === 0x3f;
+
+/**
+ * Indices 0..n−1 in ascending order of `v` (no NaN; −0 before +0, as Float64Array.prototype.sort), equal values in
+ * index order: a least-significant-digit radix sort of the IEEE 754 bits made order-preserving (sign bit flipped for
+ * positives, every bit for negatives), four passes of 16 bits carrying the keys along (sequential reads). Two million
+ * values: a sort and a binary search per value took ~2 s, mostly cache misses. Big-endian machines sort with a comparator.
+ */
+function* argsort(v: Float64Array, scratch: Scratch): Generator<void, Int32Array> {
+	const n = v.length;
+	const fresh = new Int32Array(n);
+	for (let i = 0; i < n; i++) { fresh[i] = i; }
+	let idx: Int32Array = fresh;
+	if (!LITTLE_ENDIAN) { return fresh.sort((x, y) => (v[x] < v[y] ? -1 : v[x] > v[y] ? 1 : Object.is(v[x], -0) && !Object.is(v[y], -0) ? -1 : Object.is(v[y], -0) && !Object.is(v[x], -0) ? 1 : x - y)); }
+	const bits = new Uint32Array(v.buffer, v.byteOffset, 2 * n);
+	let lo: Uint32Array = new Uint32Array(n), hi: Uint32Array = new Uint32Array(n);
+	for (let i = 0; i < n; i++) {
+		const h = bits[2 * i + 1], l = bits[2 * i];
+		if (h & 0x80000000) { hi[i] = ~h >>> 0; lo[i] = ~l >>> 0; } else { hi[i] = (h | 0x80000000) >>> 0; lo[i] = l; }
+	}
+	let idx2: Int32Array = scratch.get('argsort-idx', n);
+	let lo2: Uint32Array = new Uint32Array(scratch.get('argsort-lo', n).buffer, 0, n), hi2: Uint32Array = new Uint32Array(scratch.get('argsort-hi', n).buffer, 0, n);
+	const count = new Int32Array(65537);
+	for (let pass = 0; pass < 4; pass++) {
+		yield;
+		const keys = pass < 2 ? lo : hi;
+		const shift = pass % 2 === 0 ? 0 : 16;
+		count.fill(0);
+		for (let j = 0; j < n; j++) { count[((keys[j] >>> shift) & 0xffff) + 1]++; }
+		if (count.some(c => c === n)) { continue; }  // every value has this digit: nothing moves
+		for (let d = 0; d < 65536; d++) { count[d + 1] += count[d]; }
+		for (let j = 0; j < n; j++) {
+			const at = count[(keys[j] >>> shift) & 0xffff]++;
+			idx2[at] = idx[j]; lo2[at] = lo[j]; hi2[at] = hi[j];
+		}
+		[idx, idx2] = [idx2, idx];
+		[lo, lo2] = [lo2, lo];
+		[hi, hi2] = [hi2, hi];
+	}
+	// The result must not be a scratch buffer (the next class reuses them).
+	return idx === fresh ? idx : Int32Array.from(idx);
+}
+
+function* population(t: Table, members: Int32Array, label: string, metric: Metric, scratch: Scratch): Generator<void, Population> {
+	// One pass over the pair objects (two million of them are scattered over the heap: slow to read), in chunks.
+	const values = new Float64Array(members.length);
+	let n = 0;
+	for (let j = 0; j < members.length; j++) {
+		if ((j & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const p = t.pairs[members[j]];
+		const x = p[metric];
+		if (x !== null && x > 0 && (p.status === 'ok' || p.status === 'data_error')) { values[j] = x; n++; } else { values[j] = NaN; }
+	}
+	const measured = new Int32Array(n);
+	const logs = new Float64Array(n);
+	for (let j = 0, k = 0; j < members.length; j++) {
+		if (values[j] === values[j]) { measured[k] = members[j]; logs[k++] = Math.log(values[j]); }
+	}
+	yield;
+	// The order of the logs: a radix sort of their bits carrying the indices (stable: equal values in document order).
+	const atPosition = yield* argsort(logs, scratch);
+	const sortedLogs = new Float64Array(n);
+	const positionOf = new Int32Array(n);
+	for (let pos = 0; pos < n; pos++) {
+		if ((pos & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const k = atPosition[pos];
+		sortedLogs[pos] = logs[k];
+		positionOf[k] = pos;
+	}
+	return { label, measured, logs, sortedLogs, atPosition, positionOf };
+}
+
+/**
+ * The slow (or high-latency) subjects of one path class and level. One pass groups the pairs by subject (in the
+ * sorted order, so each subject's values come sorted and its positions in the class are known: the leave-one-out
+ * statistics need no search and no copy), then each subject is judged from its own run of values.
+ */
+function* judge(t: Table, pop: Population, level: OutlierLevel, metric: Metric, summaries: MapOutlierReport['summaries'] | null, scratch: Scratch): Generator<void, Candidate[]> {
+	const { measured, logs, sortedLogs, atPosition, positionOf } = pop;
+	const n = measured.length;
 	const out: Candidate[] = [];
 	const higherIsWorse = metric === 'latency_us';
-	const wholeClass = measured.length > EXACT_REFERENCE_LIMIT && (level === 'link' || level === 'pair');
-	const classRef = sortedLogs.length > 0 ? medianSorted(sortedLogs) : 0;
-	const classMad = sortedLogs.length > 0 && wholeClass ? madSorted(sortedLogs, classRef) : 0;
+	const wholeClass = n > EXACT_REFERENCE_LIMIT && (level === 'link' || level === 'pair');
+	const classRef = n > 0 ? medianSorted(sortedLogs) : 0;
+	const classMad = n > 0 && wholeClass ? madSorted(sortedLogs, classRef) : 0;
 	const floor = higherIsWorse ? Math.log(1 + OUTLIER_FRACTION) : -Math.log(1 - OUTLIER_FRACTION);
-	// Against the whole class, a subject's median is beyond the line only if one of its pairs is: group only those
-	// subjects (a 2 048-node map has two million links of one pair each), and name only pairs of their hosts.
-	let only: Set<string> | null = null;
-	let onlyHosts: Set<string> | null = null;
+	const names = namesOf(t, level);
+	const sub = scratch.get('sub', 2 * n).fill(-1);
 	if (wholeClass) {
+		// Against the whole class, a subject's median is beyond the line only if one of its pairs is: group only those
+		// subjects (a 2 048-node map has two million links of one pair each), and name only pairs of their hosts.
 		const margin = Math.max(OUTLIER_MADS * classMad, floor);
-		const subjects = new Set<string>();
-		const hosts = new Set<string>();
-		measured.forEach((v, i) => {
-			const x = logs[i];
-			if (higherIsWorse ? x > classRef + margin : x < classRef - margin) { eachSubject(v, level, s => subjects.add(s)); hosts.add(v.hostA); hosts.add(v.hostB); }
-		});
-		only = subjects;
-		onlyHosts = hosts;
+		// A link is the unordered pair of its hosts' ids, a pair its two ranks: numbers, so that only the flagged ones get names.
+		const key = level === 'link'
+			? (i: number): number => (t.hostA[i] === t.hostB[i] ? -1 : Math.min(t.hostA[i], t.hostB[i]) * t.node.list.length + Math.max(t.hostA[i], t.hostB[i]))
+			: (i: number): string | number => (Number.isSafeInteger(t.pairs[i].a * 2 ** 24 + t.pairs[i].b) && t.pairs[i].b >= 0 && t.pairs[i].b < 2 ** 24 ? t.pairs[i].a * 2 ** 24 + t.pairs[i].b : `${t.pairs[i].a}-${t.pairs[i].b}`);
+		const onlyKeys = new Set<string | number>();
+		const onlyHosts = new Uint8Array(t.node.list.length);
+		for (let k = 0; k < n; k++) {
+			const x = logs[k];
+			if (higherIsWorse ? x > classRef + margin : x < classRef - margin) {
+				const i = measured[k];
+				onlyKeys.add(key(i));
+				onlyHosts[t.hostA[i]] = 1;
+				onlyHosts[t.hostB[i]] = 1;
+			}
+		}
+		for (let k = 0; k < n; k++) {
+			if ((k & (CHUNK - 1)) === CHUNK - 1) { yield; }
+			const i = measured[k];
+			if (!onlyHosts[t.hostA[i]] && !onlyHosts[t.hostB[i]]) { continue; }
+			const kk = key(i);
+			if (kk !== -1 && onlyKeys.has(kk)) { subjectsOf(t, level, i, sub, 2 * k); }
+		}
+	} else if (level === 'node' || level === 'nic' || level === 'gpu') {
+		// The per-rank subjects: a tight loop over two columns (two million pairs, three levels).
+		const colA = level === 'node' ? t.hostA : level === 'nic' ? t.nicA : t.gpuA;
+		const colB = level === 'node' ? t.hostB : level === 'nic' ? t.nicB : t.gpuB;
+		for (let k = 0; k < n; k++) {
+			if ((k & (CHUNK - 1)) === CHUNK - 1) { yield; }
+			const i = measured[k];
+			const x = colA[i], y = colB[i];
+			sub[2 * k] = x;
+			sub[2 * k + 1] = y !== x ? y : -1;
+		}
+	} else {
+		for (let k = 0; k < n; k++) {
+			if ((k & (CHUNK - 1)) === CHUNK - 1) { yield; }
+			subjectsOf(t, level, measured[k], sub, 2 * k);
+		}
 	}
-	// Subject → indices (in `measured`) of its pairs.
-	const bySubject = new Map<string, number[]>();
-	measured.forEach((v, i) => {
-		if (onlyHosts && !onlyHosts.has(v.hostA) && !onlyHosts.has(v.hostB)) { return; }
-		eachSubject(v, level, s => {
-			if (only && !only.has(s)) { return; }
-			const list2 = bySubject.get(s);
-			if (list2) { list2.push(i); } else { bySubject.set(s, [i]); }
-		});
-	});
-	for (const [subject, mine] of bySubject) {
-		const own = mine.map(i => logs[i]);
-		const value = Math.exp(median(own));
+	yield;
+	// Subjects in the order they first appear (the order of the findings and summaries), and their pair counts.
+	const count = new Int32Array(names.list.length);
+	const order: number[] = [];
+	for (let j = 0; j < 2 * n; j++) { const s = sub[j]; if (s >= 0 && count[s]++ === 0) { order.push(s); } }
+	// Each subject's positions in the sorted logs, ascending: one run per subject in `runs`.
+	const start = new Int32Array(count.length + 1);
+	for (let s = 0; s < count.length; s++) { start[s + 1] = start[s] + count[s]; }
+	const next = start.slice(0, count.length);
+	const runs = scratch.get('runs', start[count.length]);
+	for (let k = 0; k < n; k++) {
+		if ((k & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const pos = positionOf[k];
+		const s0 = sub[2 * k], s1 = sub[2 * k + 1];
+		if (s0 >= 0) { runs[next[s0]++] = pos; }
+		if (s1 >= 0) { runs[next[s1]++] = pos; }
+	}
+	yield;
+	// In pair order the document is read front to back (a 2 048-node map does not fit any cache); each run sorted after.
+	let own = new Float64Array(64);
+	let done = 0;
+	for (const s of order) {
+		const positions = runs.subarray(start[s], start[s + 1]).sort();
+		const kOwn = positions.length;
+		if ((done += kOwn) >= CHUNK) { done = 0; yield; }
+		if (own.length < kOwn) { own = new Float64Array(kOwn * 2); }
+		const mine = own.subarray(0, kOwn);
+		for (let j = 0; j < kOwn; j++) { mine[j] = sortedLogs[positions[j]]; }
+		const ownMedian = medianSorted(mine);
+		const value = Math.exp(ownMedian);
+		const subject = names.list[s];
 		// Links measured against their whole class have no summary: one pair each, its own number (two million of them at 2 048 nodes).
 		if (summaries && level !== 'pair' && metric === 'bandwidth_gbps' && !wholeClass) {
-			summaries.push({ level, subject, path_class: pop.label, median: value, mad: mad(own), pairs: own.length });
+			summaries.push({ level, subject, path_class: pop.label, median: value, mad: madSorted(mine, ownMedian), pairs: kOwn });
 		}
 		let ref = classRef;
 		let spread = classMad;
-		let restCount = measured.length;
+		let restCount = n;
 		if (!wholeClass) {
-			const rest = leaveOutStats(sortedLogs, positionsOf(sortedLogs, own));
+			const rest = leaveOutStats(sortedLogs, positions);
 			restCount = rest.count;
 			if (rest.count < OUTLIER_MIN_REFERENCE) { continue; }
 			ref = rest.median;
@@ -298,18 +464,19 @@ function judge(pop: Population, level: OutlierLevel, metric: Metric, summaries: 
 		const margin = Math.max(OUTLIER_MADS * spread, floor);
 		const beyond = (x: number): boolean => (higherIsWorse ? x > ref + margin : x < ref - margin);
 		if (!beyond(Math.log(value))) { continue; }
-		const every = own.every(beyond);
-		const pairs = mine.map(i => measured[i].pair);
+		const every = mine.every(beyond);
+		// Its pairs in document order (the evidence as the pairs were listed).
+		const pairs = Array.from(positions, pos => atPosition[pos]).sort((x, y) => x - y).map(k => t.pairs[measured[k]]);
 		out.push({
 			pairSet: new Set(pairs),
 			levelIndex: LEVELS.indexOf(level),
 			wholeClass,
 			finding: {
 				level, subject, kind: higherIsWorse ? 'high_latency' : 'slow', path_class: pop.label, value, reference: Math.exp(ref), mad: spread,
-				threshold: Math.exp(higherIsWorse ? ref + margin : ref - margin), pairs: own.length, reference_pairs: restCount,
+				threshold: Math.exp(higherIsWorse ? ref + margin : ref - margin), pairs: kOwn, reference_pairs: restCount,
 				evidence_pairs: pairs.map(p => ({ a: p.a, b: p.b, value: p[metric], status: p.status })),
 				facts: [], explains: [],
-				sentence: `${every ? 'every pair' : `median of ${own.length} pairs`}`,
+				sentence: `${every ? 'every pair' : `median of ${kOwn} pairs`}`,
 			},
 		});
 	}
@@ -364,11 +531,11 @@ function describe(ranks: ReadonlyMap<number, MapRank>, f: MapOutlier, pairs: Rea
 }
 
 /** Ranks whose pairs failed, each named once (the rank with the most failed pairs first), with what was seen. */
-function failures(doc: MapDocument): MapOutlier[] {
+function failures(doc: MapDocument, failedStatus: readonly MapPair[]): MapOutlier[] {
 	const host = new Map(doc.ranks.map(r => [r.rank, r.host]));
 	const known = new Set([...(doc.partial?.failed_ranks ?? []), ...(doc.incomplete?.silent_ranks ?? [])]);
 	// A pair the run never reached is a rank's failure only when one of its ranks is known to have died or gone silent.
-	const failed = doc.pairs.filter(p => FAILED.has(p.status) && (p.status !== 'not_measured' || known.has(p.a) || known.has(p.b)));
+	const failed = failedStatus.filter(p => p.status !== 'not_measured' || known.has(p.a) || known.has(p.b));
 	if (failed.length === 0) { return []; }
 	const left = new Set(failed);
 	const out: MapOutlier[] = [];
@@ -412,26 +579,34 @@ export function crowding(doc: MapDocument): { perCpu: number; reason: string } |
 	return { perCpu, reason: w.reason ?? `${w.oversubscribed_ranks.length} ranks outnumber their machines' CPUs` };
 }
 
-/** The analysis: failures, then slow and high-latency subjects, coarse before fine, each explained finer finding folded in. */
-export function findOutliers(doc: MapDocument): MapOutlierReport {
+/** The analysis as steps: each `yield` a point where findOutliersAsync may let other work run. */
+function* analyse(doc: MapDocument): Generator<void, MapOutlierReport> {
 	const latencyJudged = doc.schedule?.mode !== 'rounds';
 	const rule = `per path class, on the logarithm of the bandwidth: a node, NIC, GPU, link or pair whose median is more than ${OUTLIER_MADS} MAD and more than ${OUTLIER_FRACTION * 100} % below the median of the other pairs of its class (at least ${OUTLIER_MIN_REFERENCE} of them); ${latencyJudged ? 'latency the same way upwards' : 'latency not judged (pairs measured in concurrent rounds)'}; one pair alone is a suspect, not an outlier`;
 	const summaries: MapOutlierReport['summaries'] = [];
 	const rankMap = new Map(doc.ranks.map(r => [r.rank, r]));
-	const byClass = new Map<string, View[]>();
-	for (const v of views(doc)) {
-		const list = byClass.get(v.cls);
-		if (list) { list.push(v); } else { byClass.set(v.cls, [v]); }
-	}
+	const t = yield* buildTable(doc);
+	const scratch = new Scratch();
+	// The pairs of each path class, in document order.
+	const sizes = new Int32Array(t.classes.length);
+	for (let i = 0; i < t.cls.length; i++) { sizes[t.cls[i]]++; }
+	const members = Array.from(sizes, size => new Int32Array(size));
+	const filled = new Int32Array(t.classes.length);
+	for (let i = 0; i < t.cls.length; i++) { members[t.cls[i]][filled[t.cls[i]]++] = i; }
+	yield;
 	const found: MapOutlier[] = [];
 	const suspects: MapOutlier[] = [];
 	let small = 0;
 	for (const metric of latencyJudged ? ['bandwidth_gbps', 'latency_us'] as const : ['bandwidth_gbps'] as const) {
 		const cands: Candidate[] = [];
-		for (const list of byClass.values()) {
-			if (metric === 'bandwidth_gbps' && list.filter(v => v.pair.bandwidth_gbps !== null).length <= OUTLIER_MIN_REFERENCE) { small++; }
-			const pop = population(list, metric);
-			for (const level of LEVELS) { cands.push(...judge(pop, level, metric, metric === 'bandwidth_gbps' ? summaries : null)); }
+		for (let c = 0; c < t.classes.length; c++) {
+			if (metric === 'bandwidth_gbps') {
+				let withBandwidth = 0;
+				for (const i of members[c]) { if (t.pairs[i].bandwidth_gbps !== null) { withBandwidth++; } }
+				if (withBandwidth <= OUTLIER_MIN_REFERENCE) { small++; }
+			}
+			const pop = yield* population(t, members[c], t.classes[c].label, metric, scratch);
+			for (const level of LEVELS) { cands.push(...(yield* judge(t, pop, level, metric, metric === 'bandwidth_gbps' ? summaries : null, scratch))); }
 		}
 		const ratio = (c: Candidate): number => Math.abs(Math.log((c.finding.value ?? 1) / (c.finding.reference || 1)));
 		cands.sort((x, y) => x.levelIndex - y.levelIndex || ratio(y) - ratio(x));
@@ -445,14 +620,24 @@ export function findOutliers(doc: MapDocument): MapOutlierReport {
 			describe(rankMap, k.finding, k.pairSet, k.wholeClass);
 			(k.finding.pairs < 2 ? suspects : found).push(k.finding);
 		}
+		yield;
 	}
 	const crowd = crowding(doc);
 	const held = crowd && crowd.perCpu > CROWDED_RANKS_PER_CPU ? found.splice(0) : [];
 	const caveat = !crowd ? null : held.length > 0 || crowd.perCpu > CROWDED_RANKS_PER_CPU
 		? `speeds not judged: ${fmtPerCpu(crowd.perCpu)} ranks per CPU (${crowd.reason}); beyond ${CROWDED_RANKS_PER_CPU} per CPU the timings are the CPU scheduler's, not the links' — map again with at most one rank per CPU`
 		: `ranks share CPUs (${fmtPerCpu(crowd.perCpu)} per CPU): the timings include the CPU scheduler's share; the rule was seen to hold up to ${CROWDED_RANKS_PER_CPU} per CPU`;
-	const outliers = [...failures(doc), ...found];
-	const measured = doc.pairs.filter(p => p.status === 'ok' || p.status === 'data_error').length;
+	// The pairs measured and the failed ones, in chunks (one pass over two million pair objects takes a while).
+	let measured = 0;
+	const failedStatus: MapPair[] = [];
+	for (let i = 0; i < doc.pairs.length; i++) {
+		if ((i & (CHUNK - 1)) === CHUNK - 1) { yield; }
+		const p = doc.pairs[i];
+		if (p.status === 'ok' || p.status === 'data_error') { measured++; }
+		if (FAILED.has(p.status)) { failedStatus.push(p); }  // data_error is both: measured, and a failure
+	}
+	const outliers = [...failures(doc, failedStatus), ...found];
+	const classCount = t.classes.length;
 	const partial = doc.partial ? `partial map (${doc.partial.reason}): ${measured} of ${doc.pairs.length} pairs measured. ` : '';
 	const suspectNote = suspects.length > 0 ? `; ${suspects.length} single pair${suspects.length === 1 ? '' : 's'} below the rule (suspects, one measurement each)` : '';
 	const heldNote = held.length > 0 ? `; ${held.length} speed finding${held.length === 1 ? '' : 's'} held back` : '';
@@ -460,12 +645,50 @@ export function findOutliers(doc: MapDocument): MapOutlierReport {
 		? `${partial}${outliers[0].sentence}${outliers.length > 1 ? ` (+${outliers.length - 1} more)` : ''}`
 		: crowd && crowd.perCpu > CROWDED_RANKS_PER_CPU
 			? `${partial}no failure in ${measured} measured pairs${heldNote}`
-			: `${partial}no outlier: ${measured} measured pairs in ${byClass.size} path class${byClass.size === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
+			: `${partial}no outlier: ${measured} measured pairs in ${classCount} path class${classCount === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
 	const headline = caveat ? `${verdict} — ${caveat}` : verdict;
 	return { rule, headline, outliers, suspects, ...(crowd ? { held_back: held, caveat } : {}), summaries };
 }
 
 function fmtPerCpu(v: number): string { return Number.isInteger(v) ? String(v) : v.toFixed(1); }
+
+/** The analysis: failures, then slow and high-latency subjects, coarse before fine, each explained finer finding folded in. */
+export function findOutliers(doc: MapDocument): MapOutlierReport {
+	const steps = analyse(doc);
+	for (;;) {
+		const r = steps.next();
+		if (r.done) { return r.value; }
+	}
+}
+
+/** How findOutliersAsync shares its thread. */
+export interface OutlierPacing {
+	/** Milliseconds of analysis between two turns of the event loop (default 40). */
+	sliceMs?: number;
+	/** Stops the analysis at its next step (the promise rejects with the signal's reason). */
+	signal?: AbortSignal;
+}
+
+/**
+ * findOutliers that gives the event loop a turn every `sliceMs` (the same steps, so the same report): for the VS Code
+ * extension host, where 2 million pairs at once would freeze every extension. Why not a worker thread: the worker
+ * would need the document, and posting two million pair objects is a structured clone done on the sending thread —
+ * seconds of the same freeze, and a second copy of a 1.5 GiB document (docs/benchmarks-map.md has the numbers).
+ */
+export async function findOutliersAsync(doc: MapDocument, pacing: OutlierPacing = {}): Promise<MapOutlierReport> {
+	const slice = pacing.sliceMs ?? 40;
+	const steps = analyse(doc);
+	let until = performance.now() + slice;
+	for (;;) {
+		const r = steps.next();
+		if (r.done) { return r.value; }
+		if (performance.now() >= until) {
+			await new Promise<void>(resolve => setImmediate(resolve));
+			pacing.signal?.throwIfAborted();
+			until = performance.now() + slice;
+		}
+	}
+}
 
 /** The analysis as text lines for the CLI (headline first). */
 export function renderOutlierLines(r: MapOutlierReport): string[] {

@@ -19,7 +19,7 @@ import { JSON_BEGIN_MARKER, JSON_CHUNK_MARKER, JSON_END_MARKER } from '../../sha
 export type ExtractedDocument = { json: unknown } | { error: string };
 
 /** The document's shape, from its begin line or any intact chunk line. */
-interface Shape { bytes: number; chunks: number; crc: number }
+export interface Shape { bytes: number; chunks: number; crc: number }
 interface Frame { shape?: Shape; chunks: Map<number, Buffer>; damaged: Map<number, string>; endLine: number; firstLine: number }
 
 const HEADER = /^v2 id=([0-9a-f]{8}) bytes=(\d{1,10}) chunks=(\d{1,7}) crc32=([0-9a-f]{8})/;
@@ -33,8 +33,8 @@ export function isFrameLine(l: string): boolean {
 	return l.includes(JSON_CHUNK_MARKER) || l.includes(JSON_BEGIN_MARKER) || l.includes(JSON_END_MARKER);
 }
 
-/** CRC-32 (IEEE 802.3, zlib's), the engine's checksum. */
-export function crc32(data: Uint8Array): number {
+/** CRC-32 (IEEE 802.3, zlib's), the engine's checksum; `previous`: the CRC of the bytes before `data` (a document read in parts). */
+export function crc32(data: Uint8Array, previous = 0): number {
 	if (!crcTable) {
 		crcTable = new Uint32Array(256);
 		for (let i = 0; i < 256; i++) {
@@ -43,8 +43,9 @@ export function crc32(data: Uint8Array): number {
 			crcTable[i] = c >>> 0;
 		}
 	}
-	let c = 0xffffffff;
-	for (const b of data) { c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8); }
+	const table = crcTable;
+	let c = (previous ^ 0xffffffff) >>> 0;
+	for (let i = 0; i < data.length; i++) { c = table[(c ^ data[i]) & 0xff] ^ (c >>> 8); }
 	return (c ^ 0xffffffff) >>> 0;
 }
 
@@ -74,6 +75,29 @@ function parseJson(text: string, what: string): ExtractedDocument {
 	}
 }
 
+/** One chunk line: the chunk checked against its length and CRC-32 (`chunk`), or why it is damaged. */
+export type ChunkLine =
+	| { id: string; index: number; shape: Shape; chunk: Buffer }
+	| { id: string; index: number; damaged: string };
+
+/** Read a chunk line (anywhere in `line`: launcher prefixes are fine); null when it is none. */
+export function readChunkLine(line: string): ChunkLine | null {
+	const at = line.indexOf(`${JSON_CHUNK_MARKER} `);
+	if (at < 0) { return null; }
+	const rest = line.slice(at + JSON_CHUNK_MARKER.length + 1);
+	const m = CHUNK.exec(rest);
+	if (!m) { return null; }
+	const index = Number(m[2]);
+	const len = Number(m[6]);
+	const payload = Buffer.from(rest.slice(m[0].length), 'utf8');
+	// A line may carry more than the chunk (another process's text written before our newline): keep `len` bytes.
+	const chunk = payload.subarray(0, len);
+	if (chunk.length === len && crc32(chunk) === parseInt(m[7], 16)) {
+		return { id: m[1], index, shape: { chunks: Number(m[3]), bytes: Number(m[4]), crc: parseInt(m[5], 16) }, chunk: Buffer.from(chunk) };
+	}
+	return { id: m[1], index, damaged: chunk.length < len ? `${chunk.length} of its ${len} bytes arrived` : `its CRC-32 is ${hex8(crc32(chunk))}, the engine wrote ${m[7]}` };
+}
+
 /** The framed documents of the output, by id. */
 function collectFrames(all: string[]): Map<string, Frame> {
 	const frames = new Map<string, Frame>();
@@ -85,28 +109,20 @@ function collectFrames(all: string[]): Map<string, Frame> {
 	for (let n = 0; n < all.length; n++) {
 		const l = all[n];
 		if (!l.includes('@@GPUMPI-JSON')) { continue; }
-		let at = l.indexOf(`${JSON_CHUNK_MARKER} `);
-		if (at >= 0) {
-			const rest = l.slice(at + JSON_CHUNK_MARKER.length + 1);
-			const m = CHUNK.exec(rest);
-			if (!m) { continue; }
-			const f = frame(m[1], n);
-			const index = Number(m[2]);
-			const len = Number(m[6]);
-			const payload = Buffer.from(rest.slice(m[0].length), 'utf8');
-			// A line may carry more than the chunk (another process's text written before our newline): keep `len` bytes.
-			const chunk = payload.subarray(0, len);
-			if (chunk.length === len && crc32(chunk) === parseInt(m[7], 16)) {
-				f.shape ??= { chunks: Number(m[3]), bytes: Number(m[4]), crc: parseInt(m[5], 16) };
-				f.chunks.set(index, Buffer.from(chunk));
-				f.damaged.delete(index);
-			} else if (!f.chunks.has(index) && !f.damaged.has(index)) {
-				const why = chunk.length < len ? `${chunk.length} of its ${len} bytes arrived` : `its CRC-32 is ${hex8(crc32(chunk))}, the engine wrote ${m[7]}`;
-				f.damaged.set(index, `${why} (output line ${n + 1}: ${showLine(l)})`);
+		if (l.includes(`${JSON_CHUNK_MARKER} `)) {
+			const c = readChunkLine(l);
+			if (!c) { continue; }
+			const f = frame(c.id, n);
+			if ('chunk' in c) {
+				f.shape ??= c.shape;
+				f.chunks.set(c.index, c.chunk);
+				f.damaged.delete(c.index);
+			} else if (!f.chunks.has(c.index) && !f.damaged.has(c.index)) {
+				f.damaged.set(c.index, `${c.damaged} (output line ${n + 1}: ${showLine(l)})`);
 			}
 			continue;
 		}
-		at = l.indexOf(`${JSON_BEGIN_MARKER} `);
+		let at = l.indexOf(`${JSON_BEGIN_MARKER} `);
 		if (at >= 0) {
 			const m = HEADER.exec(l.slice(at + JSON_BEGIN_MARKER.length + 1));
 			if (m) { frame(m[1], n).shape ??= { bytes: Number(m[2]), chunks: Number(m[3]), crc: parseInt(m[4], 16) }; }
