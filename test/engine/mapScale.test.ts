@@ -331,7 +331,20 @@ describe('map at scale on the Slurm lab: rounds on 8 compute hosts, a shaped lin
 			r = await cli(args);
 		}
 		assert.equal(r.code, 0, r.err.slice(-3000));
-		const d = JSON.parse(r.out) as MapDocument;
+		let d = JSON.parse(r.out) as MapDocument;
+		// The lab's PMIx first-contact stall (docs/reliability.md, "Pairs and barriers stalled by Slurm's PMIx"): both
+		// ranks of a new pair poll for its first 8-byte message for the whole pair timeout while the stepds' direct
+		// modex times out. The engine reports it as it should (timeout findings, the run goes on); the test, which is
+		// about the schedule, launches once more and prints what the slurmds logged; twice fails it.
+		const firstContact = (x: MapDocument): MapPair[] => x.pairs.filter(p => p.status === 'timeout' && /no answer from rank \d+ within \d+ s \((round trip|receive), latency message [12] of /.test(p.error ?? ''));
+		if (firstContact(d).length > 0) {
+			const logged = fs.readdirSync(s.dir).filter(f => /^slurmd-.*\.log$/.test(f)).flatMap(f => fs.readFileSync(path.join(s.dir, f), 'utf8').split('\n').filter(l => /dmdx|pmix.*(error|fail)|timed out/i.test(l)).slice(-4).map(l => `${f}: ${l}`));
+			console.log(`  [lab 32 ranks] first-contact stall (docs/reliability.md): ${firstContact(d).map(p => `${p.a}-${p.b} round ${p.round}`).join(', ')}; the slurmds logged: ${logged.length > 0 ? logged.join(' | ') : 'nothing about PMIx'}; one more launch`);
+			await s.waitClean(15_000);
+			const again = await cli(args);
+			assert.equal(again.code, 0, again.err.slice(-3000));
+			d = JSON.parse(again.out) as MapDocument;
+		}
 		const hostOf = d.ranks.map(x => x.host);
 		assert.deepEqual([...new Set(hostOf)], HOSTS);
 		const want = buildSchedule(hostOf, true, 'rounds');
