@@ -623,8 +623,9 @@ function* analyse(doc: MapDocument): Generator<void, MapOutlierReport> {
 		yield;
 	}
 	const crowd = crowding(doc);
-	const held = crowd && crowd.perCpu > CROWDED_RANKS_PER_CPU ? found.splice(0) : [];
-	const caveat = !crowd ? null : held.length > 0 || crowd.perCpu > CROWDED_RANKS_PER_CPU
+	const tooCrowded = crowd !== null && crowd.perCpu > CROWDED_RANKS_PER_CPU;
+	const held = tooCrowded ? found.splice(0) : [];
+	const caveat = !crowd ? null : tooCrowded
 		? `speeds not judged: ${fmtPerCpu(crowd.perCpu)} ranks per CPU (${crowd.reason}); beyond ${CROWDED_RANKS_PER_CPU} per CPU the timings are the CPU scheduler's, not the links' — map again with at most one rank per CPU`
 		: `ranks share CPUs (${fmtPerCpu(crowd.perCpu)} per CPU): the timings include the CPU scheduler's share; the rule was seen to hold up to ${CROWDED_RANKS_PER_CPU} per CPU`;
 	// The pairs measured and the failed ones, in chunks (one pass over two million pair objects takes a while).
@@ -643,7 +644,7 @@ function* analyse(doc: MapDocument): Generator<void, MapOutlierReport> {
 	const heldNote = held.length > 0 ? `; ${held.length} speed finding${held.length === 1 ? '' : 's'} held back` : '';
 	const verdict = outliers.length > 0
 		? `${partial}${outliers[0].sentence}${outliers.length > 1 ? ` (+${outliers.length - 1} more)` : ''}`
-		: crowd && crowd.perCpu > CROWDED_RANKS_PER_CPU
+		: tooCrowded
 			? `${partial}no failure in ${measured} measured pairs${heldNote}`
 			: `${partial}no outlier: ${measured} measured pairs in ${classCount} path class${classCount === 1 ? '' : 'es'}, no node, NIC, GPU or link beyond ${OUTLIER_MADS} MAD and ${OUTLIER_FRACTION * 100} % of its class${small > 0 ? ` (${small} class${small === 1 ? '' : 'es'} with too few pairs to judge: fewer than ${OUTLIER_MIN_REFERENCE + 1})` : ''}${suspectNote}`;
 	const headline = caveat ? `${verdict} — ${caveat}` : verdict;
@@ -698,9 +699,12 @@ export function renderOutlierLines(r: MapOutlierReport): string[] {
 		if (f.explains.length > 0) { out.push(`      explains: ${f.explains.slice(0, 8).join(', ')}${f.explains.length > 8 ? `, … (${f.explains.length} in all)` : ''}`); }
 		for (const x of f.facts.slice(0, 4)) { out.push(`      ${x}`); }
 	}
-	for (const f of r.suspects.slice(0, 5)) { out.push(`  ? suspect (one pair, measure again before blaming it): ${f.sentence}`); }
-	if (r.suspects.length > 5) { out.push(`  ? … ${r.suspects.length - 5} more suspects`); }
-	for (const f of (r.held_back ?? []).slice(0, 5)) { out.push(`  ~ held back (ranks outnumbered the CPUs): ${f.sentence}`); }
-	if ((r.held_back?.length ?? 0) > 5) { out.push(`  ~ … ${(r.held_back?.length ?? 0) - 5} more held back`); }
+	// The lists set apart: the first five, then how many more.
+	const apart = (list: readonly MapOutlier[], mark: string, label: string, more: string): void => {
+		for (const f of list.slice(0, 5)) { out.push(`  ${mark} ${label}: ${f.sentence}`); }
+		if (list.length > 5) { out.push(`  ${mark} … ${list.length - 5} more ${more}`); }
+	};
+	apart(r.suspects, '?', 'suspect (one pair, measure again before blaming it)', 'suspects');
+	apart(r.held_back ?? [], '~', 'held back (ranks outnumbered the CPUs)', 'held back');
 	return out;
 }
